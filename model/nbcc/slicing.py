@@ -1,0 +1,351 @@
+"""File slicing by completion time (RFC-66), compaction plans, and the snapshot, time-travel and
+incremental selections; plus the legacy/buggy rules kept as explicit alternatives for checkers.
+
+All functions are pure.  Instants are integers (:mod:`model.nbcc.files`).  A completion-time
+lookup is any ``Callable[[int], int | None]`` (e.g. :meth:`Timeline.completion_time`): it returns
+the completion time of the instant requested at the given time, None when that instant has not
+completed, and raises (never returns None) when the answer lies in an unloaded archive.
+
+Rules implemented by :func:`slice_by_completion_time`, for one file group:
+
+* a committed base file (its instant completed) starts a slice at its instant; so does a
+  *requested* compaction that covers the group (``pending_compactions``), even before its base
+  file exists;
+* a completed log joins the newest slice whose start is at or before the log's completion time;
+* a log that has not completed is attached to the latest slice, but kept apart in
+  ``FileSlice.pending_log_files`` so that no query ever shows it;
+* a group with completed logs that precede every slice start (or with no base file at all) is
+  anchored on the instant time of its earliest *completed* log; an uncommitted log never anchors.
+
+Slices are returned oldest first.  Log files inside a slice are in Hudi's log order (instant,
+version, write token).
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from model.nbcc.files import BaseFile, LogFile
+
+CompletionLookup = Callable[[int], int | None]
+
+
+@dataclass(frozen=True, order=True)
+class FileGroupId:
+    """Identity of a file group: partition path ('' when not partitioned) and file id."""
+
+    partition: str
+    file_id: str
+
+
+@dataclass(frozen=True)
+class FileGroupFiles:
+    """Everything listed for one file group: the input to slicing."""
+
+    partition: str
+    file_id: str
+    base_files: tuple[BaseFile, ...] = ()
+    log_files: tuple[LogFile, ...] = ()
+    pending_compactions: tuple[int, ...] = ()
+
+    @property
+    def group_id(self) -> FileGroupId:
+        """The group's identity."""
+        return FileGroupId(self.partition, self.file_id)
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    """A base instant, its base file (None when the slice has only logs, or its compaction is
+    still pending) and the completed logs that belong to it.  ``pending_log_files`` holds logs
+    that have not completed (attached to the latest slice, never shown by a query)."""
+
+    partition: str
+    file_id: str
+    base_instant: int
+    base_file: BaseFile | None = None
+    log_files: tuple[LogFile, ...] = ()
+    pending_log_files: tuple[LogFile, ...] = field(default=(), compare=False)
+
+    @property
+    def group_id(self) -> FileGroupId:
+        """The group's identity."""
+        return FileGroupId(self.partition, self.file_id)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the slice shows no file at all."""
+        return self.base_file is None and not self.log_files
+
+
+class Rule(enum.Enum):
+    """Which slicing rule to apply.  Only COMPLETION_TIME is correct for table version 8+."""
+
+    COMPLETION_TIME = "completion-time"
+    INSTANT_TIME = "instant-time"  # v6 rule; wrong under NBCC (late logs land in the old slice)
+    UNCOMMITTED_ANCHOR_BUG = "uncommitted-anchor-bug"  # Hudi bug: a pending first log anchors
+
+
+def _log_order(logs: Iterable[LogFile]) -> tuple[LogFile, ...]:
+    return tuple(sorted(logs, key=lambda lf: lf.sort_key))
+
+
+def _assign(
+    group: FileGroupFiles,
+    barriers: list[int],
+    keyed_logs: list[tuple[int, LogFile]],
+    pending_logs: list[LogFile],
+    visible_bases: Mapping[int, BaseFile],
+) -> tuple[FileSlice, ...]:
+    """Put each (key, log) into the newest barrier <= key; pending logs into the newest barrier."""
+    if not barriers:
+        return ()
+    members: dict[int, list[LogFile]] = {b: [] for b in barriers}
+    for key, log in keyed_logs:
+        idx = bisect.bisect_right(barriers, key) - 1
+        if idx < 0:  # cannot happen once anchored; guard keeps the invariant explicit
+            raise AssertionError(f"log {log.name} precedes every slice of {group.file_id}")
+        members[barriers[idx]].append(log)
+    latest = barriers[-1]
+    return tuple(
+        FileSlice(
+            group.partition,
+            group.file_id,
+            b,
+            visible_bases.get(b),
+            _log_order(members[b]),
+            _log_order(pending_logs) if b == latest else (),
+        )
+        for b in barriers
+    )
+
+
+def _visible_bases(group: FileGroupFiles, completion_time: CompletionLookup) -> dict[int, BaseFile]:
+    out: dict[int, BaseFile] = {}
+    for bf in sorted(group.base_files):
+        if completion_time(bf.instant) is not None:
+            out.setdefault(bf.instant, bf)
+    return out
+
+
+def slice_by_completion_time(
+    group: FileGroupFiles, completion_time: CompletionLookup
+) -> tuple[FileSlice, ...]:
+    """RFC-66 file slicing of one file group (see the module docstring for the rules)."""
+    bases = _visible_bases(group, completion_time)
+    starts = set(bases) | set(group.pending_compactions)
+    completed: list[tuple[int, LogFile]] = []
+    pending: list[LogFile] = []
+    for log in group.log_files:
+        tc = completion_time(log.instant)
+        if tc is None:
+            pending.append(log)
+        else:
+            completed.append((tc, log))
+    completed.sort(key=lambda p: (p[0], p[1].sort_key))
+    if completed and (not starts or completed[0][0] < min(starts)):
+        starts.add(completed[0][1].instant)  # anchor: instant of the earliest *completed* log
+    return _assign(group, sorted(starts), completed, pending, bases)
+
+
+def slice_by_instant_time(group: FileGroupFiles, completion_time: CompletionLookup) -> tuple[FileSlice, ...]:
+    """The legacy (table version 6) rule: a log joins the newest slice whose start is at or before
+    the log's *instant time*.  Correct for v6 names (the instant is the base instant); wrong under
+    NBCC, where a log requested before a compaction but completed after it lands in the old slice
+    although the compaction never read it.  Uncommitted logs are still kept out of the slices."""
+    bases = _visible_bases(group, completion_time)
+    starts = set(bases) | set(group.pending_compactions)
+    keyed: list[tuple[int, LogFile]] = []
+    pending: list[LogFile] = []
+    for log in group.log_files:
+        if completion_time(log.instant) is None:
+            pending.append(log)
+        else:
+            keyed.append((log.instant, log))
+    keyed.sort(key=lambda p: p[1].sort_key)
+    if keyed and (not starts or keyed[0][0] < min(starts)):
+        starts.add(keyed[0][0])
+    return _assign(group, sorted(starts), keyed, pending, bases)
+
+
+def slice_with_uncommitted_anchor_bug(
+    group: FileGroupFiles, completion_time: CompletionLookup
+) -> tuple[FileSlice, ...]:
+    """The Hudi bug, kept for checkers: a group without a base file is anchored on its earliest
+    log by instant time *even if that log is uncommitted*, and slices whose base instant is not
+    committed are then dropped, which hides every committed log of the group."""
+    bases = _visible_bases(group, completion_time)
+    starts = set(bases) | set(group.pending_compactions)
+    if group.log_files:
+        first = min(group.log_files, key=lambda lf: lf.sort_key)
+        if not starts or first.instant < min(starts):
+            starts.add(first.instant)
+    completed = sorted(
+        ((tc, log) for log in group.log_files if (tc := completion_time(log.instant)) is not None),
+        key=lambda p: (p[0], p[1].sort_key),
+    )
+    pending = [log for log in group.log_files if completion_time(log.instant) is None]
+    if completed and starts and completed[0][0] < min(starts):
+        starts.add(completed[0][1].instant)
+    slices = _assign(group, sorted(starts), completed, pending, bases)
+    return tuple(
+        s
+        for s in slices
+        if s.base_instant in bases
+        or s.base_instant in group.pending_compactions
+        or completion_time(s.base_instant) is not None
+    )
+
+
+_RULES: dict[Rule, Callable[[FileGroupFiles, CompletionLookup], tuple[FileSlice, ...]]] = {
+    Rule.COMPLETION_TIME: slice_by_completion_time,
+    Rule.INSTANT_TIME: slice_by_instant_time,
+    Rule.UNCOMMITTED_ANCHOR_BUG: slice_with_uncommitted_anchor_bug,
+}
+
+
+def slicer(rule: Rule) -> Callable[[FileGroupFiles, CompletionLookup], tuple[FileSlice, ...]]:
+    """The slicing function for ``rule``."""
+    return _RULES[rule]
+
+
+def build_file_slices(
+    groups: Iterable[FileGroupFiles], completion_time: CompletionLookup, rule: Rule = Rule.COMPLETION_TIME
+) -> dict[FileGroupId, tuple[FileSlice, ...]]:
+    """Slice every group with ``rule``; groups that end up with no slice are left out."""
+    fn = _RULES[rule]
+    out: dict[FileGroupId, tuple[FileSlice, ...]] = {}
+    for g in groups:
+        slices = fn(g, completion_time)
+        if slices:
+            out[g.group_id] = slices
+    return out
+
+
+# --- compaction plans --------------------------------------------------------------------------
+
+
+def _restricted(completion_time: CompletionLookup, before: int, inclusive: bool) -> CompletionLookup:
+    """A lookup that treats every instant completed after the cut as not completed."""
+
+    def lookup(instant: int) -> int | None:
+        tc = completion_time(instant)
+        if tc is None:
+            return None
+        return tc if (tc <= before if inclusive else tc < before) else None
+
+    return lookup
+
+
+def plan_compaction(
+    group: FileGroupFiles, completion_time: CompletionLookup, plan_instant: int
+) -> FileSlice | None:
+    """The operation a compaction requested at ``plan_instant`` schedules for ``group``: the latest
+    slice built from files that completed *strictly before* the plan time (RFC-66), or None when
+    the group had no completed file then.  Its ``log_files`` are exactly the logs compacted."""
+    earlier = replace(
+        group,
+        pending_compactions=tuple(p for p in group.pending_compactions if p < plan_instant),
+        base_files=tuple(b for b in group.base_files if b.instant != plan_instant),
+    )
+    slices = slice_by_completion_time(earlier, _restricted(completion_time, plan_instant, inclusive=False))
+    if not slices:
+        return None
+    return replace(slices[-1], pending_log_files=())
+
+
+def plan_by_instant_time(
+    group: FileGroupFiles, completion_time: CompletionLookup, plan_instant: int
+) -> tuple[LogFile, ...]:
+    """What an instant-time reader believes a compaction at ``plan_instant`` took: the completed
+    logs of the slice just before the compaction's slice under :func:`slice_by_instant_time`."""
+    slices = slice_by_instant_time(group, completion_time)
+    before = [s for s in slices if s.base_instant < plan_instant]
+    return before[-1].log_files if before else ()
+
+
+# --- queries -----------------------------------------------------------------------------------
+
+
+def _is_replaced(
+    gid: FileGroupId, replaced: Mapping[FileGroupId, int], completion_time: CompletionLookup, t: int | None
+) -> bool:
+    rc = replaced.get(gid)
+    if rc is None:
+        return False
+    tc = completion_time(rc)
+    return tc is not None and (t is None or tc <= t)
+
+
+def as_of(
+    groups: Iterable[FileGroupFiles],
+    completion_time: CompletionLookup,
+    t: int | None,
+    replaced: Mapping[FileGroupId, int] | None = None,
+) -> list[FileSlice]:
+    """Time travel as of ``t`` (``None``: the latest snapshot), one slice per visible group.
+
+    Only files whose instant completed at or before ``t`` are seen (RFC-66: everything up to the
+    largest completion time <= t).  Slicing those files and taking the latest slice merges a
+    compaction that had not completed by ``t`` into the slice before it, as Hudi does for pending
+    compactions; so a base file is never shown before it completed.  A group is hidden once a
+    replacecommit listing it (``replaced`` maps the group to the replacecommit's instant)
+    completed at or before ``t``.  Groups with no visible file are left out.
+    """
+    lookup = completion_time if t is None else _restricted(completion_time, t, inclusive=True)
+    out: list[FileSlice] = []
+    for g in groups:
+        if _is_replaced(g.group_id, replaced or {}, completion_time, t):
+            continue
+        slices = slice_by_completion_time(replace(g, pending_compactions=()), lookup)
+        if slices and not slices[-1].is_empty:
+            out.append(replace(slices[-1], pending_log_files=()))
+    return sorted(out, key=lambda s: (s.partition, s.file_id))
+
+
+def snapshot(
+    groups: Iterable[FileGroupFiles],
+    completion_time: CompletionLookup,
+    replaced: Mapping[FileGroupId, int] | None = None,
+) -> list[FileSlice]:
+    """The latest snapshot: :func:`as_of` with no time bound."""
+    return as_of(groups, completion_time, None, replaced)
+
+
+@dataclass(frozen=True)
+class IncrementalView:
+    """Result of an incremental query over the completion-time range (start, end]."""
+
+    start: int
+    end: int
+    instants: tuple[int, ...]
+    slices: tuple[FileSlice, ...]
+
+
+def incremental(
+    groups: Iterable[FileGroupFiles],
+    completion_time: CompletionLookup,
+    instants: Iterable[int],
+    start: int,
+    end: int,
+) -> IncrementalView:
+    """RFC-66 incremental query: the instants (from ``instants``, requested times) whose completion
+    time lies in (start, end], and the file slices built from the files those instants wrote.
+    Records are to be filtered by the returned instants."""
+    if end < start:
+        raise ValueError(f"incremental range end {end} is before start {start}")
+
+    def in_range(instant: int) -> int | None:
+        tc = completion_time(instant)
+        return tc if tc is not None and start < tc <= end else None
+
+    valid = tuple(sorted(i for i in set(instants) if in_range(i) is not None))
+    slices: list[FileSlice] = []
+    for g in groups:
+        for s in slice_by_completion_time(replace(g, pending_compactions=()), in_range):
+            if not s.is_empty:
+                slices.append(replace(s, pending_log_files=()))
+    return IncrementalView(start, end, valid, tuple(sorted(slices, key=lambda s: (s.partition, s.file_id))))
