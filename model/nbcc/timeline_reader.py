@@ -1,0 +1,438 @@
+"""A pure reader of real Apache Hudi tables (table versions 6, 8 and 9): no I/O, no Hudi library.
+
+The caller supplies the table's file listing (paths relative to the table base path, with ``/``)
+and a function that returns a file's bytes; :mod:`scenarios.hudi_table_source` does that for a
+folder or a zip.  The reader understands:
+
+* ``.hoodie/hoodie.properties`` (Java properties);
+* timeline layout 1 (v6: instant files in ``.hoodie/``, no completion times) and layout 2
+  (v8/v9: ``.hoodie/timeline/``, completed ``<requested>_<completion>.<action>``, pending
+  ``<ts>.<action>.requested|inflight``); a non-empty archive (``.hoodie/archived/`` or
+  ``.hoodie/timeline/history/``) makes lookups of older instants raise instead of guessing;
+* commit metadata in JSON (v6) or Avro (v8+): replacecommits (``partitionToReplaceFileIds``:
+  replaced file groups disappear), compaction commits (``partitionToWriteStats``:
+  ``prevCommit`` and ``totalLogFilesCompacted`` per file group) and compaction plans (which log
+  files each compaction was planned to take), rollbacks (which instants were rolled back);
+* base and log file names, partitions, and the metadata table at ``.hoodie/metadata/`` (itself a
+  MERGE_ON_READ table, read recursively).
+
+Slicing uses :mod:`model.nbcc.slicing`: completion time for layout 2; for layout 1 the log's name
+carries its base instant and no completion time exists, so the instant-time rule is used with the
+request time standing in for the completion time (Hudi 0.x semantics).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from model.nbcc.avro import is_avro_container, read_container
+from model.nbcc.files import (
+    BaseFile,
+    LogFile,
+    is_base_file_name,
+    is_log_file_name,
+    parse_base_file_name,
+    parse_instant,
+    parse_log_file_name,
+)
+from model.nbcc.slicing import (
+    CompletionLookup,
+    FileGroupFiles,
+    FileGroupId,
+    FileSlice,
+    Rule,
+    as_of,
+    build_file_slices,
+)
+from model.nbcc.timeline import Instant, State, Timeline
+
+ReadBytes = Callable[[str], bytes]
+
+PROPERTIES = ".hoodie/hoodie.properties"
+METADATA_DIR = ".hoodie/metadata"
+JUNK_COMPONENTS = frozenset({"__MACOSX", ".DS_Store"})
+
+_COMPLETED_L2 = re.compile(r"(?P<ts>\d+)_(?P<done>\d+)\.(?P<action>[a-z_]+)")
+_PENDING = re.compile(r"(?P<ts>\d+)\.(?P<action>[a-z_]+)\.(?P<state>requested|inflight)")
+_COW_INFLIGHT_L1 = re.compile(r"(?P<ts>\d+)\.inflight")
+_COMPLETED_L1 = re.compile(r"(?P<ts>\d+)\.(?P<action>[a-z_]+)")
+_INSTANT_ACTIONS = frozenset(
+    {
+        "commit",
+        "deltacommit",
+        "replacecommit",
+        "compaction",
+        "logcompaction",
+        "clustering",
+        "rollback",
+        "restore",
+        "clean",
+        "savepoint",
+        "indexing",
+        "schemacommit",
+    }
+)
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    """What one compaction did to one file group, as Hudi recorded it."""
+
+    compaction: int
+    partition: str
+    file_id: str
+    prev_base_instant: int | None
+    total_log_files_compacted: int | None
+    planned_log_files: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class RollbackRecord:
+    """A completed rollback and the instants it rolled back."""
+
+    instant: int
+    rolled_back: tuple[int, ...]
+    deleted_files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HudiTable:
+    """A Hudi table as read from its listing: timeline, file groups and what the writer recorded."""
+
+    properties: Mapping[str, str]
+    table_version: int
+    layout_version: int
+    table_type: str
+    timeline: Timeline
+    groups: tuple[FileGroupFiles, ...]
+    replaced: Mapping[FileGroupId, int] = field(default_factory=dict)
+    compactions: tuple[CompactionRecord, ...] = ()
+    rollbacks: tuple[RollbackRecord, ...] = ()
+    metadata: HudiTable | None = None
+    unrecognized_files: tuple[str, ...] = ()
+
+    @property
+    def rule(self) -> Rule:
+        """The slicing rule Hudi uses for this table version."""
+        return Rule.COMPLETION_TIME if self.layout_version >= 2 else Rule.INSTANT_TIME
+
+    def completion_lookup(self) -> CompletionLookup:
+        """Completion times (layout 2), or request times of committed instants (layout 1)."""
+        if self.timeline.has_completion_times:
+            return self.timeline.completion_time
+        tl = self.timeline
+
+        def by_request_time(instant: int) -> int | None:
+            return instant if tl.is_committed(instant) else None
+
+        return by_request_time
+
+    def all_slices(self, rule: Rule | None = None) -> dict[FileGroupId, tuple[FileSlice, ...]]:
+        """Every slice of every file group (replaced groups included), by ``rule``."""
+        return build_file_slices(self.groups, self.completion_lookup(), rule or self.rule)
+
+    def snapshot(self) -> list[FileSlice]:
+        """The latest snapshot: one slice per live file group."""
+        return as_of(self.groups, self.completion_lookup(), None, self.replaced)
+
+    def as_of(self, t: int) -> list[FileSlice]:
+        """Time travel: the files completed at or before ``t`` (request time on layout 1)."""
+        return as_of(self.groups, self.completion_lookup(), t, self.replaced)
+
+
+def clean_listing(paths: Iterable[str]) -> list[str]:
+    """Drop macOS leftovers (``__MACOSX/``, ``.DS_Store``) and directory entries."""
+    out = []
+    for p in paths:
+        p = p.strip("/")
+        if not p or any(part in JUNK_COMPONENTS for part in p.split("/")):
+            continue
+        out.append(p)
+    return out
+
+
+def find_table_root(paths: Iterable[str]) -> str:
+    """The base path ('' for the listing root) of the one table in ``paths``: the shortest folder
+    that holds ``.hoodie/hoodie.properties``.  ValueError when there is none."""
+    roots = [
+        p[: -len(PROPERTIES)].rstrip("/")
+        for p in clean_listing(paths)
+        if p == PROPERTIES or p.endswith("/" + PROPERTIES)
+    ]
+    if not roots:
+        raise ValueError(f"no {PROPERTIES} found: not a Hudi table")
+
+    def inside(r: str, other: str) -> bool:
+        return r != other and (other == "" or r.startswith(other + "/"))
+
+    tops = sorted({r for r in roots if not any(inside(r, o) for o in roots)})
+    if len(tops) > 1:
+        raise ValueError(f"more than one Hudi table in the listing: {tops[0]!r} and {tops[1]!r}")
+    return tops[0]
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse a Java properties file (``key=value``, ``#``/``!`` comments, backslash escapes)."""
+    out: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        m = re.match(r"((?:\\.|[^=:\s\\])+)\s*[=:\s]\s*(.*)$", line)
+        key, value = (m.group(1), m.group(2)) if m else (line, "")
+        out[_unescape(key)] = _unescape(value)
+    return out
+
+
+def _unescape(s: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        c = m.group(1)
+        if c.startswith("u"):
+            return chr(int(c[1:], 16))
+        return {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}.get(c, c)
+
+    return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", sub, s)
+
+
+def decode_instant_metadata(data: bytes, path: str) -> dict[str, Any]:
+    """Decode an instant file's content: JSON (v6 commits) or Avro (v8+, and v6 plans/rollbacks).
+    Empty files decode to ``{}``; anything else raises ValueError naming ``path``."""
+    if not data.strip():
+        return {}
+    try:
+        if is_avro_container(data):
+            records = read_container(data)
+            if not records or not isinstance(records[0], dict):
+                return {}
+            return records[0]
+        value = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: unreadable instant metadata: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: instant metadata is not an object")
+    return value
+
+
+@dataclass
+class _RawInstant:
+    requested: int
+    states: dict[str, str] = field(default_factory=dict)  # state -> file name
+    actions: dict[str, str] = field(default_factory=dict)  # state -> action
+    completed: int | None = None
+
+
+def _parse_timeline_dir(names: Iterable[str], layout: int, where: str) -> dict[int, _RawInstant]:
+    raw: dict[int, _RawInstant] = {}
+
+    def get(ts: str, name: str) -> _RawInstant:
+        try:
+            t = parse_instant(ts)
+        except ValueError as exc:
+            raise ValueError(f"{where}/{name}: {exc}") from None
+        return raw.setdefault(t, _RawInstant(t))
+
+    for name in names:
+        if layout >= 2 and (m := _COMPLETED_L2.fullmatch(name)) and m["action"] in _INSTANT_ACTIONS:
+            ri = get(m["ts"], name)
+            try:
+                ri.completed = parse_instant(m["done"])
+            except ValueError as exc:
+                raise ValueError(f"{where}/{name}: bad completion time: {exc}") from None
+            ri.states["completed"], ri.actions["completed"] = name, m["action"]
+        elif (m := _PENDING.fullmatch(name)) and m["action"] in _INSTANT_ACTIONS:
+            ri = get(m["ts"], name)
+            ri.states[m["state"]], ri.actions[m["state"]] = name, m["action"]
+        elif layout < 2 and (m := _COW_INFLIGHT_L1.fullmatch(name)):
+            ri = get(m["ts"], name)
+            ri.states["inflight"], ri.actions["inflight"] = name, "commit"
+        elif layout < 2 and (m := _COMPLETED_L1.fullmatch(name)) and m["action"] in _INSTANT_ACTIONS:
+            ri = get(m["ts"], name)
+            ri.states["completed"], ri.actions["completed"] = name, m["action"]
+    return raw
+
+
+def _to_instant(ri: _RawInstant, where: str) -> Instant:
+    requested_action = ri.actions.get("requested") or ri.actions.get("inflight") or ri.actions["completed"]
+    if "completed" in ri.states:
+        try:
+            return Instant(
+                ri.requested, ri.actions["completed"], State.COMPLETED, ri.completed, requested_action
+            )
+        except ValueError as exc:
+            raise ValueError(f"{where}/{ri.states['completed']}: {exc}") from None
+    state = State.INFLIGHT if "inflight" in ri.states else State.REQUESTED
+    return Instant(ri.requested, requested_action, state, None, requested_action)
+
+
+def _parse_opt_instant(value: Any) -> int | None:
+    if value in (None, "", "null"):
+        return None
+    try:
+        return parse_instant(str(value))
+    except ValueError:
+        return None
+
+
+def read_table(paths: Iterable[str], read: ReadBytes, *, with_metadata: bool = True) -> HudiTable:
+    """Read the Hudi table whose base path is the root of ``paths`` (relative, ``/``-separated).
+
+    ``read(path)`` returns the bytes of a listed file.  ValueError names the file and value on
+    bad input.  The metadata table, when present and ``with_metadata``, is read into
+    ``HudiTable.metadata``.
+    """
+    listing = clean_listing(paths)
+    if PROPERTIES not in listing:
+        raise ValueError(f"no {PROPERTIES} at the table base path: not a Hudi table")
+    try:
+        props = parse_properties(read(PROPERTIES).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{PROPERTIES}: not text: {exc}") from None
+    try:
+        table_version = int(props.get("hoodie.table.version", "0"))
+        layout = int(props.get("hoodie.timeline.layout.version", "2" if table_version >= 8 else "1"))
+    except ValueError as exc:
+        raise ValueError(f"{PROPERTIES}: bad version field: {exc}") from None
+    table_type = props.get("hoodie.table.type", "COPY_ON_WRITE")
+    tl_dir = ".hoodie/" + props.get("hoodie.timeline.path", "timeline") if layout >= 2 else ".hoodie"
+    if layout >= 2:
+        archive_dir = tl_dir + "/" + props.get("hoodie.timeline.history.path", "history")
+    else:
+        archive_dir = ".hoodie/" + props.get("hoodie.archivelog.folder", "archived")
+
+    timeline_names = [p[len(tl_dir) + 1 :] for p in listing if posixpath.dirname(p) == tl_dir]
+    raw = _parse_timeline_dir(timeline_names, layout, tl_dir)
+    instants = tuple(_to_instant(ri, tl_dir) for ri in raw.values())
+    archived = any(p.startswith(archive_dir + "/") for p in listing)
+    boundary = None
+    if archived:
+        boundary = min((i.requested for i in instants), default=10**17)
+    timeline = Timeline(instants, boundary, {}, has_completion_times=layout >= 2)
+
+    def meta(ri: _RawInstant, state: str) -> dict[str, Any]:
+        name = ri.states.get(state)
+        if name is None:
+            return {}
+        path = f"{tl_dir}/{name}"
+        return decode_instant_metadata(read(path), path)
+
+    replaced: dict[FileGroupId, int] = {}
+    compactions: list[CompactionRecord] = []
+    rollbacks: list[RollbackRecord] = []
+    pending_compactions: dict[FileGroupId, list[int]] = {}
+    for inst in timeline.instants:
+        ri = raw[inst.requested]
+        if inst.is_completed and inst.action == "replacecommit":
+            for part, fids in (meta(ri, "completed").get("partitionToReplaceFileIds") or {}).items():
+                for fid in fids or ():
+                    replaced.setdefault(FileGroupId(part, fid), inst.requested)
+        if inst.requested_action == "compaction":
+            plan = _plan_operations(meta(ri, "requested"))
+            if not inst.is_completed:
+                for gid in plan:
+                    pending_compactions.setdefault(gid, []).append(inst.requested)
+            else:
+                compactions.extend(_compaction_records(inst.requested, meta(ri, "completed"), plan))
+        if inst.is_completed and inst.action == "rollback":
+            rollbacks.append(_rollback_record(inst.requested, meta(ri, "completed")))
+
+    groups, unrecognized = _data_files(listing, pending_compactions)
+    mdt: HudiTable | None = None
+    if with_metadata and f"{METADATA_DIR}/{PROPERTIES}" in listing:
+        prefix = METADATA_DIR + "/"
+        sub = [p[len(prefix) :] for p in listing if p.startswith(prefix)]
+        mdt = read_table(sub, lambda p: read(prefix + p), with_metadata=False)
+    return HudiTable(
+        props,
+        table_version,
+        layout,
+        table_type,
+        timeline,
+        groups,
+        replaced,
+        tuple(compactions),
+        tuple(rollbacks),
+        mdt,
+        unrecognized,
+    )
+
+
+def _plan_operations(plan: Mapping[str, Any]) -> dict[FileGroupId, tuple[str, ...]]:
+    out: dict[FileGroupId, tuple[str, ...]] = {}
+    for op in plan.get("operations") or ():
+        gid = FileGroupId(op.get("partitionPath") or "", str(op.get("fileId")))
+        out[gid] = tuple(posixpath.basename(p) for p in op.get("deltaFilePaths") or ())
+    return out
+
+
+def _compaction_records(
+    instant: int, commit: Mapping[str, Any], plan: Mapping[FileGroupId, tuple[str, ...]]
+) -> list[CompactionRecord]:
+    out: list[CompactionRecord] = []
+    seen: set[FileGroupId] = set()
+    for part, stats in (commit.get("partitionToWriteStats") or {}).items():
+        for st in stats or ():
+            gid = FileGroupId(part, str(st.get("fileId")))
+            seen.add(gid)
+            total = st.get("totalLogFilesCompacted")
+            out.append(
+                CompactionRecord(
+                    instant,
+                    part,
+                    gid.file_id,
+                    _parse_opt_instant(st.get("prevCommit")),
+                    int(total) if total is not None else None,
+                    plan.get(gid),
+                )
+            )
+    for gid, logs in plan.items():  # planned but no output file written
+        if gid not in seen:
+            out.append(CompactionRecord(instant, gid.partition, gid.file_id, None, None, logs))
+    return out
+
+
+def _rollback_record(instant: int, md: Mapping[str, Any]) -> RollbackRecord:
+    rolled = tuple(
+        sorted(i for i in map(_parse_opt_instant, md.get("commitsRollback") or ()) if i is not None)
+    )
+    deleted: list[str] = []
+    for pm in (md.get("partitionMetadata") or {}).values():
+        deleted.extend(posixpath.basename(p) for p in pm.get("successDeleteFiles") or ())
+    return RollbackRecord(instant, rolled, tuple(sorted(deleted)))
+
+
+def _data_files(
+    listing: Iterable[str], pending_compactions: Mapping[FileGroupId, list[int]]
+) -> tuple[tuple[FileGroupFiles, ...], tuple[str, ...]]:
+    bases: dict[FileGroupId, list[BaseFile]] = {}
+    logs: dict[FileGroupId, list[LogFile]] = {}
+    unrecognized: list[str] = []
+    for p in listing:
+        if p.startswith(".hoodie/") or p == ".hoodie":
+            continue
+        part, name = posixpath.split(p)
+        if name.startswith(".hoodie_partition_metadata"):
+            continue
+        if is_base_file_name(name):
+            bf = parse_base_file_name(name)
+            bases.setdefault(FileGroupId(part, bf.file_id), []).append(bf)
+        elif is_log_file_name(name):
+            lf = parse_log_file_name(name)
+            logs.setdefault(FileGroupId(part, lf.file_id), []).append(lf)
+        else:
+            unrecognized.append(p)
+    groups = tuple(
+        FileGroupFiles(
+            gid.partition,
+            gid.file_id,
+            tuple(sorted(bases.get(gid, ()))),
+            tuple(sorted(logs.get(gid, ()), key=lambda lf: lf.sort_key)),
+            tuple(sorted(pending_compactions.get(gid, ()))),
+        )
+        for gid in sorted(set(bases) | set(logs))
+    )
+    return groups, tuple(sorted(unrecognized))
