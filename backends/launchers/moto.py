@@ -1,0 +1,42 @@
+"""moto's threaded server (``moto[server]``), run as a child process so its log goes to a file.
+
+Emulator only: moto's conditional writes are not atomic (it checks for the
+object and writes it later with no lock between), so it serves status-code
+semantics and step-by-step replay, never as the reference for races.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from backends.endpoint import Endpoint
+from backends.launchers.process import HOST, ServerProcess, Unavailable, free_port, http_answers
+from backends.launchers.workdir import server_dir
+
+
+@contextlib.contextmanager
+def moto(base: Path | None = None, *, bucket: str = "hcc-conformance",
+         ready_timeout_s: float = 30.0) -> Iterator[Endpoint]:
+    """Run ``python -m moto.server`` (threaded werkzeug) and yield its Endpoint with ``bucket`` created."""
+    try:
+        import flask  # noqa: F401
+        import moto.server  # noqa: F401
+    except ImportError as e:
+        raise Unavailable(f"moto[server] is not installed ({e}); run backends/install.sh") from e
+    d = server_dir("moto", base)
+    port = free_port()
+    url = f"http://{HOST}:{port}"
+    proc = ServerProcess("moto", [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)],
+                         d / "moto.log", cwd=d)
+    proc.start()
+    try:
+        proc.wait_ready(lambda: http_answers(url + "/moto-api/"), ready_timeout_s)
+        ep = Endpoint("moto", "s3", url, bucket, "hcc", "hcc-secret", process=proc,
+                      notes=["emulator: conditional writes are not atomic"])
+        ep.backend("hcc/").ensure_container()
+        yield ep
+    finally:
+        proc.stop()
