@@ -1,0 +1,195 @@
+"""Effect requests yielded by sans-I/O protocol code, and the results sent back.
+
+Protocol code is written as generators: ``result = yield Read(key)``.  It never
+touches a socket, a thread or a clock; an interpreter (the simulated world,
+a real backend, a replay) performs each effect and sends the result back.
+
+Storage effects return a :class:`StoreResult`.  Its ``outcome`` is one of the
+:class:`Outcome` values, mapped exactly from the storage service's answer;
+``TIMEOUT`` means the outcome is unknown (the request may have been applied).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Outcome(enum.Enum):
+    """What a storage request answered, independent of the service."""
+
+    OK = 200
+    NOT_FOUND = 404
+    CONFLICT = 409  # S3 ConditionalRequestConflict, Azure 409 on create-if-absent
+    PRECONDITION_FAILED = 412
+    THROTTLED = 429
+    UNAVAILABLE = 503
+    TIMEOUT = 0  # no answer: the request may or may not have been applied
+
+    @property
+    def unknown(self) -> bool:
+        """True when the request may have been applied or not (a retryable error)."""
+        return self in (Outcome.CONFLICT, Outcome.THROTTLED, Outcome.UNAVAILABLE, Outcome.TIMEOUT)
+
+
+@dataclass(frozen=True)
+class StoreResult:
+    """Answer to a storage effect.
+
+    ``version`` is the object's version tag after the call (S3 ETag, GCS
+    generation as a decimal string, Azure ETag); ``body`` is set for reads.
+    ``attempts`` counts the client's tries (SDK retries included) and
+    ``ambiguous`` is true when an earlier attempt of the same call had an
+    unknown outcome, so a 412 may have been caused by our own earlier write.
+    """
+
+    outcome: Outcome
+    body: bytes | None = None
+    version: str | None = None
+    attempts: int = 1
+    ambiguous: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK
+
+
+# ---- storage ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Read:
+    """Read an object: OK with body and version, or NOT_FOUND."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class CreateIfAbsent:
+    """Write only if no object exists (S3 If-None-Match: *, GCS ifGenerationMatch=0)."""
+
+    key: str
+    body: bytes
+
+
+@dataclass(frozen=True)
+class ReplaceIfMatch:
+    """Write only if the object's version tag equals ``version`` (S3 If-Match, GCS ifGenerationMatch)."""
+
+    key: str
+    body: bytes
+    version: str
+
+
+@dataclass(frozen=True)
+class Put:
+    """Unconditional write."""
+
+    key: str
+    body: bytes
+
+
+@dataclass(frozen=True)
+class FencedPut:
+    """Write ``key`` only if ``fence_key`` still has version ``fence_version``.
+
+    Models a protected resource that checks a fencing token atomically with
+    the write (PRECONDITION_FAILED when the token is stale).
+    """
+
+    key: str
+    body: bytes
+    fence_key: str
+    fence_version: str
+
+
+@dataclass(frozen=True)
+class ListPrefix:
+    """List keys under a prefix; the result's body is the newline-joined sorted keys."""
+
+    prefix: str
+
+
+@dataclass(frozen=True)
+class Delete:
+    """Unconditional delete."""
+
+    key: str
+
+
+StorageEffect = Read | CreateIfAbsent | ReplaceIfMatch | Put | FencedPut | ListPrefix | Delete
+
+
+# ---- local ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Now:
+    """Read this node's wall clock (epoch milliseconds, possibly skewed)."""
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Sleep ``ms`` milliseconds of this node's time.  Interruptible."""
+
+    ms: int
+
+
+@dataclass(frozen=True)
+class Record:
+    """Append an event to the history (Jepsen style: type is invoke/ok/fail/info)."""
+
+    f: str
+    type: str
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """Start ``body`` as a concurrent task of this node named ``name``.
+
+    Returns True when the task started, False when the interpreter could not
+    start it (a fault plan can make that happen).
+    """
+
+    name: str
+    body: Generator[Any, Any, Any] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Stop task ``name`` of this node: at once if it sleeps, else after its current step.
+
+    Returns True once the task is stopped (or was not running).
+    """
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """Interrupt task ``name`` of this node (Java's Thread.interrupt).
+
+    The task gets :class:`Interrupted` thrown at its current sleep or its next effect.
+    """
+
+    name: str
+
+
+@dataclass(frozen=True)
+class IsAlive:
+    """True while task ``name`` of this node is running."""
+
+    name: str
+
+
+Effect = StorageEffect | Now | Sleep | Record | Spawn | Cancel | Interrupt | IsAlive
+
+
+class Interrupted(Exception):
+    """Thrown into a task that was interrupted (see :class:`Interrupt`)."""
+
+
+ProtocolGen = Generator[Effect, Any, Any]
