@@ -1,0 +1,43 @@
+"""Per-node wall clocks of the simulated world: offset, drift rate and jumps.
+
+All times are integer milliseconds.  True time starts at 0 when a run starts;
+a node's clock reads ``EPOCH_MS + true + offset + drift + jumps``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# 2026-01-01T00:00:00Z: clock readings look like real epoch milliseconds.
+EPOCH_MS = 1_767_225_600_000
+
+
+@dataclass(frozen=True)
+class ClockJump:
+    """At true time ``at_ms`` the clock steps by ``by_ms`` (NTP step, VM migration)."""
+
+    at_ms: int
+    by_ms: int
+
+
+@dataclass(frozen=True)
+class NodeClock:
+    """A node's clock.  ``drift_ppm`` is the rate error in parts per million."""
+
+    offset_ms: int = 0
+    drift_ppm: int = 0
+    jumps: tuple[ClockJump, ...] = field(default_factory=tuple)
+
+    def read(self, true_ms: int) -> int:
+        """The wall-clock reading (epoch ms) of this node at ``true_ms``."""
+        jumped = sum(j.by_ms for j in self.jumps if j.at_ms <= true_ms)
+        drift = (true_ms * self.drift_ppm) // 1_000_000
+        return EPOCH_MS + true_ms + self.offset_ms + drift + jumped
+
+    def true_duration(self, local_ms: int) -> int:
+        """True milliseconds that pass while this node sleeps ``local_ms`` of its own time."""
+        if local_ms <= 0:
+            return 0
+        # ceil(local * 1e6 / (1e6 + ppm)) with integers only
+        denom = 1_000_000 + self.drift_ppm
+        return max(1, -(-local_ms * 1_000_000 // denom))

@@ -1,0 +1,307 @@
+"""Configuration of a lock-model run: the lock, storage, workload, clocks and fault plan.
+
+Every class is a frozen dataclass with defaults; a scenario file (TOML) sets
+any subset of fields.  ``validate()`` methods enforce the protocol's own rules
+(for example Hudi's "validity at least 10 x renew interval") and raise
+:class:`ConfigError` naming the field and the value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+VARIANTS = ("hudi", "rfc91-as-written", "fenced", "412-recovery")
+ERROR_STATUSES = ("409", "429", "503", "timeout", "lost-reply")
+
+
+class ConfigError(ValueError):
+    """A bad setting: names the dotted field, the value and the reason."""
+
+    def __init__(self, field_name: str, value: Any, reason: str) -> None:
+        self.field = field_name
+        self.value = value
+        self.reason = reason
+        super().__init__(f"{field_name} = {value!r}: {reason}")
+
+
+def _require(cond: bool, field_name: str, value: Any, reason: str) -> None:
+    if not cond:
+        raise ConfigError(field_name, value, reason)
+
+
+@dataclass(frozen=True)
+class Dist:
+    """A distribution of integer milliseconds: ``fixed`` (lo), ``uniform`` [lo, hi] or ``exp`` (mean lo, capped at hi)."""
+
+    kind: str = "fixed"
+    lo: int = 0
+    hi: int = 0
+
+    def validate(self, name: str) -> None:
+        _require(self.kind in ("fixed", "uniform", "exp"), f"{name}.kind", self.kind,
+                 "must be fixed, uniform or exp")
+        _require(self.lo >= 0, f"{name}.lo", self.lo, "must be >= 0")
+        if self.kind != "fixed":
+            _require(self.hi >= self.lo, f"{name}.hi", self.hi, f"must be >= lo ({self.lo})")
+
+
+@dataclass(frozen=True)
+class LockConfig:
+    """The storage-based lock (RFC-91) as Hudi configures it, plus the variant under test."""
+
+    variant: str = "hudi"
+    validity_secs: int = 300  # hoodie.write.lock.storage.validity.timeout.secs
+    renew_interval_secs: int = 30  # hoodie.write.lock.storage.renew.interval.secs
+    wait_time_ms: int = 60_000  # hoodie.write.lock.wait_time_ms
+    poll_ms: int = 1_000  # fixed in Hudi (DEFAULT_LOCK_ACQUIRE_RETRY_WAIT_TIME_IN_MILLIS)
+    drift_allowance_ms: int = 500  # fixed in Hudi; RFC-91 says never below 500
+    base_path: str = "table"
+    enforce_hudi_limits: bool = True
+
+    @property
+    def lock_key(self) -> str:
+        return f"{self.base_path}/.hoodie/.locks/table_lock.json"
+
+    def validate(self) -> None:
+        _require(self.variant in VARIANTS, "lock.variant", self.variant, f"must be one of {', '.join(VARIANTS)}")
+        _require(self.renew_interval_secs > 0, "lock.renew_interval_secs", self.renew_interval_secs, "must be > 0")
+        _require(self.validity_secs > 0, "lock.validity_secs", self.validity_secs, "must be > 0")
+        if self.enforce_hudi_limits:
+            _require(self.validity_secs >= 10 * self.renew_interval_secs, "lock.validity_secs", self.validity_secs,
+                     f"Hudi requires at least 10 x renew_interval_secs ({10 * self.renew_interval_secs})")
+            _require(self.validity_secs >= 10, "lock.validity_secs", self.validity_secs,
+                     "Hudi requires at least 10 seconds")
+        _require(self.wait_time_ms >= 0, "lock.wait_time_ms", self.wait_time_ms, "must be >= 0")
+        _require(self.poll_ms > 0, "lock.poll_ms", self.poll_ms, "must be > 0")
+        _require(self.drift_allowance_ms >= 0, "lock.drift_allowance_ms", self.drift_allowance_ms, "must be >= 0")
+        _require(bool(self.base_path) and not self.base_path.startswith("/"), "lock.base_path", self.base_path,
+                 "must be a non-empty relative prefix")
+
+
+@dataclass(frozen=True)
+class StorageConfig:
+    """The simulated object store and the client that talks to it."""
+
+    flavor: str = "s3"
+    latency_ms: Dist = field(default_factory=lambda: Dist("uniform", 5, 40))
+    timeout_ms: int = 5_000
+    sdk_retries: int = 2  # retries of timeouts / 409 / 429 / 5xx, as an SDK would do
+    retry_backoff_ms: int = 100
+    # S3 answers 409 ConditionalRequestConflict when conditional writes to one key overlap.
+    conflict_window_ms: int = 0
+    conflict_prob: float = 0.0
+
+    def validate(self) -> None:
+        _require(self.flavor in ("s3", "gcs"), "storage.flavor", self.flavor, "must be s3 or gcs")
+        self.latency_ms.validate("storage.latency_ms")
+        _require(self.timeout_ms > 0, "storage.timeout_ms", self.timeout_ms, "must be > 0")
+        _require(self.sdk_retries >= 0, "storage.sdk_retries", self.sdk_retries, "must be >= 0")
+        _require(self.retry_backoff_ms >= 0, "storage.retry_backoff_ms", self.retry_backoff_ms, "must be >= 0")
+        _require(0.0 <= self.conflict_prob <= 1.0, "storage.conflict_prob", self.conflict_prob, "must be in [0, 1]")
+        _require(self.conflict_window_ms >= 0, "storage.conflict_window_ms", self.conflict_window_ms, "must be >= 0")
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """Writers looping acquire -> (read, work, write) x steps -> release on a shared register."""
+
+    writers: int = 3
+    steps_per_hold: int = 1
+    work_ms: Dist = field(default_factory=lambda: Dist("uniform", 100, 2_000))
+    think_ms: Dist = field(default_factory=lambda: Dist("uniform", 0, 1_000))
+    start_ms: Dist = field(default_factory=lambda: Dist("uniform", 0, 500))
+    node_start_ms: dict[str, int] = field(default_factory=dict)  # per-node start, instead of start_ms
+    # The writer checks, by its own clock and with the same test as contenders,
+    # that its lock is still valid before each write (the careful writer).
+    check_before_write: bool = False
+    register_key: str = "table/register"
+
+    def validate(self) -> None:
+        _require(1 <= self.writers <= 64, "workload.writers", self.writers, "must be between 1 and 64")
+        _require(self.steps_per_hold >= 1, "workload.steps_per_hold", self.steps_per_hold, "must be >= 1")
+        self.work_ms.validate("workload.work_ms")
+        self.think_ms.validate("workload.think_ms")
+        self.start_ms.validate("workload.start_ms")
+        for node, at in self.node_start_ms.items():
+            _require(node in self.nodes(), f"workload.node_start_ms.{node}", node,
+                     f"is not a node of this run ({', '.join(self.nodes())})")
+            _require(at >= 0, f"workload.node_start_ms.{node}", at, "must be >= 0")
+
+    def nodes(self) -> list[str]:
+        return [f"w{i}" for i in range(1, self.writers + 1)]
+
+
+@dataclass(frozen=True)
+class JumpSpec:
+    at_ms: int = 0
+    by_ms: int = 0
+
+
+@dataclass(frozen=True)
+class ClockSpec:
+    """A node's clock in a scenario: offset, drift rate (ppm) and jumps."""
+
+    offset_ms: int = 0
+    drift_ppm: int = 0
+    jumps: tuple[JumpSpec, ...] = ()
+
+    def validate(self, name: str) -> None:
+        _require(abs(self.drift_ppm) < 1_000_000, f"{name}.drift_ppm", self.drift_ppm, "must be within +-999999")
+
+
+PAUSE_TRIGGERS = ("time", "acquired", "write")
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Stop-the-world pause of every task of ``node`` for ``duration_ms``.
+
+    ``trigger`` says when it starts: ``time`` at ``at_ms``; ``acquired`` at the
+    node's first lock acquisition at or after ``at_ms``; ``write`` at its first
+    register write at or after ``at_ms`` (decided, not yet sent).
+    """
+
+    node: str = "w1"
+    at_ms: int = 0
+    duration_ms: int = 0
+    trigger: str = "time"
+
+
+@dataclass(frozen=True)
+class ErrorRule:
+    """Requests matching node/key/method inside [start_ms, end_ms) fail with ``status`` with probability ``prob``.
+
+    ``key`` is ``lock``, ``register`` or ``any``; ``method`` is ``read``, ``write`` or ``any``.
+    ``status``: 409/429/503 (not applied), ``timeout`` (not applied, the client waits
+    ``storage.timeout_ms``) or ``lost-reply`` (applied, then the client times out).
+    ``count`` limits how many requests the rule hits (0: no limit).
+    """
+
+    node: str = "any"
+    key: str = "any"
+    method: str = "any"
+    status: str = "503"
+    prob: float = 1.0
+    start_ms: int = 0
+    end_ms: int = 2**62
+    count: int = 0
+
+
+@dataclass(frozen=True)
+class Crash:
+    """Node ``node`` crashes at ``at_ms`` (all its tasks die) and restarts after ``restart_after_ms`` (<0: never)."""
+
+    node: str = "w1"
+    at_ms: int = 0
+    restart_after_ms: int = 10_000
+
+
+@dataclass(frozen=True)
+class WriterDeath:
+    """The writer thread of ``node`` dies at ``at_ms``; its heartbeat thread lives on."""
+
+    node: str = "w1"
+    at_ms: int = 0
+
+
+@dataclass(frozen=True)
+class Cutoff:
+    """Node ``node`` cannot reach storage during [start_ms, end_ms): its requests time out unapplied."""
+
+    node: str = "w1"
+    start_ms: int = 0
+    end_ms: int = 0
+
+
+@dataclass(frozen=True)
+class HeartbeatStartFailure:
+    """The heartbeat of ``node`` fails to start on its ``acquisition``-th successful acquisition (1-based)."""
+
+    node: str = "w1"
+    acquisition: int = 1
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """Everything that goes wrong in a run, decided up front or drawn from the run's seed."""
+
+    pauses: tuple[Pause, ...] = ()
+    errors: tuple[ErrorRule, ...] = ()
+    crashes: tuple[Crash, ...] = ()
+    writer_deaths: tuple[WriterDeath, ...] = ()
+    cutoffs: tuple[Cutoff, ...] = ()
+    heartbeat_start_failures: tuple[HeartbeatStartFailure, ...] = ()
+
+    def validate(self, nodes: list[str]) -> None:
+        def node_ok(name: str, node: str, allow_any: bool = False) -> None:
+            ok = node in nodes or (allow_any and node == "any")
+            _require(ok, name, node, f"is not a node of this run ({', '.join(nodes)})")
+
+        for i, p in enumerate(self.pauses):
+            node_ok(f"faults.pauses[{i}].node", p.node)
+            _require(p.duration_ms >= 0, f"faults.pauses[{i}].duration_ms", p.duration_ms, "must be >= 0")
+            _require(p.at_ms >= 0, f"faults.pauses[{i}].at_ms", p.at_ms, "must be >= 0")
+            _require(p.trigger in PAUSE_TRIGGERS, f"faults.pauses[{i}].trigger", p.trigger,
+                     f"must be one of {', '.join(PAUSE_TRIGGERS)}")
+        for i, e in enumerate(self.errors):
+            node_ok(f"faults.errors[{i}].node", e.node, allow_any=True)
+            _require(e.key in ("lock", "register", "any"), f"faults.errors[{i}].key", e.key,
+                     "must be lock, register or any")
+            _require(e.method in ("read", "write", "any"), f"faults.errors[{i}].method", e.method,
+                     "must be read, write or any")
+            _require(e.status in ERROR_STATUSES, f"faults.errors[{i}].status", e.status,
+                     f"must be one of {', '.join(ERROR_STATUSES)}")
+            _require(0.0 <= e.prob <= 1.0, f"faults.errors[{i}].prob", e.prob, "must be in [0, 1]")
+            _require(e.end_ms >= e.start_ms, f"faults.errors[{i}].end_ms", e.end_ms, "must be >= start_ms")
+            _require(e.count >= 0, f"faults.errors[{i}].count", e.count, "must be >= 0")
+        for i, c in enumerate(self.crashes):
+            node_ok(f"faults.crashes[{i}].node", c.node)
+        for i, d in enumerate(self.writer_deaths):
+            node_ok(f"faults.writer_deaths[{i}].node", d.node)
+        for i, k in enumerate(self.cutoffs):
+            node_ok(f"faults.cutoffs[{i}].node", k.node)
+            _require(k.end_ms >= k.start_ms, f"faults.cutoffs[{i}].end_ms", k.end_ms, "must be >= start_ms")
+        for i, h in enumerate(self.heartbeat_start_failures):
+            node_ok(f"faults.heartbeat_start_failures[{i}].node", h.node)
+            _require(h.acquisition >= 1, f"faults.heartbeat_start_failures[{i}].acquisition", h.acquisition,
+                     "must be >= 1")
+
+
+CHECKERS = ("overlap", "stale-write", "lost-update")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A whole lock-model scenario: what runs, what goes wrong, what verdict is expected."""
+
+    name: str = "unnamed"
+    description: str = ""
+    world: str = "sim"
+    seed: int = 1
+    duration_ms: int = 900_000
+    expect: str = "ok"
+    # Checkers whose violations decide the verdict; the others are still reported, as findings.
+    checkers: tuple[str, ...] = CHECKERS
+    lock: LockConfig = field(default_factory=LockConfig)
+    storage: StorageConfig = field(default_factory=StorageConfig)
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    clocks: dict[str, ClockSpec] = field(default_factory=dict)
+    faults: FaultPlan = field(default_factory=FaultPlan)
+
+    def validate(self) -> None:
+        """Check every rule that a dataclass type cannot express; raise ConfigError on the first breach."""
+        _require(bool(self.name), "name", self.name, "must not be empty")
+        _require(self.world == "sim", "world", self.world, "only 'sim' is supported by the lock model runner")
+        _require(self.duration_ms > 0, "duration_ms", self.duration_ms, "must be > 0")
+        _require(self.expect in ("ok", "violation"), "expect", self.expect, "must be ok or violation")
+        for c in self.checkers:
+            _require(c in CHECKERS, "checkers", c, f"must be among {', '.join(CHECKERS)}")
+        self.lock.validate()
+        self.storage.validate()
+        self.workload.validate()
+        nodes = self.workload.nodes()
+        for node, spec in self.clocks.items():
+            _require(node in nodes, f"clocks.{node}", node, f"is not a node of this run ({', '.join(nodes)})")
+            spec.validate(f"clocks.{node}")
+        self.faults.validate(nodes)

@@ -1,0 +1,50 @@
+"""The RFC-91 lock file: ``{"expired": bool, "validUntil": epoch ms, "owner": uuid}``.
+
+The version tag (S3 ETag, GCS generation) is not in the JSON; it travels
+beside the body as :class:`LockFile.version`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LockData:
+    expired: bool
+    valid_until: int
+    owner: str
+
+    def encode(self) -> bytes:
+        """Serialise as Hudi does (field order expired, validUntil, owner)."""
+        return json.dumps(
+            {"expired": self.expired, "validUntil": self.valid_until, "owner": self.owner},
+            separators=(",", ":"),
+        ).encode()
+
+    @staticmethod
+    def decode(body: bytes) -> LockData:
+        """Parse a lock file body; ValueError names the field that is wrong."""
+        try:
+            raw = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ValueError(f"lock file: not JSON: {body[:80]!r}") from e
+        if not isinstance(raw, dict):
+            raise ValueError(f"lock file: not an object: {raw!r}")
+        expired, valid_until, owner = raw.get("expired"), raw.get("validUntil"), raw.get("owner")
+        if not isinstance(expired, bool):
+            raise ValueError(f"lock file: field expired = {expired!r} is not a boolean")
+        if not isinstance(valid_until, int) or isinstance(valid_until, bool):
+            raise ValueError(f"lock file: field validUntil = {valid_until!r} is not an integer")
+        if not isinstance(owner, str):
+            raise ValueError(f"lock file: field owner = {owner!r} is not a string")
+        return LockData(expired, valid_until, owner)
+
+
+@dataclass(frozen=True)
+class LockFile:
+    """A lock file as read from storage: its data and its version tag."""
+
+    data: LockData
+    version: str

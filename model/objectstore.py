@@ -1,0 +1,106 @@
+"""An in-memory object store with the conditional-write semantics of S3 and GCS.
+
+S3: the version tag is the ETag, the MD5 of the body (quoted hex, as S3 sends it).
+``If-None-Match: *`` answers 412 when the key exists; ``If-Match`` answers 412 on
+a mismatch and 404 when the key is absent.
+
+GCS: the version tag is the generation, a number that grows with every write
+to the bucket.  ``ifGenerationMatch=0`` means "absent"; any other mismatch,
+including a missing object, answers 412.
+
+The store applies each request atomically at one instant; latency, lost
+replies and injected errors are the interpreter's business (see ``sim.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from model.effects import (
+    CreateIfAbsent,
+    Delete,
+    FencedPut,
+    ListPrefix,
+    Outcome,
+    Put,
+    Read,
+    ReplaceIfMatch,
+    StorageEffect,
+    StoreResult,
+)
+
+FLAVORS = ("s3", "gcs")
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    body: bytes
+    version: str
+
+
+class ObjectStore:
+    """Objects by key; ``apply`` executes one storage effect atomically."""
+
+    def __init__(self, flavor: str = "s3") -> None:
+        if flavor not in FLAVORS:
+            raise ValueError(f"storage.flavor: {flavor!r} is not one of {', '.join(FLAVORS)}")
+        self.flavor = flavor
+        self.objects: dict[str, StoredObject] = {}
+        self._generation = 1_700_000_000_000_000  # GCS generations are large microsecond-like numbers
+
+    def _new_version(self, body: bytes) -> str:
+        if self.flavor == "s3":
+            return '"' + hashlib.md5(body, usedforsecurity=False).hexdigest() + '"'
+        self._generation += 1
+        return str(self._generation)
+
+    def _write(self, key: str, body: bytes) -> StoreResult:
+        version = self._new_version(body)
+        self.objects[key] = StoredObject(body, version)
+        return StoreResult(Outcome.OK, version=version)
+
+    def _precondition(self, key: str, expected: str) -> Outcome | None:
+        """Check an If-Match / ifGenerationMatch precondition; None when it holds."""
+        current = self.objects.get(key)
+        if current is None:
+            return Outcome.NOT_FOUND if self.flavor == "s3" else Outcome.PRECONDITION_FAILED
+        if current.version != expected:
+            return Outcome.PRECONDITION_FAILED
+        return None
+
+    def apply(self, effect: StorageEffect) -> StoreResult:
+        """Execute one storage effect and return the service's answer."""
+        match effect:
+            case Read(key):
+                obj = self.objects.get(key)
+                if obj is None:
+                    return StoreResult(Outcome.NOT_FOUND)
+                return StoreResult(Outcome.OK, body=obj.body, version=obj.version)
+            case CreateIfAbsent(key, body):
+                if key in self.objects:
+                    return StoreResult(Outcome.PRECONDITION_FAILED)
+                return self._write(key, body)
+            case ReplaceIfMatch(key, body, version):
+                failed = self._precondition(key, version)
+                return StoreResult(failed) if failed else self._write(key, body)
+            case Put(key, body):
+                return self._write(key, body)
+            case FencedPut(key, body, fence_key, fence_version):
+                fence = self.objects.get(fence_key)
+                if fence is None or fence.version != fence_version:
+                    return StoreResult(Outcome.PRECONDITION_FAILED)
+                return self._write(key, body)
+            case ListPrefix(prefix):
+                keys = sorted(k for k in self.objects if k.startswith(prefix))
+                return StoreResult(Outcome.OK, body="\n".join(keys).encode())
+            case Delete(key):
+                if self.objects.pop(key, None) is None:
+                    return StoreResult(Outcome.NOT_FOUND)
+                return StoreResult(Outcome.OK)
+        raise TypeError(f"not a storage effect: {effect!r}")
+
+
+def is_write(effect: StorageEffect) -> bool:
+    """True for effects that may change the store."""
+    return isinstance(effect, CreateIfAbsent | ReplaceIfMatch | Put | FencedPut | Delete)

@@ -1,0 +1,121 @@
+"""The lock-guarded workload: a read-modify-write of a shared register (Jepsen's lock idea).
+
+Each writer loops: think -> acquire -> (read register, work, write value+1) x
+steps -> release.  If mutual exclusion breaks, two writers read the same value
+and both write value+1: a lost update, visible even where the lock's own
+events look fine.  The register body is ``{"value": n, "by": owner}``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Generator
+from typing import Any
+
+from model.config import Dist, WorkloadConfig
+from model.effects import Effect, FencedPut, Interrupted, Put, Read, Record, Sleep, StoreResult
+from model.storage_lock import StorageLockProvider
+
+Gen = Generator[Effect, Any, Any]
+
+
+def draw(rng: random.Random, dist: Dist) -> int:
+    """Draw integer milliseconds from a distribution."""
+    if dist.kind == "fixed":
+        return dist.lo
+    if dist.kind == "uniform":
+        return rng.randint(dist.lo, dist.hi)
+    value = int(rng.expovariate(1.0 / dist.lo)) if dist.lo > 0 else 0
+    return min(value, dist.hi) if dist.hi > 0 else value
+
+
+def register_value(result: StoreResult) -> int:
+    """The register's value in a read answer (0 when the register does not exist yet)."""
+    if not result.ok or result.body is None:
+        return 0
+    value = json.loads(result.body)["value"]
+    assert isinstance(value, int)
+    return value
+
+
+class RegisterWriter:
+    """One writer's workload loop over a lock provider."""
+
+    def __init__(self, provider: StorageLockProvider, config: WorkloadConfig, rng: random.Random,
+                 fenced: bool, start_ms: int | None = None) -> None:
+        self.provider = provider
+        self.config = config
+        self.rng = rng
+        self.fenced = fenced
+        self.start_ms = start_ms
+
+    def run(self) -> Gen:
+        """Loop forever (the interpreter ends the run)."""
+        yield Sleep(draw(self.rng, self.config.start_ms) if self.start_ms is None else self.start_ms)
+        while True:
+            yield from self.hold_once()
+            yield Sleep(draw(self.rng, self.config.think_ms))
+
+    def hold_once(self) -> Gen:
+        """Acquire, run the critical section, release.  Returns True when the lock was acquired."""
+        yield Record("acquire", "invoke")
+        if not (yield from self.provider.try_lock()):
+            yield Record("acquire", "fail")
+            return False
+        owner = self.provider.owner
+        yield Record("acquire", "ok", {"owner": owner, "version": self.provider.fencing_token()})
+        try:
+            yield from self.critical_section(owner)
+        except Interrupted:
+            yield Record("interrupted", "info", {"owner": owner})
+        yield Record("release", "invoke", {"owner": owner})
+        try:
+            released = yield from self.provider.unlock()
+        except Interrupted:  # the heartbeat lost the lock while we were stopping it
+            yield Record("interrupted", "info", {"owner": owner})
+            released = yield from self.provider.unlock()
+        yield Record("release", "ok" if released else "fail", {"owner": owner})
+        return True
+
+    def critical_section(self, owner: str) -> Gen:
+        """``steps_per_hold`` read-modify-write steps on the register."""
+        key = self.config.register_key
+        for _ in range(self.config.steps_per_hold):
+            if not (yield from self._still_valid(owner)):
+                return
+            yield Record("read", "invoke", {"owner": owner})
+            read: StoreResult = yield Read(key)
+            if not read.ok and read.body is None and read.outcome.unknown:
+                yield Record("read", "fail", {"owner": owner, "status": read.outcome.name})
+                return
+            value = register_value(read)
+            yield Record("read", "ok", {"owner": owner, "value": value})
+            yield Sleep(draw(self.rng, self.config.work_ms))
+            if not (yield from self._still_valid(owner)):
+                return
+            body = json.dumps({"value": value + 1, "by": owner}).encode()
+            token = self.provider.fencing_token()
+            op = {"owner": owner, "read": value, "write": value + 1, "token": token}
+            yield Record("write", "invoke", op)
+            if self.fenced and token is not None:
+                result: StoreResult = yield FencedPut(key, body, self.provider.key, token)
+            else:
+                result = yield Put(key, body)
+            if result.ok:
+                yield Record("write", "ok", op)
+            elif result.outcome.unknown:
+                yield Record("write", "info", {**op, "status": result.outcome.name})
+                return
+            else:
+                yield Record("write", "fail", {**op, "status": result.outcome.name})
+                return
+
+    def _still_valid(self, owner: str) -> Gen:
+        """The careful writer's check (``check_before_write``): is my lock still valid by my clock?"""
+        if not self.config.check_before_write:
+            return True
+        if (yield from self.provider.holds_valid_lock()):
+            return True
+        yield Record("check", "fail", {"owner": owner})
+        return False
