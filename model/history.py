@@ -1,0 +1,70 @@
+"""Histories: Jepsen-style events, serialised as JSON Lines.
+
+An event has a process, a type (``invoke``, ``ok``, ``fail``, ``info`` — info
+means the outcome is unknown, or a fact observed), an operation ``f``, a
+value, the true time and the node's own clock reading.  Histories can be
+checked again later without rerunning anything.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+EVENT_TYPES = ("invoke", "ok", "fail", "info")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One history event.  ``time`` is true time (ms since the run started); ``clock`` the node's reading."""
+
+    index: int
+    time: int
+    node: str
+    process: str
+    type: str
+    f: str
+    value: Any = None
+    clock: int | None = None
+
+    def to_json(self) -> str:
+        """One JSON line, keys in a fixed order, so equal histories give equal bytes."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @staticmethod
+    def from_dict(raw: dict[str, Any], line: int = 0) -> Event:
+        """Build an event from a parsed JSON object; ValueError names the line and the field."""
+        for name, kind in (("index", int), ("time", int), ("node", str), ("process", str), ("type", str),
+                           ("f", str)):
+            if not isinstance(raw.get(name), kind):
+                raise ValueError(f"history line {line}: field {name} = {raw.get(name)!r} is not {kind.__name__}")
+        if raw["type"] not in EVENT_TYPES:
+            raise ValueError(f"history line {line}: field type = {raw['type']!r} is not one of {EVENT_TYPES}")
+        return Event(raw["index"], raw["time"], raw["node"], raw["process"], raw["type"], raw["f"],
+                     raw.get("value"), raw.get("clock"))
+
+
+def dumps(events: Iterable[Event]) -> str:
+    """Serialise events as JSON Lines."""
+    return "".join(e.to_json() + "\n" for e in events)
+
+
+def loads(text: str) -> list[Event]:
+    """Parse JSON Lines; a truncated last line (a crashed writer) is ignored, other bad lines raise."""
+    events: list[Event] = []
+    lines = text.split("\n")
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except ValueError as e:
+            if n == len(lines) and not text.endswith("\n"):
+                break  # the run died while writing this line: keep what came before
+            raise ValueError(f"history line {n}: not JSON: {line[:80]!r}") from e
+        if not isinstance(raw, dict):
+            raise ValueError(f"history line {n}: not an object: {line[:80]!r}")
+        events.append(Event.from_dict(raw, n))
+    return events
