@@ -1,0 +1,165 @@
+"""Mutual exclusion over a lock history: overlapping holders, stale writes, lost updates, dangling locks.
+
+The checker reads only the history, so it works the same on a simulated run,
+a real-world run or a replay:
+
+- ``overlap``: two owners that both believed they held the lock at the same
+  true time.  A writer believes from its ``acquire ok`` until it starts to
+  release, learns it was interrupted, fails its own validity check, dies, or
+  its node crashes.
+- ``stale-write``: a write of the protected register applied at the store
+  while the lock file named another owner (the lock had passed on).
+- ``lost-update``: two writes applied at the store that both wrote the same
+  value, so both read the same old one (Jepsen's lock-set idea).
+- ``dangling-lock`` (a liveness finding): an acquisition the writer was told
+  failed, while the lock file names that writer as owner; reported with the
+  time the others waited for it to expire.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from model.checkers.verdict import Violation
+from model.history import Event
+
+_CLOSING = {("release", "invoke"), ("interrupted", "info"), ("check", "fail"), ("thread-died", "info")}
+
+
+@dataclass(frozen=True)
+class Hold:
+    """An interval of true time during which ``owner`` believed it held the lock."""
+
+    owner: str
+    node: str
+    start: int
+    end: int
+    start_event: int
+    end_event: int | None  # None: held until the history ended
+
+
+def holds(events: Sequence[Event]) -> list[Hold]:
+    """Every interval during which a writer believed it held the lock."""
+    open_: dict[str, tuple[str, Event]] = {}  # writer process -> (owner, acquire ok event)
+    out: list[Hold] = []
+
+    def close(process: str, end: Event | None, time: int) -> None:
+        owner, start = open_.pop(process)
+        out.append(Hold(owner, start.node, start.time, time, start.index, end.index if end else None))
+
+    last_time = events[-1].time if events else 0
+    for e in events:
+        if e.process == e.node and e.f == "acquire" and e.type == "ok":
+            open_[e.process] = (e.value["owner"], e)
+        elif e.process in open_ and (e.f, e.type) in _CLOSING:
+            close(e.process, e, e.time)
+        elif e.process == "nemesis" and e.f == "crash" and e.node in open_:
+            close(e.node, e, e.time)
+    for process in list(open_):
+        close(process, None, last_time)
+    return sorted(out, key=lambda h: (h.start, h.start_event))
+
+
+def check_overlaps(events: Sequence[Event]) -> list[Violation]:
+    """Pairs of different owners whose belief intervals intersect."""
+    hs = holds(events)
+    found: list[Violation] = []
+    for i, a in enumerate(hs):
+        for b in hs[i + 1:]:
+            if b.start >= a.end:
+                break
+            if a.owner == b.owner or b.start == b.end:
+                continue
+            lo, hi = b.start, min(a.end, b.end)
+            if lo >= hi:
+                continue
+            first_end = a.end_event if a.end <= b.end else b.end_event
+            evidence = tuple(sorted({x for x in (a.start_event, b.start_event, first_end) if x is not None}))
+            found.append(Violation(
+                "overlap",
+                f"{a.node} (owner {a.owner[:8]}) and {b.node} (owner {b.owner[:8]}) both held the lock "
+                f"during [{lo}, {hi}) ms ({hi - lo} ms)",
+                evidence,
+                {"owners": [a.owner, b.owner], "nodes": [a.node, b.node], "start": lo, "end": hi,
+                 "overlap_ms": hi - lo},
+            ))
+    return found
+
+
+def check_stale_writes(events: Sequence[Event]) -> list[Violation]:
+    """Register writes applied while the lock file named someone else."""
+    found: list[Violation] = []
+    current: Event | None = None
+    for e in events:
+        if e.process != "store":
+            continue
+        if e.f == "lock-file":
+            current = e
+        elif e.f == "register" and current is not None:
+            writer = json.loads(e.value["body"])["by"]
+            holder = current.value["owner"]
+            if holder != writer:
+                found.append(Violation(
+                    "stale-write",
+                    f"register written by owner {writer[:8]} at {e.time} ms while the lock file named "
+                    f"{holder[:8]} (since {current.time} ms)",
+                    (current.index, e.index),
+                    {"writer": writer, "holder": holder, "time": e.time},
+                ))
+    return found
+
+
+def check_lost_updates(events: Sequence[Event]) -> list[Violation]:
+    """Two applied register writes with the same new value: one update was lost."""
+    by_value: dict[int, Event] = {}
+    found: list[Violation] = []
+    for e in events:
+        if e.process != "store" or e.f != "register":
+            continue
+        body = json.loads(e.value["body"])
+        value, owner = body["value"], body["by"]
+        first = by_value.get(value)
+        if first is None:
+            by_value[value] = e
+            continue
+        first_owner = json.loads(first.value["body"])["by"]
+        reads = [r.index for r in events
+                 if r.f == "read" and r.type == "ok" and r.value.get("value") == value - 1
+                 and r.value.get("owner") in (owner, first_owner) and r.time <= e.time]
+        found.append(Violation(
+            "lost-update",
+            f"owners {first_owner[:8]} (at {first.time} ms) and {owner[:8]} (at {e.time} ms) both wrote "
+            f"{value} over {value - 1}: one update was lost",
+            tuple(sorted({*reads[-2:], first.index, e.index})),
+            {"value": value, "owners": [first_owner, owner], "times": [first.time, e.time]},
+        ))
+    return found
+
+
+def find_dangling_locks(events: Sequence[Event]) -> list[Violation]:
+    """Acquisitions reported as failed while the lock file names the writer (liveness)."""
+    found: list[Violation] = []
+    store_by_owner: dict[str, Event] = {}
+    for e in events:
+        if e.process == "store" and e.f == "lock-file" and not e.value["expired"]:
+            store_by_owner.setdefault(e.value["owner"], e)
+    for e in events:
+        if not (e.f == "try-lock" and e.type == "fail" and e.value.get("owner")):
+            continue
+        written = store_by_owner.get(e.value["owner"])
+        if written is None or written.index > e.index:
+            continue
+        nxt = next((x for x in events if x.index > e.index and x.f == "acquire" and x.type == "ok"), None)
+        waited = (nxt.time if nxt else events[-1].time) - written.time
+        evidence = tuple(i for i in (written.index, e.index, nxt.index if nxt else None) if i is not None)
+        found.append(Violation(
+            "dangling-lock",
+            f"{e.node} was told its acquisition failed ({e.value.get('status')}) but the lock file names it "
+            f"(owner {e.value['owner'][:8]}); others waited {waited} ms",
+            evidence,
+            {"owner": e.value["owner"], "written_at": written.time, "told_failed_at": e.time,
+             "next_acquired_at": nxt.time if nxt else None, "waited_ms": waited},
+        ))
+    return found
