@@ -1,0 +1,125 @@
+"""The ``hcc`` command line.
+
+Exit status: 0 when a run's verdict equals the scenario's expected verdict,
+1 when it does not, 2 for bad input (the message names the field and value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from model.config import ConfigError
+from scenarios import loader
+from scenarios.rundir import execute
+
+# Subcommands that live in their own modules; each has register(subparsers).
+COMMAND_MODULES = ("scenarios.cmd_slices", "scenarios.cmd_explore", "scenarios.cmd_conformance")
+
+
+def _print_run_line(name: str, expect: str, verdict: str, n_violations: int, seed: int, seconds: float) -> None:
+    mark = "ok  " if verdict == expect else "FAIL"
+    print(f"{mark} {name:<28} expect={expect:<9} verdict={verdict:<9} violations={n_violations:<4} "
+          f"seed={seed} ({seconds:.2f}s)")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """hcc run NAME_OR_PATH | --all."""
+    if args.all == bool(args.scenario):
+        raise ConfigError("scenario", args.scenario, "give a scenario name or path, or --all (not both)")
+    names = loader.catalogue_names() if args.all else [args.scenario]
+    failures = 0
+    summaries = []
+    for name in names:
+        scenario = loader.load(name, args.set or [])
+        seed = scenario.seed if args.seed is None else args.seed
+        out = Path(args.out) / scenario.name if args.all and args.out else (Path(args.out) if args.out else None)
+        started = time.monotonic()
+        result = execute(scenario, seed, out)
+        summary = result.summary()
+        summaries.append(summary)
+        if not result.matches_expectation:
+            failures += 1
+            print(f"seed {seed}: scenario {scenario.name} expected {scenario.expect}, got {result.verdict.verdict}",
+                  file=sys.stderr)
+        if args.json:
+            continue
+        if args.all:
+            _print_run_line(scenario.name, scenario.expect, result.verdict.verdict, len(result.verdict.violations),
+                            seed, time.monotonic() - started)
+        else:
+            print(f"scenario {scenario.name}  seed {seed}  verdict {result.verdict.verdict} "
+                  f"(expected {scenario.expect})  -> {result.out}")
+            for v in result.verdict.violations[:10]:
+                print(f"  violation [{v.kind}] {v.message}  events {list(v.events)}")
+            if len(result.verdict.violations) > 10:
+                print(f"  ... and {len(result.verdict.violations) - 10} more")
+            for f in result.verdict.findings[:5]:
+                print(f"  finding   [{f.kind}] {f.message}")
+    if args.json:
+        print(json.dumps(summaries if args.all else summaries[0], sort_keys=True))
+    return 1 if failures else 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """hcc show NAME: the scenario with every default filled in, as TOML."""
+    print(loader.to_toml(loader.load(args.scenario, args.set or [])), end="")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """hcc list: the scenario catalogue."""
+    for name in loader.catalogue_names():
+        s = loader.load(name)
+        print(f"{name:<28} expect={s.expect:<9} {s.description.splitlines()[0] if s.description else ''}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hcc", description="Hudi concurrency-control harness")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a scenario (or the whole catalogue) in simulation")
+    run.add_argument("scenario", nargs="?", help="catalogue name or path to a TOML file")
+    run.add_argument("--all", action="store_true", help="run every scenario of the catalogue")
+    run.add_argument("--seed", type=int, help="override the scenario's seed")
+    run.add_argument("--out", help="run directory (with --all: a parent folder)")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field (dotted key)")
+    run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.set_defaults(func=cmd_run)
+
+    show = sub.add_parser("show", help="print a scenario with every default filled in")
+    show.add_argument("scenario")
+    show.add_argument("--set", action="append", metavar="KEY=VALUE")
+    show.set_defaults(func=cmd_show)
+
+    lst = sub.add_parser("list", help="list the scenario catalogue")
+    lst.set_defaults(func=cmd_list)
+
+    for module in COMMAND_MODULES:
+        try:
+            importlib.import_module(module).register(sub)
+        except ModuleNotFoundError as e:
+            if e.name != module:
+                raise
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except ConfigError as e:
+        print(f"hcc: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Load scenario files (TOML) into frozen dataclasses, with errors that name the field and the value.
+
+The dataclasses in ``model/config.py`` are the schema: every field has a
+default, unknown fields are rejected, types are checked, then the model's own
+``validate()`` checks the protocol rules.  ``--set dotted.key=value`` overrides
+are applied to the raw TOML before conversion, so they are checked the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from model.config import ConfigError, Scenario
+
+CATALOGUE = Path(__file__).parent / "catalogue"
+
+
+def catalogue_names() -> list[str]:
+    """Names of the scenarios shipped in ``scenarios/catalogue``."""
+    return sorted(p.stem for p in CATALOGUE.glob("*.toml"))
+
+
+def resolve(name_or_path: str) -> Path:
+    """A catalogue name or a path to a TOML file."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" and path.exists():
+        return path
+    candidate = CATALOGUE / f"{name_or_path}.toml"
+    if candidate.exists():
+        return candidate
+    raise ConfigError("scenario", name_or_path,
+                      f"no such file and not in the catalogue ({', '.join(catalogue_names())})")
+
+
+def _convert(tp: Any, value: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            raise ConfigError(where, value, "must be a table")
+        return build(tp, value, where)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ConfigError(where, value, "must be a list")
+        (item,) = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(where, value, "must be a table")
+        _, item = typing.get_args(tp)
+        return {k: _convert(item, v, f"{where}.{k}") for k, v in value.items()}
+    if origin in (typing.Union, types.UnionType):
+        for option in typing.get_args(tp):
+            try:
+                return _convert(option, value, where)
+            except ConfigError:
+                continue
+        raise ConfigError(where, value, f"must be {tp}")
+    if tp is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        raise ConfigError(where, value, "must be a number")
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ConfigError(where, value, "must be an integer")
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(where, value, "must be true or false")
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        raise ConfigError(where, value, "must be a string")
+    raise ConfigError(where, value, f"unsupported type {tp}")
+
+
+def build(cls: type, raw: dict[str, Any], where: str = "") -> Any:
+    """Build dataclass ``cls`` from a TOML table; unknown fields and wrong types raise ConfigError."""
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in raw.items():
+        path = f"{where}.{key}" if where else key
+        if key not in names:
+            raise ConfigError(path, value, f"unknown field (known: {', '.join(sorted(names))})")
+        kwargs[key] = _convert(hints[key], value, path)
+    return cls(**kwargs)
+
+
+def parse_value(text: str) -> Any:
+    """A --set value as a TOML literal (number, bool, string, array, inline table); else a plain string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_override(raw: dict[str, Any], assignment: str) -> None:
+    """Apply ``dotted.key=value`` (list items as ``faults.pauses.0.at_ms`` or ``faults.pauses[0].at_ms``)."""
+    if "=" not in assignment:
+        raise ConfigError("--set", assignment, "must look like dotted.key=value")
+    dotted, text = assignment.split("=", 1)
+    parts = dotted.strip().replace("[", ".").replace("]", "").split(".")
+    node: Any = raw
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(dotted, part, f"is not an index of a list of {len(node)}")
+            if last:
+                node[int(part)] = parse_value(text)
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = parse_value(text)
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError(dotted, part, "goes below a value that is not a table")
+
+
+def load_raw(name_or_path: str) -> dict[str, Any]:
+    """The parsed TOML of a scenario (no defaults filled in)."""
+    path = resolve(name_or_path)
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError("scenario", str(path), f"is not valid TOML: {e}") from e
+
+
+def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+    """Load, override, build and validate a scenario."""
+    raw = load_raw(name_or_path)
+    for assignment in overrides:
+        apply_override(raw, assignment)
+    scenario: Scenario = build(Scenario, raw)
+    scenario.validate()
+    return scenario
+
+
+def to_dict(obj: Any) -> Any:
+    """A scenario (or any config dataclass) as plain TOML-ready data, every default filled in."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, tuple | list):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+def to_toml(scenario: Scenario) -> str:
+    """The scenario as TOML with every default filled in."""
+    return tomli_w.dumps(to_dict(scenario))

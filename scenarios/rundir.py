@@ -1,0 +1,96 @@
+"""Run directories: the history (streamed as it happens), verdicts, metrics and the resolved scenario.
+
+The history is appended and flushed line by line, so a run that crashes keeps
+every event written so far; every other file is written atomically (a
+temporary file, then a rename), so a reader never sees half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from model.checkers.lock_run import check_lock_history
+from model.checkers.verdict import Verdict
+from model.config import Scenario
+from model.history import Event
+from model.metrics import lock_metrics
+from model.sim import run_scenario
+from scenarios.loader import to_toml
+
+HISTORY = "history.jsonl"
+VERDICT = "verdict.json"
+METRICS = "metrics.json"
+SCENARIO = "scenario.toml"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Atomically write pretty, key-sorted JSON."""
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    scenario: Scenario
+    seed: int
+    out: Path
+    verdict: Verdict
+    metrics: dict[str, Any]
+
+    @property
+    def matches_expectation(self) -> bool:
+        return self.verdict.verdict == self.scenario.expect
+
+    def summary(self) -> dict[str, Any]:
+        """The object ``hcc run --json`` prints."""
+        return {
+            "scenario": self.scenario.name,
+            "seed": self.seed,
+            "expect": self.scenario.expect,
+            "matches_expectation": self.matches_expectation,
+            "out": str(self.out),
+            **self.verdict.to_dict(),
+            "metrics": self.metrics,
+        }
+
+
+def default_out(scenario: Scenario, seed: int) -> Path:
+    return Path("out") / "runs" / f"{scenario.name}-seed{seed}"
+
+
+def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None) -> RunResult:
+    """Run a simulated scenario, streaming its history to ``out``, then check it and write the verdicts."""
+    seed = scenario.seed if seed is None else seed
+    out = out or default_out(scenario, seed)
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / SCENARIO, to_toml(scenario))
+    with open(out / HISTORY, "w") as history:
+        def sink(event: Event) -> None:
+            history.write(event.to_json() + "\n")
+            history.flush()
+        events = run_scenario(scenario, seed, sink)
+    verdict = check_lock_history(events, scenario.checkers)
+    metrics = lock_metrics(events)
+    result = RunResult(scenario, seed, out, verdict, metrics)
+    write_json(out / METRICS, metrics)
+    write_json(out / VERDICT, {k: v for k, v in result.summary().items() if k != "metrics"})
+    return result
