@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import enum
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from model.nbcc.files import BaseFile, LogFile
 
@@ -68,7 +68,7 @@ class FileSlice:
     base_instant: int
     base_file: BaseFile | None = None
     log_files: tuple[LogFile, ...] = ()
-    pending_log_files: tuple[LogFile, ...] = field(default=(), compare=False)
+    pending_log_files: tuple[LogFile, ...] = ()
 
     @property
     def group_id(self) -> FileGroupId:

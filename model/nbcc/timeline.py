@@ -75,7 +75,7 @@ class Timeline:
 
     instants: tuple[Instant, ...] = ()
     archive_boundary: int | None = None
-    archived_completions: Mapping[int, int] = field(default_factory=dict)
+    archived_completions: Mapping[int, int] = field(default_factory=dict, hash=False)
     has_completion_times: bool = True
 
     def __post_init__(self) -> None:
