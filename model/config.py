@@ -305,3 +305,25 @@ class Scenario:
             _require(node in nodes, f"clocks.{node}", node, f"is not a node of this run ({', '.join(nodes)})")
             spec.validate(f"clocks.{node}")
         self.faults.validate(nodes)
+
+
+def describe_faults(plan: FaultPlan) -> list[str]:
+    """A fault plan as short readable lines, one per fault (used to print shrunk schedules)."""
+    lines: list[str] = []
+    for p in plan.pauses:
+        when = f"at {p.at_ms} ms" if p.trigger == "time" else f"at its first {p.trigger} after {p.at_ms} ms"
+        lines.append(f"pause {p.node} {when} for {p.duration_ms} ms")
+    for e in plan.errors:
+        limit = f", at most {e.count}x" if e.count else ""
+        end = "the end" if e.end_ms >= 2**62 else f"{e.end_ms} ms"
+        lines.append(f"{e.status} on {e.method} of {e.key} by {e.node} from {e.start_ms} ms to {end} "
+                     f"(p={e.prob}{limit})")
+    for c in plan.crashes:
+        lines.append(f"crash {c.node} at {c.at_ms} ms, restart after {c.restart_after_ms} ms")
+    for d in plan.writer_deaths:
+        lines.append(f"writer thread of {d.node} dies at {d.at_ms} ms")
+    for k in plan.cutoffs:
+        lines.append(f"{k.node} cut off from storage during [{k.start_ms}, {k.end_ms}) ms")
+    for h in plan.heartbeat_start_failures:
+        lines.append(f"heartbeat of {h.node} fails to start on acquisition {h.acquisition}")
+    return lines
