@@ -1,5 +1,8 @@
 """S3 backend through boto3: any endpoint, path-style addressing, botocore retries off.
 
+botocore's automatic retries are off unless ``native_retries=True`` (kept
+only to grade what the SDK's own retry does to a lost reply).
+
 Create-if-absent is ``PutObject`` with ``If-None-Match: *``; replace is
 ``PutObject`` with ``If-Match: <ETag>``.  The version tag is the ETag exactly
 as the server returned it (quotes included).
@@ -21,15 +24,18 @@ class BotoS3Backend(Backend):
 
     def __init__(self, endpoint: str | None, bucket: str, prefix: str, *, access_key: str | None = None,
                  secret_key: str | None = None, region: str = "us-east-1", timeout_s: float = 10.0,
-                 sdk_retries: int = 0, retry_backoff_s: float = 0.05, max_pool: int = 64) -> None:
+                 sdk_retries: int = 0, retry_backoff_s: float = 0.05, native_retries: bool = False,
+                 max_pool: int = 64) -> None:
         super().__init__(prefix, sdk_retries=sdk_retries, retry_backoff_s=retry_backoff_s)
         import boto3
         from botocore.config import Config
 
         self.endpoint = endpoint
         self.bucket = bucket
+        self.native_retries = native_retries
         cfg = Config(
-            retries={"total_max_attempts": 1, "mode": "standard"},
+            # off: the harness must see each attempt; native_retries=True keeps botocore's (for grading)
+            retries={"total_max_attempts": 5 if native_retries else 1, "mode": "standard"},
             connect_timeout=timeout_s,
             read_timeout=timeout_s,
             s3={"addressing_style": "path"},

@@ -215,14 +215,19 @@ def check_operations(ops: Sequence[Operation], initial: Any = None, budget: int 
         return Verdict(True, len(ops), linearization=tuple(ops[i] for i in order))
     core = list(ops)
     if minimise:
-        i = 0
-        while i < len(core):
-            trial = core[:i] + core[i + 1:]
-            res, _ = _search(trial, initial, budget)
-            if res is False:
-                core = trial
-            else:
-                i += 1
+        # drop reads first, so that the counterexample prefers the writes that conflict
+        for drop_reads in (True, False):
+            i = 0
+            while i < len(core):
+                if drop_reads and core[i].f != "read":
+                    i += 1
+                    continue
+                trial = core[:i] + core[i + 1:]
+                res, _ = _search(trial, initial, budget)
+                if res is False:
+                    core = trial
+                else:
+                    i += 1
     return Verdict(False, len(ops), counterexample=tuple(core))
 
 
