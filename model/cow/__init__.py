@@ -9,6 +9,7 @@ from model.cow.config import CC, CowConfig, CowConfigError
 from model.cow.explorer import ExploreResult, TraceStep, explore
 from model.cow.invariants import ReadViolation, check_consistent_read, consistent_read
 from model.cow.spec import CowSpec, State
+from model.cow.walk import WalkResult, random_walk
 
 __all__ = [
     "CC",
@@ -19,7 +20,9 @@ __all__ = [
     "ReadViolation",
     "State",
     "TraceStep",
+    "WalkResult",
     "check_consistent_read",
     "consistent_read",
     "explore",
+    "random_walk",
 ]

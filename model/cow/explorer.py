@@ -42,7 +42,7 @@ class ExploreResult:
     ``generated`` counts generated successors, ``depth`` is the number of
     breadth-first levels reached (the initial state is level 1).  A violation
     carries the shortest counterexample as ``trace`` (initial state first).
-    ``complete`` is False when ``max_states`` stopped the search early.
+    ``complete`` is False (and the verdict "unknown") when ``max_states`` stopped the search early.
     """
 
     verdict: str
@@ -103,25 +103,30 @@ def explore(cfg: CowConfig, symmetry: bool = False, exact: bool = False,
     while frontier:
         nxt: list[State] = []
         for s in frontier:
-            sk = key_of(s)
+            sk: Hashable = s if exact else hash(s)
+            s_tl, s_files, s_log = s[4], s[5], s[7]
             for _action, _w, t in successors(s):
                 generated += 1
                 c = canon(t)
-                ck = key_of(c)
+                ck: Hashable = c if exact else hash(c)
                 if ck in parent:
                     continue
                 parent[ck] = sk
-                violation = check(c)
-                if violation is not None:
-                    path = [ck]
-                    while (p := parent[path[-1]]) is not None:
-                        path.append(p)
-                    path.reverse()
-                    return _violated(spec, cfg, path, canon, key_of, violation, len(path), generated,
-                                     symmetry, stored=len(parent))
+                # ConsistentRead reads only the timeline, the files and the commit log; when the
+                # step left them untouched (same objects), the parent's verdict (it holds) carries over.
+                if not (t[4] is s_tl and t[5] is s_files and t[7] is s_log):
+                    violation = check(c)
+                    if violation is not None:
+                        path: list[Hashable] = [ck]
+                        while (p := parent[path[-1]]) is not None:
+                            path.append(p)
+                        path.reverse()
+                        return _violated(spec, cfg, path, canon, key_of, violation, len(path), generated,
+                                         symmetry, stored=len(parent))
                 nxt.append(c)
                 if max_states is not None and len(parent) >= max_states:
-                    return ExploreResult("holds", len(parent), generated, depth + 1, symmetry, complete=False)
+                    return ExploreResult("unknown", len(parent), generated, depth + 1, symmetry,
+                                         complete=False)
         if nxt:
             depth += 1
         frontier = nxt
