@@ -172,7 +172,7 @@ class Pause:
 class ErrorRule:
     """Requests matching node/key/method inside [start_ms, end_ms) fail with ``status`` with probability ``prob``.
 
-    ``key`` is ``lock``, ``register`` or ``any``; ``method`` is ``read``, ``write`` or ``any``.
+    ``key`` is ``lock``, ``register``, ``any`` or a key prefix; ``method`` is ``read``, ``write`` or ``any``.
     ``status``: 409/429/503 (not applied), ``timeout`` (not applied, the client waits
     ``storage.timeout_ms``) or ``lost-reply`` (applied, then the client times out).
     ``count`` limits how many requests the rule hits (0: no limit).
@@ -246,8 +246,8 @@ class FaultPlan:
                      f"must be one of {', '.join(PAUSE_TRIGGERS)}")
         for i, e in enumerate(self.errors):
             node_ok(f"faults.errors[{i}].node", e.node, allow_any=True)
-            _require(e.key in ("lock", "register", "any"), f"faults.errors[{i}].key", e.key,
-                     "must be lock, register or any")
+            _require(bool(e.key), f"faults.errors[{i}].key", e.key,
+                     "must be lock, register, any or a key prefix")
             _require(e.method in ("read", "write", "any"), f"faults.errors[{i}].method", e.method,
                      "must be read, write or any")
             _require(e.status in ERROR_STATUSES, f"faults.errors[{i}].status", e.status,

@@ -86,13 +86,38 @@ class _Node:
         return self.name if task == WRITER_TASK else f"{self.name}/{task}"
 
 
+@dataclass(frozen=True)
+class WriterContext:
+    """What a writer factory gets for one incarnation of a node's writer task."""
+
+    node: str
+    incarnation: int  # 1 at the start, +1 after every restart
+    rng: random.Random  # this incarnation's own random stream
+    new_id: Callable[[], str]  # deterministic UUIDs
+
+
+WriterFactory = Callable[[WriterContext], Generator[Effect, Any, Any]]
+
+
+def register_writer_factory(scenario: Scenario) -> WriterFactory:
+    """The lock model's workload: Hudi's lock provider guarding a register read-modify-write."""
+    def make(ctx: WriterContext) -> Generator[Effect, Any, Any]:
+        provider = StorageLockProvider(scenario.lock, ctx.new_id)
+        start = scenario.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
+        return RegisterWriter(provider, scenario.workload, ctx.rng, fenced=scenario.lock.variant == "fenced",
+                              start_ms=start).run()
+    return make
+
+
 class SimWorld:
     """One simulated run of a lock scenario.  ``run()`` returns the history."""
 
     def __init__(self, scenario: Scenario, seed: int | None = None,
-                 sink: Callable[[Event], None] | None = None) -> None:
+                 sink: Callable[[Event], None] | None = None,
+                 writer_factory: WriterFactory | None = None) -> None:
         scenario.validate()
         self.scenario = scenario
+        self.writer_factory = writer_factory or register_writer_factory(scenario)
         self.seed = scenario.seed if seed is None else seed
         self.sink = sink
         self.env = simpy.Environment()
@@ -152,12 +177,9 @@ class SimWorld:
 
     def _start_writer(self, node: _Node) -> None:
         node.incarnation += 1
-        cfg = self.scenario
-        provider = StorageLockProvider(cfg.lock, self._new_owner_id)
         rng = random.Random(f"{self.seed}/{node.name}/{node.incarnation}")
-        start = cfg.workload.node_start_ms.get(node.name) if node.incarnation == 1 else None
-        writer = RegisterWriter(provider, cfg.workload, rng, fenced=cfg.lock.variant == "fenced", start_ms=start)
-        self._spawn(node, WRITER_TASK, writer.run())
+        body = self.writer_factory(WriterContext(node.name, node.incarnation, rng, self._new_owner_id))
+        self._spawn(node, WRITER_TASK, body)
 
     def _spawn(self, node: _Node, name: str, body: Generator[Effect, Any, Any]) -> _Task:
         task = _Task(node, name, done=self.env.event())
@@ -336,12 +358,18 @@ class SimWorld:
             return "lock"
         return "register" if key == self.scenario.workload.register_key else "other"
 
+    def _rule_matches_key(self, rule: ErrorRule, key: str) -> bool:
+        """``lock``, ``register`` and ``any`` name key classes; any other value is a key prefix."""
+        if rule.key in ("any", "lock", "register"):
+            return rule.key in ("any", self._key_class(key))
+        return key.startswith(rule.key)
+
     def _matching_rule(self, node: _Node, effect: StorageEffect) -> ErrorRule | None:
         now = int(self.env.now)
         method = "write" if is_write(effect) else "read"
-        key_class = self._key_class(getattr(effect, "key", ""))
+        key = getattr(effect, "key", getattr(effect, "prefix", ""))
         for i, rule in enumerate(self.scenario.faults.errors):
-            if rule.node not in ("any", node.name) or rule.key not in ("any", key_class):
+            if rule.node not in ("any", node.name) or not self._rule_matches_key(rule, key):
                 continue
             if rule.method not in ("any", method) or not rule.start_ms <= now < rule.end_ms:
                 continue
@@ -404,9 +432,12 @@ class SimWorld:
                          "version": result.version})
         elif kind == "register":
             self.record(node.name, "store", "info", "register", {"body": obj.body.decode()})
+        else:
+            self.record(node.name, "store", "info", "object", {"key": key, "version": result.version,
+                                                               "size": len(obj.body)})
 
 
-def run_scenario(scenario: Scenario, seed: int | None = None,
-                 sink: Callable[[Event], None] | None = None) -> list[Event]:
-    """Run one simulated scenario and return its history."""
-    return SimWorld(scenario, seed, sink).run()
+def run_scenario(scenario: Scenario, seed: int | None = None, sink: Callable[[Event], None] | None = None,
+                 writer_factory: WriterFactory | None = None) -> list[Event]:
+    """Run one simulated scenario and return its history (the lock workload unless a factory is given)."""
+    return SimWorld(scenario, seed, sink, writer_factory).run()

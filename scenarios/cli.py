@@ -19,7 +19,19 @@ from scenarios import loader
 from scenarios.rundir import execute
 
 # Subcommands that live in their own modules; each has register(subparsers).
-COMMAND_MODULES = ("scenarios.cmd_slices", "scenarios.cmd_explore", "scenarios.cmd_conformance")
+COMMAND_MODULES = (
+    "scenarios.cmd_slices",
+    "scenarios.cmd_explore",
+    "scenarios.cmd_conformance",
+    "scenarios.cmd_report",
+    "scenarios.cmd_gate",
+    "scenarios.cmd_sweep",
+    "scenarios.cmd_boundary",
+    "scenarios.cmd_replay",
+    "scenarios.cmd_check_audit",
+    "scenarios.cmd_timeline",
+    "scenarios.cmd_nbcc",
+)
 
 
 def _print_run_line(name: str, expect: str, verdict: str, n_violations: int, seed: int, seconds: float) -> None:
