@@ -32,15 +32,19 @@ def _require(cond: bool, field_name: str, value: Any, reason: str) -> None:
 
 @dataclass(frozen=True)
 class Dist:
-    """A distribution of integer milliseconds: ``fixed`` (lo), ``uniform`` [lo, hi] or ``exp`` (mean lo, capped at hi)."""
+    """Integer milliseconds: ``fixed`` (lo), ``uniform`` [lo, hi] or ``exp`` (mean lo, capped at hi)."""
 
     kind: str = "fixed"
     lo: int = 0
     hi: int = 0
 
     def validate(self, name: str) -> None:
-        _require(self.kind in ("fixed", "uniform", "exp"), f"{name}.kind", self.kind,
-                 "must be fixed, uniform or exp")
+        _require(
+            self.kind in ("fixed", "uniform", "exp"),
+            f"{name}.kind",
+            self.kind,
+            "must be fixed, uniform or exp",
+        )
         _require(self.lo >= 0, f"{name}.lo", self.lo, "must be >= 0")
         if self.kind != "fixed":
             _require(self.hi >= self.lo, f"{name}.hi", self.hi, f"must be >= lo ({self.lo})")
@@ -64,19 +68,37 @@ class LockConfig:
         return f"{self.base_path}/.hoodie/.locks/table_lock.json"
 
     def validate(self) -> None:
-        _require(self.variant in VARIANTS, "lock.variant", self.variant, f"must be one of {', '.join(VARIANTS)}")
-        _require(self.renew_interval_secs > 0, "lock.renew_interval_secs", self.renew_interval_secs, "must be > 0")
+        _require(
+            self.variant in VARIANTS, "lock.variant", self.variant, f"must be one of {', '.join(VARIANTS)}"
+        )
+        _require(
+            self.renew_interval_secs > 0, "lock.renew_interval_secs", self.renew_interval_secs, "must be > 0"
+        )
         _require(self.validity_secs > 0, "lock.validity_secs", self.validity_secs, "must be > 0")
         if self.enforce_hudi_limits:
-            _require(self.validity_secs >= 10 * self.renew_interval_secs, "lock.validity_secs", self.validity_secs,
-                     f"Hudi requires at least 10 x renew_interval_secs ({10 * self.renew_interval_secs})")
-            _require(self.validity_secs >= 10, "lock.validity_secs", self.validity_secs,
-                     "Hudi requires at least 10 seconds")
+            _require(
+                self.validity_secs >= 10 * self.renew_interval_secs,
+                "lock.validity_secs",
+                self.validity_secs,
+                f"Hudi requires at least 10 x renew_interval_secs ({10 * self.renew_interval_secs})",
+            )
+            _require(
+                self.validity_secs >= 10,
+                "lock.validity_secs",
+                self.validity_secs,
+                "Hudi requires at least 10 seconds",
+            )
         _require(self.wait_time_ms >= 0, "lock.wait_time_ms", self.wait_time_ms, "must be >= 0")
         _require(self.poll_ms > 0, "lock.poll_ms", self.poll_ms, "must be > 0")
-        _require(self.drift_allowance_ms >= 0, "lock.drift_allowance_ms", self.drift_allowance_ms, "must be >= 0")
-        _require(bool(self.base_path) and not self.base_path.startswith("/"), "lock.base_path", self.base_path,
-                 "must be a non-empty relative prefix")
+        _require(
+            self.drift_allowance_ms >= 0, "lock.drift_allowance_ms", self.drift_allowance_ms, "must be >= 0"
+        )
+        _require(
+            bool(self.base_path) and not self.base_path.startswith("/"),
+            "lock.base_path",
+            self.base_path,
+            "must be a non-empty relative prefix",
+        )
 
 
 @dataclass(frozen=True)
@@ -97,9 +119,18 @@ class StorageConfig:
         self.latency_ms.validate("storage.latency_ms")
         _require(self.timeout_ms > 0, "storage.timeout_ms", self.timeout_ms, "must be > 0")
         _require(self.sdk_retries >= 0, "storage.sdk_retries", self.sdk_retries, "must be >= 0")
-        _require(self.retry_backoff_ms >= 0, "storage.retry_backoff_ms", self.retry_backoff_ms, "must be >= 0")
-        _require(0.0 <= self.conflict_prob <= 1.0, "storage.conflict_prob", self.conflict_prob, "must be in [0, 1]")
-        _require(self.conflict_window_ms >= 0, "storage.conflict_window_ms", self.conflict_window_ms, "must be >= 0")
+        _require(
+            self.retry_backoff_ms >= 0, "storage.retry_backoff_ms", self.retry_backoff_ms, "must be >= 0"
+        )
+        _require(
+            0.0 <= self.conflict_prob <= 1.0, "storage.conflict_prob", self.conflict_prob, "must be in [0, 1]"
+        )
+        _require(
+            self.conflict_window_ms >= 0,
+            "storage.conflict_window_ms",
+            self.conflict_window_ms,
+            "must be >= 0",
+        )
 
 
 @dataclass(frozen=True)
@@ -124,8 +155,12 @@ class WorkloadConfig:
         self.think_ms.validate("workload.think_ms")
         self.start_ms.validate("workload.start_ms")
         for node, at in self.node_start_ms.items():
-            _require(node in self.nodes(), f"workload.node_start_ms.{node}", node,
-                     f"is not a node of this run ({', '.join(self.nodes())})")
+            _require(
+                node in self.nodes(),
+                f"workload.node_start_ms.{node}",
+                node,
+                f"is not a node of this run ({', '.join(self.nodes())})",
+            )
             _require(at >= 0, f"workload.node_start_ms.{node}", at, "must be >= 0")
 
     def nodes(self) -> list[str]:
@@ -147,7 +182,9 @@ class ClockSpec:
     jumps: tuple[JumpSpec, ...] = ()
 
     def validate(self, name: str) -> None:
-        _require(abs(self.drift_ppm) < 1_000_000, f"{name}.drift_ppm", self.drift_ppm, "must be within +-999999")
+        _require(
+            abs(self.drift_ppm) < 1_000_000, f"{name}.drift_ppm", self.drift_ppm, "must be within +-999999"
+        )
 
 
 PAUSE_TRIGGERS = ("time", "acquired", "write")
@@ -170,7 +207,7 @@ class Pause:
 
 @dataclass(frozen=True)
 class ErrorRule:
-    """Requests matching node/key/method inside [start_ms, end_ms) fail with ``status`` with probability ``prob``.
+    """Requests matching node/key/method in [start_ms, end_ms) fail with ``status`` with probability ``prob``.
 
     ``key`` is ``lock``, ``register``, ``any`` or a key prefix; ``method`` is ``read``, ``write`` or ``any``.
     ``status``: 409/429/503 (not applied), ``timeout`` (not applied, the client waits
@@ -190,7 +227,7 @@ class ErrorRule:
 
 @dataclass(frozen=True)
 class Crash:
-    """Node ``node`` crashes at ``at_ms`` (all its tasks die) and restarts after ``restart_after_ms`` (<0: never)."""
+    """Node ``node`` crashes at ``at_ms`` (all its tasks die), restarts ``restart_after_ms`` later (<0: never)."""
 
     node: str = "w1"
     at_ms: int = 0
@@ -242,16 +279,29 @@ class FaultPlan:
             node_ok(f"faults.pauses[{i}].node", p.node)
             _require(p.duration_ms >= 0, f"faults.pauses[{i}].duration_ms", p.duration_ms, "must be >= 0")
             _require(p.at_ms >= 0, f"faults.pauses[{i}].at_ms", p.at_ms, "must be >= 0")
-            _require(p.trigger in PAUSE_TRIGGERS, f"faults.pauses[{i}].trigger", p.trigger,
-                     f"must be one of {', '.join(PAUSE_TRIGGERS)}")
+            _require(
+                p.trigger in PAUSE_TRIGGERS,
+                f"faults.pauses[{i}].trigger",
+                p.trigger,
+                f"must be one of {', '.join(PAUSE_TRIGGERS)}",
+            )
         for i, e in enumerate(self.errors):
             node_ok(f"faults.errors[{i}].node", e.node, allow_any=True)
-            _require(bool(e.key), f"faults.errors[{i}].key", e.key,
-                     "must be lock, register, any or a key prefix")
-            _require(e.method in ("read", "write", "any"), f"faults.errors[{i}].method", e.method,
-                     "must be read, write or any")
-            _require(e.status in ERROR_STATUSES, f"faults.errors[{i}].status", e.status,
-                     f"must be one of {', '.join(ERROR_STATUSES)}")
+            _require(
+                bool(e.key), f"faults.errors[{i}].key", e.key, "must be lock, register, any or a key prefix"
+            )
+            _require(
+                e.method in ("read", "write", "any"),
+                f"faults.errors[{i}].method",
+                e.method,
+                "must be read, write or any",
+            )
+            _require(
+                e.status in ERROR_STATUSES,
+                f"faults.errors[{i}].status",
+                e.status,
+                f"must be one of {', '.join(ERROR_STATUSES)}",
+            )
             _require(0.0 <= e.prob <= 1.0, f"faults.errors[{i}].prob", e.prob, "must be in [0, 1]")
             _require(e.end_ms >= e.start_ms, f"faults.errors[{i}].end_ms", e.end_ms, "must be >= start_ms")
             _require(e.count >= 0, f"faults.errors[{i}].count", e.count, "must be >= 0")
@@ -264,8 +314,12 @@ class FaultPlan:
             _require(k.end_ms >= k.start_ms, f"faults.cutoffs[{i}].end_ms", k.end_ms, "must be >= start_ms")
         for i, h in enumerate(self.heartbeat_start_failures):
             node_ok(f"faults.heartbeat_start_failures[{i}].node", h.node)
-            _require(h.acquisition >= 1, f"faults.heartbeat_start_failures[{i}].acquisition", h.acquisition,
-                     "must be >= 1")
+            _require(
+                h.acquisition >= 1,
+                f"faults.heartbeat_start_failures[{i}].acquisition",
+                h.acquisition,
+                "must be >= 1",
+            )
 
 
 CHECKERS = ("overlap", "stale-write", "lost-update")
@@ -316,8 +370,10 @@ def describe_faults(plan: FaultPlan) -> list[str]:
     for e in plan.errors:
         limit = f", at most {e.count}x" if e.count else ""
         end = "the end" if e.end_ms >= 2**62 else f"{e.end_ms} ms"
-        lines.append(f"{e.status} on {e.method} of {e.key} by {e.node} from {e.start_ms} ms to {end} "
-                     f"(p={e.prob}{limit})")
+        lines.append(
+            f"{e.status} on {e.method} of {e.key} by {e.node} from {e.start_ms} ms to {end} "
+            f"(p={e.prob}{limit})"
+        )
     for c in plan.crashes:
         lines.append(f"crash {c.node} at {c.at_ms} ms, restart after {c.restart_after_ms} ms")
     for d in plan.writer_deaths:

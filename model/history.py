@@ -36,14 +36,30 @@ class Event:
     @staticmethod
     def from_dict(raw: dict[str, Any], line: int = 0) -> Event:
         """Build an event from a parsed JSON object; ValueError names the line and the field."""
-        for name, kind in (("index", int), ("time", int), ("node", str), ("process", str), ("type", str),
-                           ("f", str)):
+        for name, kind in (
+            ("index", int),
+            ("time", int),
+            ("node", str),
+            ("process", str),
+            ("type", str),
+            ("f", str),
+        ):
             if not isinstance(raw.get(name), kind):
-                raise ValueError(f"history line {line}: field {name} = {raw.get(name)!r} is not {kind.__name__}")
+                raise ValueError(
+                    f"history line {line}: field {name} = {raw.get(name)!r} is not {kind.__name__}"
+                )
         if raw["type"] not in EVENT_TYPES:
             raise ValueError(f"history line {line}: field type = {raw['type']!r} is not one of {EVENT_TYPES}")
-        return Event(raw["index"], raw["time"], raw["node"], raw["process"], raw["type"], raw["f"],
-                     raw.get("value"), raw.get("clock"))
+        return Event(
+            raw["index"],
+            raw["time"],
+            raw["node"],
+            raw["process"],
+            raw["type"],
+            raw["f"],
+            raw.get("value"),
+            raw.get("clock"),
+        )
 
 
 def dumps(events: Iterable[Event]) -> str:

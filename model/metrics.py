@@ -87,7 +87,8 @@ def lock_metrics(events: Sequence[Event]) -> dict[str, Any]:
         "acquisitions_per_writer": {w: acquired[w] for w in writers},
         "acquire_latency_ms": {f"p{q}": percentile(all_lat, q) for q in (50, 90, 99, 100)},
         "acquire_latency_ms_per_writer": {
-            w: {f"p{q}": percentile(latencies[w], q) for q in (50, 90, 99)} for w in writers},
+            w: {f"p{q}": percentile(latencies[w], q) for q in (50, 90, 99)} for w in writers
+        },
         "acquire_timeouts": counts["acquire_timeouts"],
         "try_lock_held_by_other": try_fail["held"],
         "acquire_precondition_failure": try_fail["precondition-failed"],

@@ -101,20 +101,27 @@ WriterFactory = Callable[[WriterContext], Generator[Effect, Any, Any]]
 
 def register_writer_factory(scenario: Scenario) -> WriterFactory:
     """The lock model's workload: Hudi's lock provider guarding a register read-modify-write."""
+
     def make(ctx: WriterContext) -> Generator[Effect, Any, Any]:
         provider = StorageLockProvider(scenario.lock, ctx.new_id)
         start = scenario.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
-        return RegisterWriter(provider, scenario.workload, ctx.rng, fenced=scenario.lock.variant == "fenced",
-                              start_ms=start).run()
+        return RegisterWriter(
+            provider, scenario.workload, ctx.rng, fenced=scenario.lock.variant == "fenced", start_ms=start
+        ).run()
+
     return make
 
 
 class SimWorld:
     """One simulated run of a lock scenario.  ``run()`` returns the history."""
 
-    def __init__(self, scenario: Scenario, seed: int | None = None,
-                 sink: Callable[[Event], None] | None = None,
-                 writer_factory: WriterFactory | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int | None = None,
+        sink: Callable[[Event], None] | None = None,
+        writer_factory: WriterFactory | None = None,
+    ) -> None:
         scenario.validate()
         self.scenario = scenario
         self.writer_factory = writer_factory or register_writer_factory(scenario)
@@ -131,16 +138,26 @@ class SimWorld:
         faults = scenario.faults
         for name in scenario.workload.nodes():
             spec = scenario.clocks.get(name)
-            clock = NodeClock() if spec is None else NodeClock(
-                spec.offset_ms, spec.drift_ppm, tuple(ClockJump(j.at_ms, j.by_ms) for j in spec.jumps))
+            clock = (
+                NodeClock()
+                if spec is None
+                else NodeClock(
+                    spec.offset_ms, spec.drift_ppm, tuple(ClockJump(j.at_ms, j.by_ms) for j in spec.jumps)
+                )
+            )
             self.nodes[name] = _Node(
-                name, clock,
-                pauses=[(p.at_ms, p.at_ms + p.duration_ms) for p in faults.pauses
-                        if p.node == name and p.trigger == "time"],
+                name,
+                clock,
+                pauses=[
+                    (p.at_ms, p.at_ms + p.duration_ms)
+                    for p in faults.pauses
+                    if p.node == name and p.trigger == "time"
+                ],
                 triggered=[p for p in faults.pauses if p.node == name and p.trigger != "time"],
                 cutoffs=[(c.start_ms, c.end_ms) for c in faults.cutoffs if c.node == name],
-                heartbeat_failures=frozenset(h.acquisition for h in faults.heartbeat_start_failures
-                                             if h.node == name),
+                heartbeat_failures=frozenset(
+                    h.acquisition for h in faults.heartbeat_start_failures if h.node == name
+                ),
             )
 
     # ---- history ---------------------------------------------------------------
@@ -163,7 +180,9 @@ class SimWorld:
         for p in [p for p in node.triggered if p.trigger == wanted and p.at_ms <= now]:
             node.triggered.remove(p)
             node.pauses.append((now, now + p.duration_ms))
-            self.record(node.name, "nemesis", "info", "pause-start", {"node": node.name, "trigger": p.trigger})
+            self.record(
+                node.name, "nemesis", "info", "pause-start", {"node": node.name, "trigger": p.trigger}
+            )
             self.env.process(self._end_pause_later(node, p.duration_ms))
 
     def _end_pause_later(self, node: _Node, after: int) -> Generator[Any, Any, None]:
@@ -228,9 +247,9 @@ class SimWorld:
             elif kind == "restart":
                 self._start_writer(node)
             elif kind == "writer-death":
-                task = node.tasks.get(WRITER_TASK)
-                if task is not None:
-                    self._kill(task, "death")
+                writer = node.tasks.get(WRITER_TASK)
+                if writer is not None:
+                    self._kill(writer, "death")
 
     def _kill(self, task: _Task, cause: str) -> None:
         if task.alive and task.process is not None and task.process.is_alive:
@@ -409,9 +428,13 @@ class SimWorld:
         cfg = self.scenario.storage
         key = getattr(effect, "key", "")
         now = int(self.env.now)
-        if is_write(effect) and cfg.conflict_prob > 0 and key in self.last_write_at \
-                and now - self.last_write_at[key] <= cfg.conflict_window_ms \
-                and self.net_rng.random() < cfg.conflict_prob:
+        if (
+            is_write(effect)
+            and cfg.conflict_prob > 0
+            and key in self.last_write_at
+            and now - self.last_write_at[key] <= cfg.conflict_window_ms
+            and self.net_rng.random() < cfg.conflict_prob
+        ):
             return StoreResult(Outcome.CONFLICT)
         result = self.store.apply(effect)
         if result.ok and is_write(effect):
@@ -427,17 +450,35 @@ class SimWorld:
         kind = self._key_class(key)
         if kind == "lock":
             data = LockData.decode(obj.body)
-            self.record(node.name, "store", "info", "lock-file",
-                        {"owner": data.owner, "expired": data.expired, "valid_until": data.valid_until,
-                         "version": result.version})
+            self.record(
+                node.name,
+                "store",
+                "info",
+                "lock-file",
+                {
+                    "owner": data.owner,
+                    "expired": data.expired,
+                    "valid_until": data.valid_until,
+                    "version": result.version,
+                },
+            )
         elif kind == "register":
             self.record(node.name, "store", "info", "register", {"body": obj.body.decode()})
         else:
-            self.record(node.name, "store", "info", "object", {"key": key, "version": result.version,
-                                                               "size": len(obj.body)})
+            self.record(
+                node.name,
+                "store",
+                "info",
+                "object",
+                {"key": key, "version": result.version, "size": len(obj.body)},
+            )
 
 
-def run_scenario(scenario: Scenario, seed: int | None = None, sink: Callable[[Event], None] | None = None,
-                 writer_factory: WriterFactory | None = None) -> list[Event]:
+def run_scenario(
+    scenario: Scenario,
+    seed: int | None = None,
+    sink: Callable[[Event], None] | None = None,
+    writer_factory: WriterFactory | None = None,
+) -> list[Event]:
     """Run one simulated scenario and return its history (the lock workload unless a factory is given)."""
     return SimWorld(scenario, seed, sink, writer_factory).run()

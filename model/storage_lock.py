@@ -85,8 +85,11 @@ class StorageLockProvider:
             result: StoreResult = yield CreateIfAbsent(self.key, data.encode())
         else:
             result = yield ReplaceIfMatch(self.key, data.encode(), current.version)
-        if (result.outcome is Outcome.PRECONDITION_FAILED and result.ambiguous
-                and self.config.variant == "412-recovery"):
+        if (
+            result.outcome is Outcome.PRECONDITION_FAILED
+            and result.ambiguous
+            and self.config.variant == "412-recovery"
+        ):
             result = yield from self._adopt_if_mine(data)
         return result
 
@@ -124,8 +127,11 @@ class StorageLockProvider:
                 yield Record("try-lock", "fail", {"reason": "held", "holder": current.data.owner})
                 return False
             if not current.data.expired:
-                yield Record("dangling-lock", "info", {"holder": current.data.owner,
-                                                       "valid_until": current.data.valid_until})
+                yield Record(
+                    "dangling-lock",
+                    "info",
+                    {"holder": current.data.owner, "valid_until": current.data.valid_until},
+                )
         elif read.outcome is not Outcome.NOT_FOUND:
             yield Record("try-lock", "fail", {"reason": "read-unknown", "status": read.outcome.name})
             return False
@@ -135,9 +141,20 @@ class StorageLockProvider:
         data = LockData(False, now + self.validity_ms, owner)
         result: StoreResult = yield from self._upsert(data, current)
         if not result.ok or result.version is None:
-            reason = "precondition-failed" if result.outcome is Outcome.PRECONDITION_FAILED else "write-unknown"
-            yield Record("try-lock", "fail", {"reason": reason, "status": result.outcome.name, "owner": owner,
-                                              "attempts": result.attempts, "ambiguous": result.ambiguous})
+            reason = (
+                "precondition-failed" if result.outcome is Outcome.PRECONDITION_FAILED else "write-unknown"
+            )
+            yield Record(
+                "try-lock",
+                "fail",
+                {
+                    "reason": reason,
+                    "status": result.outcome.name,
+                    "owner": owner,
+                    "attempts": result.attempts,
+                    "ambiguous": result.ambiguous,
+                },
+            )
             return False
         self.owner = owner
         self.lock = LockFile(data, result.version)
@@ -148,8 +165,16 @@ class StorageLockProvider:
             yield from self._expire()
             return False
         self.heartbeat_active = True
-        yield Record("try-lock", "ok", {"owner": owner, "version": result.version, "valid_until": data.valid_until,
-                                        "attempts": result.attempts})
+        yield Record(
+            "try-lock",
+            "ok",
+            {
+                "owner": owner,
+                "version": result.version,
+                "valid_until": data.valid_until,
+                "attempts": result.attempts,
+            },
+        )
         return True
 
     def try_lock(self, wait_ms: int | None = None) -> Gen:

@@ -42,8 +42,14 @@ def register_value(result: StoreResult) -> int:
 class RegisterWriter:
     """One writer's workload loop over a lock provider."""
 
-    def __init__(self, provider: StorageLockProvider, config: WorkloadConfig, rng: random.Random,
-                 fenced: bool, start_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        provider: StorageLockProvider,
+        config: WorkloadConfig,
+        rng: random.Random,
+        fenced: bool,
+        start_ms: int | None = None,
+    ) -> None:
         self.provider = provider
         self.config = config
         self.rng = rng

@@ -34,10 +34,14 @@ COMMAND_MODULES = (
 )
 
 
-def _print_run_line(name: str, expect: str, verdict: str, n_violations: int, seed: int, seconds: float) -> None:
+def _print_run_line(
+    name: str, expect: str, verdict: str, n_violations: int, seed: int, seconds: float
+) -> None:
     mark = "ok  " if verdict == expect else "FAIL"
-    print(f"{mark} {name:<28} expect={expect:<9} verdict={verdict:<9} violations={n_violations:<4} "
-          f"seed={seed} ({seconds:.2f}s)")
+    print(
+        f"{mark} {name:<28} expect={expect:<9} verdict={verdict:<9} violations={n_violations:<4} "
+        f"seed={seed} ({seconds:.2f}s)"
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -50,23 +54,38 @@ def cmd_run(args: argparse.Namespace) -> int:
     for name in names:
         scenario = loader.load(name, args.set or [])
         seed = scenario.seed if args.seed is None else args.seed
-        out = Path(args.out) / scenario.name if args.all and args.out else (Path(args.out) if args.out else None)
+        out = (
+            Path(args.out) / scenario.name
+            if args.all and args.out
+            else (Path(args.out) if args.out else None)
+        )
         started = time.monotonic()
         result = execute(scenario, seed, out)
         summary = result.summary()
         summaries.append(summary)
         if not result.matches_expectation:
             failures += 1
-            print(f"seed {seed}: scenario {scenario.name} expected {scenario.expect}, got {result.verdict.verdict}",
-                  file=sys.stderr)
+            print(
+                f"seed {seed}: scenario {scenario.name} expected {scenario.expect}, "
+                f"got {result.verdict.verdict}",
+                file=sys.stderr,
+            )
         if args.json:
             continue
         if args.all:
-            _print_run_line(scenario.name, scenario.expect, result.verdict.verdict, len(result.verdict.violations),
-                            seed, time.monotonic() - started)
+            _print_run_line(
+                scenario.name,
+                scenario.expect,
+                result.verdict.verdict,
+                len(result.verdict.violations),
+                seed,
+                time.monotonic() - started,
+            )
         else:
-            print(f"scenario {scenario.name}  seed {seed}  verdict {result.verdict.verdict} "
-                  f"(expected {scenario.expect})  -> {result.out}")
+            print(
+                f"scenario {scenario.name}  seed {seed}  verdict {result.verdict.verdict} "
+                f"(expected {scenario.expect})  -> {result.out}"
+            )
             for v in result.verdict.violations[:10]:
                 print(f"  violation [{v.kind}] {v.message}  events {list(v.events)}")
             if len(result.verdict.violations) > 10:

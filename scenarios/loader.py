@@ -35,8 +35,9 @@ def resolve(name_or_path: str) -> Path:
     candidate = CATALOGUE / f"{name_or_path}.toml"
     if candidate.exists():
         return candidate
-    raise ConfigError("scenario", name_or_path,
-                      f"no such file and not in the catalogue ({', '.join(catalogue_names())})")
+    raise ConfigError(
+        "scenario", name_or_path, f"no such file and not in the catalogue ({', '.join(catalogue_names())})"
+    )
 
 
 def _convert(tp: Any, value: Any, where: str) -> Any:

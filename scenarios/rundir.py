@@ -84,9 +84,11 @@ def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / SCENARIO, to_toml(scenario))
     with open(out / HISTORY, "w") as history:
+
         def sink(event: Event) -> None:
             history.write(event.to_json() + "\n")
             history.flush()
+
         events = run_scenario(scenario, seed, sink)
     verdict = check_lock_history(events, scenario.checkers)
     metrics = lock_metrics(events)

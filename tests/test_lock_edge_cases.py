@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lockstrategies import fast_scenario
+
 from model.checkers.lock_run import check_lock_history
 from model.config import FaultPlan, HeartbeatStartFailure, LockConfig, WorkloadConfig, WriterDeath
 from model.history import Event, dumps
@@ -69,12 +70,19 @@ def test_writer_thread_death_stops_heartbeat_and_another_writer_acquires_after_e
 
 def test_heartbeat_start_failure_releases_the_lock_at_once() -> None:
     workload = WorkloadConfig(writers=2, node_start_ms={"w1": 0, "w2": 300})
-    scenario = fast_scenario(workload=workload,
-                             faults=FaultPlan(heartbeat_start_failures=(HeartbeatStartFailure("w1", 1),)))
+    scenario = fast_scenario(
+        workload=workload, faults=FaultPlan(heartbeat_start_failures=(HeartbeatStartFailure("w1", 1),))
+    )
     events = run_scenario(scenario, 1)
     failed = _first(events, f="heartbeat-start", type="fail", node="w1")
-    expired = [e for e in events if e.process == "store" and e.f == "lock-file"
-               and e.value["owner"] == failed.value["owner"] and e.value["expired"]]
+    expired = [
+        e
+        for e in events
+        if e.process == "store"
+        and e.f == "lock-file"
+        and e.value["owner"] == failed.value["owner"]
+        and e.value["expired"]
+    ]
     assert expired and expired[0].time - failed.time < 200  # released right away
     acquired = [e for e in events if e.f == "acquire" and e.type == "ok"]
     assert acquired[0].value["owner"] != failed.value["owner"]
@@ -84,11 +92,21 @@ def test_heartbeat_start_failure_releases_the_lock_at_once() -> None:
 
 def test_rfc91_as_written_does_not_interrupt_the_writer_on_a_lost_lock() -> None:
     plan = loader.load("rfc91-long-pause").faults
-    hudi = run_scenario(fast_scenario(faults=replace(plan, pauses=(replace(plan.pauses[0], at_ms=5_000,
-                                                                            duration_ms=20_000),))), 1)
-    as_written = run_scenario(fast_scenario(
-        lock=LockConfig(variant="rfc91-as-written", validity_secs=10, renew_interval_secs=1, wait_time_ms=20_000),
-        faults=replace(plan, pauses=(replace(plan.pauses[0], at_ms=5_000, duration_ms=20_000),))), 1)
+    hudi = run_scenario(
+        fast_scenario(
+            faults=replace(plan, pauses=(replace(plan.pauses[0], at_ms=5_000, duration_ms=20_000),))
+        ),
+        1,
+    )
+    as_written = run_scenario(
+        fast_scenario(
+            lock=LockConfig(
+                variant="rfc91-as-written", validity_secs=10, renew_interval_secs=1, wait_time_ms=20_000
+            ),
+            faults=replace(plan, pauses=(replace(plan.pauses[0], at_ms=5_000, duration_ms=20_000),)),
+        ),
+        1,
+    )
     assert any(e.f == "interrupted" for e in hudi)
     assert not any(e.f == "interrupted" for e in as_written)
     assert any(e.f == "heartbeat-stop" and e.value["reason"] == "renewal-failed" for e in as_written)
@@ -98,4 +116,6 @@ def test_catalogue_scenarios_meet_their_expected_verdicts() -> None:
     for name in loader.catalogue_names():
         scenario = loader.load(name)
         verdict = check_lock_history(run_scenario(scenario), scenario.checkers)
-        assert verdict.verdict == scenario.expect, f"{name} seed {scenario.seed}: {verdict.to_dict()['violations'][:1]}"
+        assert verdict.verdict == scenario.expect, (
+            f"{name} seed {scenario.seed}: {verdict.to_dict()['violations'][:1]}"
+        )

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 from hypothesis import HealthCheck, Phase, find, given, note, settings
 from hypothesis import strategies as st
-
 from lockstrategies import NODES, RENEW_MS, VALIDITY_MS, fast_scenario, pauses, safe_plans
+
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import (
@@ -38,7 +38,9 @@ def explain(seed: int, plan: FaultPlan, verdict: Verdict) -> str:
 
 @SETTINGS
 @given(safe_plans())
-def test_no_violation_inside_the_documented_assumptions(case: tuple[int, dict[str, ClockSpec], FaultPlan]) -> None:
+def test_no_violation_inside_the_documented_assumptions(
+    case: tuple[int, dict[str, ClockSpec], FaultPlan],
+) -> None:
     seed, clocks, plan = case
     scenario = fast_scenario(clocks=clocks, faults=plan)
     verdict = verdict_of(scenario, seed)
@@ -48,11 +50,18 @@ def test_no_violation_inside_the_documented_assumptions(case: tuple[int, dict[st
 
 def _find_violation(strategy: st.SearchStrategy, make: object, max_examples: int = 300) -> object:
     """Let Hypothesis search for a violating case and shrink it to a minimal one."""
+
     def violates(case: object) -> bool:
         scenario, seed = make(case)  # type: ignore[operator]
         return bool(verdict_of(scenario, seed).violations)
-    return find(strategy, violates, settings=settings(max_examples=max_examples, deadline=None,
-                                                      phases=[Phase.generate, Phase.shrink], database=None))
+
+    return find(
+        strategy,
+        violates,
+        settings=settings(
+            max_examples=max_examples, deadline=None, phases=[Phase.generate, Phase.shrink], database=None
+        ),
+    )
 
 
 def test_hypothesis_finds_and_shrinks_the_long_pause() -> None:
@@ -77,9 +86,14 @@ def test_hypothesis_finds_renewals_failing_past_valid_until() -> None:
     @st.composite
     def renewal_errors(draw: st.DrawFn) -> ErrorRule:
         start = draw(st.integers(0, 30_000))
-        return ErrorRule(node=draw(st.sampled_from(NODES)), key="lock", method="write",
-                         status=draw(st.sampled_from(("429", "503", "timeout"))),
-                         start_ms=start, end_ms=start + draw(st.integers(0, 3 * VALIDITY_MS)))
+        return ErrorRule(
+            node=draw(st.sampled_from(NODES)),
+            key="lock",
+            method="write",
+            status=draw(st.sampled_from(("429", "503", "timeout"))),
+            start_ms=start,
+            end_ms=start + draw(st.integers(0, 3 * VALIDITY_MS)),
+        )
 
     strategy = st.tuples(st.integers(0, 100), st.lists(renewal_errors(), min_size=1, max_size=2))
     workload = WorkloadConfig(writers=2, steps_per_hold=1_000, node_start_ms={"w1": 0, "w2": 500})
@@ -98,16 +112,24 @@ def test_hypothesis_finds_renewals_failing_past_valid_until() -> None:
 
 def test_hypothesis_finds_skew_below_the_allowance() -> None:
     """Holder's renewals stop; contenders' clocks run ahead by less than the 500 ms allowance."""
-    workload = WorkloadConfig(writers=4, steps_per_hold=100_000, check_before_write=True,
-                              node_start_ms={"w1": 0, "w2": 500, "w3": 500, "w4": 500})
+    workload = WorkloadConfig(
+        writers=4,
+        steps_per_hold=100_000,
+        check_before_write=True,
+        node_start_ms={"w1": 0, "w2": 500, "w3": 500, "w4": 500},
+    )
     stop_renewals = FaultPlan(errors=(ErrorRule(node="w1", key="lock", method="write", start_ms=2_000),))
     strategy = st.tuples(st.integers(0, 100), st.integers(0, 499))
 
     def make(case: tuple[int, int]) -> tuple[Scenario, int]:
         seed, skew = case
         clocks = {n: ClockSpec(offset_ms=skew) for n in ("w2", "w3", "w4")}
-        return fast_scenario(workload=replace(workload, work_ms=Dist("uniform", 10, 40)), clocks=clocks,
-                             faults=stop_renewals, duration_ms=20_000), seed
+        return fast_scenario(
+            workload=replace(workload, work_ms=Dist("uniform", 10, 40)),
+            clocks=clocks,
+            faults=stop_renewals,
+            duration_ms=20_000,
+        ), seed
 
     seed, skew = _find_violation(strategy, make)  # type: ignore[misc]
     print(f"shrunk skew case: seed {seed}, contenders ahead by {skew} ms (< 500 ms allowed by RFC-91)")
@@ -117,8 +139,11 @@ def test_hypothesis_finds_skew_below_the_allowance() -> None:
 @SETTINGS
 @given(st.integers(0, 2**16), st.lists(pauses(3 * VALIDITY_MS, min_ms=VALIDITY_MS), min_size=1, max_size=2))
 def test_fenced_variant_loses_no_update_under_long_pauses(seed: int, ps: list) -> None:
-    scenario = fast_scenario(lock=replace(fast_scenario().lock, variant="fenced"), faults=FaultPlan(pauses=tuple(ps)),
-                             checkers=("stale-write", "lost-update"))
+    scenario = fast_scenario(
+        lock=replace(fast_scenario().lock, variant="fenced"),
+        faults=FaultPlan(pauses=tuple(ps)),
+        checkers=("stale-write", "lost-update"),
+    )
     verdict = verdict_of(scenario, seed)
     assert verdict.violations == (), f"seed {seed}: {verdict.violations[0].message}"
 

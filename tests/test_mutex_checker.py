@@ -17,7 +17,9 @@ class H:
     def __init__(self) -> None:
         self.events: list[Event] = []
 
-    def add(self, time: int, node: str, type_: str, f: str, value: object = None, process: str | None = None) -> int:
+    def add(
+        self, time: int, node: str, type_: str, f: str, value: object = None, process: str | None = None
+    ) -> int:
         self.events.append(Event(len(self.events), time, node, process or node, type_, f, value, None))
         return len(self.events) - 1
 
@@ -26,12 +28,24 @@ class H:
         self.add(end, node, "invoke", "release", {"owner": owner})
 
     def lock_file(self, time: int, owner: str) -> int:
-        return self.add(time, "-", "info", "lock-file", {"owner": owner, "expired": False, "valid_until": 0},
-                        process="store")
+        return self.add(
+            time,
+            "-",
+            "info",
+            "lock-file",
+            {"owner": owner, "expired": False, "valid_until": 0},
+            process="store",
+        )
 
     def register(self, time: int, owner: str, value: int) -> int:
-        return self.add(time, "-", "info", "register", {"body": json.dumps({"value": value, "by": owner})},
-                        process="store")
+        return self.add(
+            time,
+            "-",
+            "info",
+            "register",
+            {"body": json.dumps({"value": value, "by": owner})},
+            process="store",
+        )
 
 
 def test_sequential_holds_are_not_an_overlap() -> None:
@@ -59,7 +73,11 @@ def test_belief_ends_at_interrupt_crash_and_failed_self_check() -> None:
     h.add(70, "w2", "info", "crash", None, process="nemesis")
     h.add(80, "w3", "ok", "acquire", {"owner": "c"})
     h.add(90, "w3", "fail", "check", {"owner": "c"})
-    assert [(x.owner, x.start, x.end) for x in holds(h.events)] == [("a", 0, 50), ("b", 60, 70), ("c", 80, 90)]
+    assert [(x.owner, x.start, x.end) for x in holds(h.events)] == [
+        ("a", 0, 50),
+        ("b", 60, 70),
+        ("c", 80, 90),
+    ]
     assert check_overlaps(h.events) == []
 
 

@@ -15,8 +15,14 @@ from scenarios.cli import main
 
 def test_every_catalogue_entry_loads_and_states_why_in_a_comment() -> None:
     names = loader.catalogue_names()
-    for required in ("rfc91-safe", "rfc91-long-pause", "rfc91-throttled-renewal", "rfc91-skew",
-                     "rfc91-lost-reply", "rfc91-fenced-long-pause"):
+    for required in (
+        "rfc91-safe",
+        "rfc91-long-pause",
+        "rfc91-throttled-renewal",
+        "rfc91-skew",
+        "rfc91-lost-reply",
+        "rfc91-fenced-long-pause",
+    ):
         assert required in names
     for name in names:
         text = loader.resolve(name).read_text()
@@ -35,16 +41,20 @@ def test_show_fills_every_default_and_round_trips(capsys: pytest.CaptureFixture[
     assert loader.load(str(path)) == loader.load("rfc91-long-pause")
 
 
-@pytest.mark.parametrize(("override", "field", "value"), [
-    ("lock.validity_secs=20", "lock.validity_secs", 20),
-    ("lock.variant=\"zookeeper\"", "lock.variant", "zookeeper"),
-    ("workload.writers=0", "workload.writers", 0),
-    ("faults.pauses[0].trigger=\"soon\"", "faults.pauses[0].trigger", "soon"),
-    ("lock.colour=3", "lock.colour", 3),
-    ("storage.timeout_ms=\"fast\"", "storage.timeout_ms", "fast"),
-])
-def test_bad_values_name_the_field_and_the_value(override: str, field: str, value: object,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("override", "field", "value"),
+    [
+        ("lock.validity_secs=20", "lock.validity_secs", 20),
+        ('lock.variant="zookeeper"', "lock.variant", "zookeeper"),
+        ("workload.writers=0", "workload.writers", 0),
+        ('faults.pauses[0].trigger="soon"', "faults.pauses[0].trigger", "soon"),
+        ("lock.colour=3", "lock.colour", 3),
+        ('storage.timeout_ms="fast"', "storage.timeout_ms", "fast"),
+    ],
+)
+def test_bad_values_name_the_field_and_the_value(
+    override: str, field: str, value: object, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(ConfigError) as err:
         loader.load("rfc91-long-pause", [override])
     assert err.value.field == field and err.value.value == value
@@ -62,7 +72,19 @@ def test_run_json_exit_codes_and_run_directory(tmp_path: Path, capsys: pytest.Ca
     for name in ("history.jsonl", "verdict.json", "metrics.json", "scenario.toml"):
         assert (out / name).exists()
     # The same scenario with the pause made short no longer violates: the expectation fails, exit 1.
-    assert main(["run", "rfc91-long-pause", "--out", str(out), "--set", "faults.pauses[0].duration_ms=2000",
-                 "--json"]) == 1
+    assert (
+        main(
+            [
+                "run",
+                "rfc91-long-pause",
+                "--out",
+                str(out),
+                "--set",
+                "faults.pauses[0].duration_ms=2000",
+                "--json",
+            ]
+        )
+        == 1
+    )
     assert json.loads(capsys.readouterr().out)["verdict"] == "ok"
     assert main(["run", "no-such-scenario"]) == 2

@@ -67,7 +67,7 @@ def check_overlaps(events: Sequence[Event]) -> list[Violation]:
     hs = holds(events)
     found: list[Violation] = []
     for i, a in enumerate(hs):
-        for b in hs[i + 1:]:
+        for b in hs[i + 1 :]:
             if b.start >= a.end:
                 break
             if a.owner == b.owner or b.start == b.end:
@@ -77,14 +77,21 @@ def check_overlaps(events: Sequence[Event]) -> list[Violation]:
                 continue
             first_end = a.end_event if a.end <= b.end else b.end_event
             evidence = tuple(sorted({x for x in (a.start_event, b.start_event, first_end) if x is not None}))
-            found.append(Violation(
-                "overlap",
-                f"{a.node} (owner {a.owner[:8]}) and {b.node} (owner {b.owner[:8]}) both held the lock "
-                f"during [{lo}, {hi}) ms ({hi - lo} ms)",
-                evidence,
-                {"owners": [a.owner, b.owner], "nodes": [a.node, b.node], "start": lo, "end": hi,
-                 "overlap_ms": hi - lo},
-            ))
+            found.append(
+                Violation(
+                    "overlap",
+                    f"{a.node} (owner {a.owner[:8]}) and {b.node} (owner {b.owner[:8]}) both held the lock "
+                    f"during [{lo}, {hi}) ms ({hi - lo} ms)",
+                    evidence,
+                    {
+                        "owners": [a.owner, b.owner],
+                        "nodes": [a.node, b.node],
+                        "start": lo,
+                        "end": hi,
+                        "overlap_ms": hi - lo,
+                    },
+                )
+            )
     return found
 
 
@@ -101,13 +108,15 @@ def check_stale_writes(events: Sequence[Event]) -> list[Violation]:
             writer = json.loads(e.value["body"])["by"]
             holder = current.value["owner"]
             if holder != writer:
-                found.append(Violation(
-                    "stale-write",
-                    f"register written by owner {writer[:8]} at {e.time} ms while the lock file named "
-                    f"{holder[:8]} (since {current.time} ms)",
-                    (current.index, e.index),
-                    {"writer": writer, "holder": holder, "time": e.time},
-                ))
+                found.append(
+                    Violation(
+                        "stale-write",
+                        f"register written by owner {writer[:8]} at {e.time} ms while the lock file named "
+                        f"{holder[:8]} (since {current.time} ms)",
+                        (current.index, e.index),
+                        {"writer": writer, "holder": holder, "time": e.time},
+                    )
+                )
     return found
 
 
@@ -125,16 +134,24 @@ def check_lost_updates(events: Sequence[Event]) -> list[Violation]:
             by_value[value] = e
             continue
         first_owner = json.loads(first.value["body"])["by"]
-        reads = [r.index for r in events
-                 if r.f == "read" and r.type == "ok" and r.value.get("value") == value - 1
-                 and r.value.get("owner") in (owner, first_owner) and r.time <= e.time]
-        found.append(Violation(
-            "lost-update",
-            f"owners {first_owner[:8]} (at {first.time} ms) and {owner[:8]} (at {e.time} ms) both wrote "
-            f"{value} over {value - 1}: one update was lost",
-            tuple(sorted({*reads[-2:], first.index, e.index})),
-            {"value": value, "owners": [first_owner, owner], "times": [first.time, e.time]},
-        ))
+        reads = [
+            r.index
+            for r in events
+            if r.f == "read"
+            and r.type == "ok"
+            and r.value.get("value") == value - 1
+            and r.value.get("owner") in (owner, first_owner)
+            and r.time <= e.time
+        ]
+        found.append(
+            Violation(
+                "lost-update",
+                f"owners {first_owner[:8]} (at {first.time} ms) and {owner[:8]} (at {e.time} ms) both wrote "
+                f"{value} over {value - 1}: one update was lost",
+                tuple(sorted({*reads[-2:], first.index, e.index})),
+                {"value": value, "owners": [first_owner, owner], "times": [first.time, e.time]},
+            )
+        )
     return found
 
 
@@ -154,12 +171,20 @@ def find_dangling_locks(events: Sequence[Event]) -> list[Violation]:
         nxt = next((x for x in events if x.index > e.index and x.f == "acquire" and x.type == "ok"), None)
         waited = (nxt.time if nxt else events[-1].time) - written.time
         evidence = tuple(i for i in (written.index, e.index, nxt.index if nxt else None) if i is not None)
-        found.append(Violation(
-            "dangling-lock",
-            f"{e.node} was told its acquisition failed ({e.value.get('status')}) but the lock file names it "
-            f"(owner {e.value['owner'][:8]}); others waited {waited} ms",
-            evidence,
-            {"owner": e.value["owner"], "written_at": written.time, "told_failed_at": e.time,
-             "next_acquired_at": nxt.time if nxt else None, "waited_ms": waited},
-        ))
+        found.append(
+            Violation(
+                "dangling-lock",
+                f"{e.node} was told its acquisition failed ({e.value.get('status')}) "
+                f"but the lock file names it "
+                f"(owner {e.value['owner'][:8]}); others waited {waited} ms",
+                evidence,
+                {
+                    "owner": e.value["owner"],
+                    "written_at": written.time,
+                    "told_failed_at": e.time,
+                    "next_acquired_at": nxt.time if nxt else None,
+                    "waited_ms": waited,
+                },
+            )
+        )
     return found
