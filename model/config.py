@@ -227,7 +227,7 @@ class ErrorRule:
 
 @dataclass(frozen=True)
 class Crash:
-    """Node ``node`` crashes at ``at_ms`` (all its tasks die), restarts ``restart_after_ms`` later (<0: never)."""
+    """``node`` crashes at ``at_ms`` (all its tasks die), restarts ``restart_after_ms`` later (<0: never)."""
 
     node: str = "w1"
     at_ms: int = 0
