@@ -103,8 +103,8 @@ class Backend(abc.ABC):
 
     def perform(self, effect: StorageEffect) -> StoreResult:
         """Execute one storage effect and return its result (see the module doc)."""
-        op = self._bind(effect)
         self._local.answers = []
+        op = self._bind(effect)
         attempts = 0
         ambiguous = False
         while True:
