@@ -23,18 +23,26 @@ pip_pkgs=(
   "pytest>=8"
 )
 
-missing=()
-for spec in "${pip_pkgs[@]}"; do
-  if ! "$python" - "$spec" <<'PY' 2>/dev/null; then
+# the specs that are not satisfied yet, one per line (all of them when packaging is missing)
+mapfile -t missing < <("$python" - "${pip_pkgs[@]}" <<'PY' 2>/dev/null || printf '%s\n' "${pip_pkgs[@]}"
 import sys
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from packaging.requirements import Requirement
-req = Requirement(sys.argv[1])
-sys.exit(0 if req.specifier.contains(version(req.name), prereleases=True) else 1)
+for spec in sys.argv[1:]:
+    req = Requirement(spec)
+    try:
+        ok = req.specifier.contains(version(req.name), prereleases=True)
+    except PackageNotFoundError:
+        ok = False
+    if ok and "server" in req.extras:
+        try:
+            version("flask")
+        except PackageNotFoundError:
+            ok = False
+    if not ok:
+        print(spec)
 PY
-    missing+=("$spec")
-  fi
-done
+)
 if ((${#missing[@]})); then
   echo "install.sh: pip install ${missing[*]}"
   "$python" -m pip install --disable-pip-version-check -q "${missing[@]}"
