@@ -438,6 +438,7 @@ class Suite:
             return [(sdk, {"sdk_retries": 1})]
         return [
             ("boto3", {"client": "boto3", "sdk_retries": 1}),
+            ("boto3-native-retries", {"client": "boto3", "native_retries": True}),
             ("minio", {"client": "minio", "sdk_retries": 1}),
             ("minio-native-retries", {"client": "minio", "native_retries": True}),
         ]
@@ -479,8 +480,8 @@ class Suite:
                 return PropertyResult(name, False, f"expected the SDK's retry to see PRECONDITION_FAILED; "
                                       f"got {got}")
             if not res.ambiguous:
-                self._deviate(name, "the SDK's own retry turned a lost reply into a plain 412 that the "
-                              f"caller cannot tell from losing the race: {got}")
+                self._deviate(name, "client SDK, not server: its own retry turned a lost reply into a "
+                              f"plain 412 that the caller cannot tell from losing the race: {got}")
             return PropertyResult(name, True, f"SDK's own retry saw 412 (ambiguity hidden): {got}")
         if res.outcome is Outcome.PRECONDITION_FAILED and res.ambiguous and res.attempts == 2:
             return PropertyResult(name, True, f"retry saw 412, flagged ambiguous: {got}")
