@@ -1,0 +1,41 @@
+"""Sweeps over settings and seeds of the simulated lock model, on Spark or in one process.
+
+``grid`` loads grid files, ``cells`` expands them into (cell, seed) tasks and runs
+one task into one row, ``engine_local`` / ``engine_spark`` run the tasks, and
+``summary`` writes the rows (Parquet) and a per-cell summary (CSV, JSON).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from scenarios.sweep.cells import Task
+
+ENGINES = ("spark", "local")
+
+
+class Engine(Protocol):
+    name: str
+
+    def run(self, tasks: list[Task], label: str = "sweep") -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+    def describe(self) -> str: ...
+
+
+def open_engine(name: str, master: str | None = None, quiet: bool = False) -> Engine:
+    """The engine called ``name`` (``spark`` or ``local``); Spark starts its session here."""
+    from model.config import ConfigError
+
+    if name == "local":
+        if master:
+            raise ConfigError("--master", master, "only applies to --engine spark")
+        from scenarios.sweep.engine_local import LocalEngine
+
+        return LocalEngine(quiet=quiet)
+    if name == "spark":
+        from scenarios.sweep.engine_spark import DEFAULT_MASTER, SparkEngine
+
+        return SparkEngine(master or DEFAULT_MASTER, quiet=quiet)
+    raise ConfigError("--engine", name, f"must be one of {', '.join(ENGINES)}")
