@@ -1,0 +1,25 @@
+"""Marks tests by the world they need, so tox environments can select them.
+
+- ``backends``: tests that launch real storage servers (tests/test_backends_*.py);
+- ``spark``: tests that start Spark (tests/test_sweep*.py, tests/test_boundary*.py, tests/test_spark*.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+_BY_PREFIX = {
+    "test_backends_": "backends",
+    "test_sweep": "spark",
+    "test_boundary": "spark",
+    "test_spark": "spark",
+    "test_contention": "spark",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.path.name
+        for prefix, marker in _BY_PREFIX.items():
+            if name.startswith(prefix):
+                item.add_marker(getattr(pytest.mark, marker))
