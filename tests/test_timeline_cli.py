@@ -1,0 +1,72 @@
+"""``hcc timeline run``: the timeline catalogue, run directories, JSON output and field-naming errors.
+
+About 15 s (every catalogue scenario runs once).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scenarios import cmd_timeline
+from scenarios.cli import main
+
+
+@pytest.mark.parametrize("name", cmd_timeline.timeline_names())
+def test_every_timeline_scenario_states_why_and_meets_its_expectation(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cmd_timeline.resolve(name).read_text().lstrip().startswith("#")
+    assert main(["timeline", "run", name, "--out", str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["matches_expectation"] and summary["scenario"] == name
+    for f in ("history.jsonl", "verdict.json", "metrics.json", "scenario.toml"):
+        assert (tmp_path / f).exists()
+    # the resolved scenario round-trips
+    assert cmd_timeline.load(str(tmp_path / "scenario.toml")) == cmd_timeline.load(name)
+
+
+def test_catalogue_covers_both_failure_modes_of_the_generator() -> None:
+    names = set(cmd_timeline.timeline_names())
+    assert {
+        "tl-skew-adjusting-safe",
+        "tl-skew-beyond-setting",
+        "tl-lock-long-pause",
+        "tl-local-clock-skew",
+        "tl-cc-none-lost-update",
+        "tl-occ-put-if-absent",
+    } <= names
+
+
+def test_a_changed_expectation_exits_1(tmp_path: Path) -> None:
+    assert (
+        main(["timeline", "run", "tl-cc-none-lost-update", "--set", 'expect="ok"', "--out", str(tmp_path)])
+        == 1
+    )
+
+
+@pytest.mark.parametrize(
+    ("override", "field"),
+    [
+        ('timeline.cc="sometimes"', "timeline.cc"),
+        ('timeline.time_generator="ntp"', "timeline.time_generator"),
+        ("timeline.keys=0", "timeline.keys"),
+        ('timeline.layout="v7"', "timeline.layout"),
+        ('timeline.checkers=["overlap"]', "timeline.checkers"),
+        ("timeline.colour=1", "timeline.colour"),
+        ("workload.writers=0", "workload.writers"),
+    ],
+)
+def test_bad_fields_exit_2_naming_field_and_value(
+    override: str, field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["timeline", "run", "tl-cc-none-lost-update", "--set", override, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert field in err
+
+
+def test_unknown_scenario_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["timeline", "run", "no-such-scenario"]) == 2
+    assert "tl-lock-long-pause" in capsys.readouterr().err
