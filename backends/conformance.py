@@ -34,7 +34,15 @@ from typing import Any
 from backends.base import Backend, StorageError
 from backends.endpoint import Endpoint
 from model.checkers import linearizable as lin
-from model.effects import CreateIfAbsent, Outcome, Read, ReplaceIfMatch, StorageEffect, StoreResult
+from model.effects import (
+    CreateIfAbsent,
+    ListPrefix,
+    Outcome,
+    Read,
+    ReplaceIfMatch,
+    StorageEffect,
+    StoreResult,
+)
 
 # documented status of each refused conditional write, by dialect
 DOCUMENTED: dict[str, dict[str, tuple[int, str]]] = {
@@ -190,10 +198,20 @@ class Suite:
     # ---- running ---------------------------------------------------------------------
 
     def run(self, only: set[str] | None = None) -> Report:
-        """Run every property (or those named in ``only``) and return the report."""
+        """Run every property (or those named in ``only``) and return the report.
+
+        A missing bucket (or a service that does not answer at all) gives one
+        failed ``preflight`` property instead of a page of identical failures.
+        """
         with self.backend() as b:
             rep = Report(self.name, b.describe(), b.dialect, notes=list(self.endpoint.notes))
             self.report = rep
+            pre = b.perform(ListPrefix(self.prefix))
+            if pre.outcome is Outcome.NOT_FOUND:
+                rep.properties.append(PropertyResult(
+                    "preflight", False, f"bucket/container {self.endpoint.bucket!r} not found ({_raw(b)}); "
+                    "create it first (hcc conformance --create-bucket)"))
+                return rep
             steps: list[tuple[str, Callable[[Backend], PropertyResult]]] = [
                 ("create-existing", self.create_existing),
                 ("replace-stale", self.replace_stale),
@@ -270,8 +288,14 @@ class Suite:
                                   f"({_raw(b)})")
         v2 = b.perform(ReplaceIfMatch(k, b"v2", v1.version))
         if not v2.ok:
-            return PropertyResult("replace-stale", False, f"replace with the current tag answered "
-                                  f"{v2.outcome.name} ({_raw(b)}): refused a valid precondition")
+            raw = _raw(b)
+            why = f"replace with the current tag {v1.version} answered {v2.outcome.name} ({raw})"
+            if v1.version.startswith('"') and v2.outcome is Outcome.PRECONDITION_FAILED:
+                bare = b.perform(ReplaceIfMatch(k, b"v2", v1.version.strip('"')))
+                if bare.ok:
+                    why += "; the same tag without quotes is accepted (If-Match compared literally)"
+            self._deviate("replace-stale", f"refused a valid precondition: {why}")
+            return PropertyResult("replace-stale", False, f"refused a valid precondition: {why}")
         if v1.version == v2.version:
             return PropertyResult("replace-stale", False,
                                   f"version tag did not change on write ({v1.version})")

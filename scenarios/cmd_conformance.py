@@ -37,6 +37,8 @@ def register(subparsers: Any) -> None:
                    help=f"racing clients per round (default {DEFAULT_CLIENTS})")
     p.add_argument("--client", choices=("boto3", "minio"), default=None,
                    help="S3 SDK for the status and race properties (default boto3)")
+    p.add_argument("--create-bucket", action="store_true",
+                   help="create the bucket/container of a URL backend first if it is missing")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
@@ -63,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
             if args.client and ep.kind != "s3":
                 return _bad("--client", args.client,
                             f"only applies to S3 backends ({args.backend} is {ep.kind})")
+            if getattr(args, "create_bucket", False):
+                with ep.backend("hcc-conformance/") as b:
+                    b.ensure_container()
             report = run_suite(args.backend, ep, rounds=args.rounds, clients=args.clients, client=args.client,
                                log=log)
     except Unavailable as e:
