@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from glob import glob
 from pathlib import Path
@@ -142,8 +142,9 @@ class SparkEngine:
         self.session = session if session is not None else start_session(master)
         self.quiet = quiet
 
-    def run(self, tasks: Sequence[Task], label: str = "sweep") -> list[dict[str, Any]]:
-        """One row per task, in task order (partition i holds task i)."""
+    def run(self, tasks: Sequence[Task], label: str = "sweep",
+            fn: Callable[[Task], dict[str, Any]] = run_task) -> list[dict[str, Any]]:
+        """One row per task (``fn(task)``, :func:`run_task` by default), in task order."""
         if not tasks:
             return []
         sc = self.session.sparkContext
@@ -154,7 +155,7 @@ class SparkEngine:
             # Job groups are per thread (pinned thread mode): set it in the thread that runs the job.
             sc.setJobGroup(group, label, interruptOnCancel=True)
             try:
-                result["rows"] = sc.parallelize(list(tasks), len(tasks)).map(run_task).collect()
+                result["rows"] = sc.parallelize(list(tasks), len(tasks)).map(fn).collect()
             except BaseException as e:
                 result["error"] = e
 
