@@ -121,9 +121,12 @@ class SimWorld:
         seed: int | None = None,
         sink: Callable[[Event], None] | None = None,
         writer_factory: WriterFactory | None = None,
+        record_bodies_under: str | None = None,
     ) -> None:
         scenario.validate()
         self.scenario = scenario
+        # Store events of keys under this prefix carry the object's body (small JSON table files).
+        self.record_bodies_under = record_bodies_under
         self.writer_factory = writer_factory or register_writer_factory(scenario)
         self.seed = scenario.seed if seed is None else seed
         self.sink = sink
@@ -465,13 +468,10 @@ class SimWorld:
         elif kind == "register":
             self.record(node.name, "store", "info", "register", {"body": obj.body.decode()})
         else:
-            self.record(
-                node.name,
-                "store",
-                "info",
-                "object",
-                {"key": key, "version": result.version, "size": len(obj.body)},
-            )
+            about: dict[str, Any] = {"key": key, "version": result.version, "size": len(obj.body)}
+            if self.record_bodies_under is not None and key.startswith(self.record_bodies_under):
+                about["body"] = obj.body.decode()
+            self.record(node.name, "store", "info", "object", about)
 
 
 def run_scenario(
@@ -479,6 +479,7 @@ def run_scenario(
     seed: int | None = None,
     sink: Callable[[Event], None] | None = None,
     writer_factory: WriterFactory | None = None,
+    record_bodies_under: str | None = None,
 ) -> list[Event]:
     """Run one simulated scenario and return its history (the lock workload unless a factory is given)."""
-    return SimWorld(scenario, seed, sink, writer_factory).run()
+    return SimWorld(scenario, seed, sink, writer_factory, record_bodies_under).run()

@@ -7,40 +7,12 @@ from typing import Any
 
 from model.checkers.timeline import check_timeline_history
 from model.checkers.verdict import Verdict
-from model.effects import Effect, StoreResult
+from model.effects import Effect
 from model.history import Event
-from model.sim import SimWorld, WriterContext, WriterFactory, _Node
+from model.sim import WriterContext, WriterFactory, run_scenario
 from model.timeline.commits import CowWriter
 from model.timeline.config import TimelineScenario
 from model.timeline.timegen import MonotonicSource
-
-
-class TimelineWorld(SimWorld):
-    """The simulated world, recording the body of every table file written (instants, slices, index).
-
-    The store-side record is the ground truth the timeline checkers replay; the bodies are
-    small JSON documents.
-    """
-
-    def __init__(
-        self, ts: TimelineScenario, seed: int | None = None, sink: Callable[[Event], None] | None = None
-    ) -> None:
-        ts.validate()
-        self.table_prefix = ts.base_path + "/"
-        super().__init__(ts.scenario, seed, sink, timeline_writer_factory(ts))
-
-    def _observe_write(self, node: _Node, key: str, result: StoreResult) -> None:
-        obj = self.store.objects.get(key)
-        if obj is None or not key.startswith(self.table_prefix) or key == self.scenario.lock.lock_key:
-            super()._observe_write(node, key, result)
-            return
-        self.record(
-            node.name,
-            "store",
-            "info",
-            "object",
-            {"key": key, "version": result.version, "body": obj.body.decode()},
-        )
 
 
 def timeline_writer_factory(ts: TimelineScenario) -> WriterFactory:
@@ -69,7 +41,10 @@ def run_timeline(
     ts: TimelineScenario, seed: int | None = None, sink: Callable[[Event], None] | None = None
 ) -> list[Event]:
     """Run one simulated timeline scenario and return its history."""
-    return TimelineWorld(ts, seed, sink).run()
+    ts.validate()
+    return run_scenario(
+        ts.scenario, seed, sink, timeline_writer_factory(ts), record_bodies_under=ts.base_path + "/"
+    )
 
 
 def check_timeline_run(ts: TimelineScenario, events: list[Event]) -> Verdict:
