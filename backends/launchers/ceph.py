@@ -10,6 +10,7 @@ size 1 and 8 PGs, and radosgw's beast frontend on 127.0.0.1.  An S3 user
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import time
 import uuid
@@ -132,3 +133,5 @@ def ceph(base: Path | None = None, *, bucket: str = "hcc-conformance",
     finally:
         for p in reversed(procs):
             p.stop(grace_s=5)
+        for sub in ("mon.a", "osd.0", "rgw"):
+            shutil.rmtree(d / sub, ignore_errors=True)  # logs stay

@@ -26,18 +26,22 @@ def _node() -> str:
 
 
 @contextlib.contextmanager
-def azurite(base: Path | None = None, *, container: str = "hcc-conformance",
+def azurite(base: Path | None = None, *, container: str = "hcc-conformance", debug_log: bool = False,
             ready_timeout_s: float = 30.0) -> Iterator[Endpoint]:
-    """Run Azurite's blob service and yield its Endpoint with ``container`` created."""
+    """Run Azurite's blob service and yield its Endpoint with ``container`` created.
+
+    ``debug_log`` adds Azurite's (large) debug log next to its access log.
+    """
     script = npm_bin("azurite", "dist/src/blob/main.js")
     if script is None:
         raise Unavailable("azurite is not installed under .cache/npm (run backends/install.sh)")
     d = server_dir("azurite", base)
     port = free_port()
-    proc = ServerProcess("azurite", [
-        _node(), str(script), "--blobHost", HOST, "--blobPort", str(port),
-        "--inMemoryPersistence", "--disableTelemetry", "--debug", str(d / "azurite-debug.log"),
-    ], d / "azurite.log", cwd=d)
+    argv = [_node(), str(script), "--blobHost", HOST, "--blobPort", str(port), "--inMemoryPersistence",
+            "--disableTelemetry"]
+    if debug_log:
+        argv += ["--debug", str(d / "azurite-debug.log")]
+    proc = ServerProcess("azurite", argv, d / "azurite.log", cwd=d)
     proc.start()
     try:
         proc.wait_ready(lambda: tcp_answers(port), ready_timeout_s)
@@ -70,3 +74,4 @@ def s3rver(base: Path | None = None, *, bucket: str = "hcc-conformance",
                        notes=["negative control: ignores conditional headers"])
     finally:
         proc.stop()
+        shutil.rmtree(d / "data", ignore_errors=True)

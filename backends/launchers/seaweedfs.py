@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import shutil
 import sysconfig
 import time
 from collections.abc import Iterator
@@ -87,3 +88,4 @@ def seaweedfs(base: Path | None = None, *, bucket: str = "hcc-conformance", volu
         yield ep
     finally:
         proc.stop(grace_s=3)
+        shutil.rmtree(d / "data", ignore_errors=True)  # the log stays
