@@ -25,13 +25,14 @@ from model.cow.symmetry import Canonicalizer
 
 @dataclass(frozen=True)
 class TraceStep:
-    """One state of a counterexample: how it was reached and what it looks like."""
+    """One state of a counterexample: how it was reached, what it looks like, and the state itself."""
 
     index: int
     action: str
     writer: int
     text: str
     state: str
+    raw: State
 
 
 @dataclass(frozen=True)
@@ -138,13 +139,13 @@ def _violated(spec: CowSpec, cfg: CowConfig, path: list[Hashable], canon: Callab
               symmetry: bool, stored: int = 1) -> ExploreResult:
     """Replay ``path`` (keys of canonical states) on concrete states and describe each step."""
     cur = spec.initial()
-    steps = [TraceStep(1, "Init", 0, "initial state", describe_state(cur, cfg.salt))]
+    steps = [TraceStep(1, "Init", 0, "initial state", describe_state(cur, cfg.salt), cur)]
     for i, want in enumerate(path[1:], start=2):
         for action, w, t in spec.successors(cur):
             if key_of(canon(t)) == want:
                 steps.append(TraceStep(i, ACTION_NAMES[action], w + 1,
                                        describe_transition(cur, action, w, t, cfg.salt),
-                                       describe_state(t, cfg.salt)))
+                                       describe_state(t, cfg.salt), t))
                 cur = t
                 break
         else:  # pragma: no cover - would mean a fingerprint collision
