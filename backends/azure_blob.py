@@ -79,7 +79,8 @@ class AzureBlobBackend(Backend):
             return self._answer(None, type(e).__name__, str(e)), None
         except HttpResponseError as e:
             status = e.status_code
-            code = str(getattr(e.error_code, "value", e.error_code) or "")
+            err = getattr(e, "error_code", None)
+            code = str(getattr(err, "value", err) or "")
             if status is None:
                 return self._answer(None, type(e).__name__, str(e)), None
             outcome = self._answer(status, code, str(e))

@@ -22,6 +22,7 @@ status code, a refused but valid precondition, a 5xx where a 412 was due.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import threading
 import time
@@ -221,11 +222,11 @@ class Suite:
             ]
             for pname, fn in steps:
                 if only is None or pname in only:
-                    rep.properties.append(self._timed(pname, lambda fn=fn: fn(b)))
+                    rep.properties.append(self._timed(pname, functools.partial(fn, b)))
         if only is None or any(n.startswith("lost-reply") for n in only):
             for client, kw in self._lost_reply_variants(rep.dialect):
                 pname = f"lost-reply-retry[{client}]"
-                rep.properties.append(self._timed(pname, lambda kw=kw: self.lost_reply(kw)))
+                rep.properties.append(self._timed(pname, functools.partial(self.lost_reply, kw)))
         return rep
 
     def _timed(self, name: str, fn: Callable[[], PropertyResult]) -> PropertyResult:

@@ -39,7 +39,7 @@ class GcsBackend(Backend):
         self.bucket_name = bucket
         self.timeout_s = timeout_s
         if endpoint:
-            self._client: Any = storage.Client(project=project, credentials=AnonymousCredentials(),
+            self._client: Any = storage.Client(project=project, credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
                                                client_options={"api_endpoint": endpoint})
         else:
             self._client = storage.Client()
