@@ -14,6 +14,7 @@ and the value), 3 stopped by ``--max-states`` before the search was complete.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import time
@@ -126,9 +127,16 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"--max-states: {args.max_states!r} is not an integer")
         if max_states < 1:
             return _fail(f"--max-states: {max_states!r} must be at least 1")
-    start = time.perf_counter()
-    res = explore(cfg, symmetry=bool(args.symmetry), exact=bool(args.exact), max_states=max_states)
-    seconds = time.perf_counter() - start
+    # The states are acyclic tuples: pausing the cyclic garbage collector saves about a quarter.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        res = explore(cfg, symmetry=bool(args.symmetry), exact=bool(args.exact), max_states=max_states)
+        seconds = time.perf_counter() - start
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     if args.json:
         print(json.dumps(result_json(cfg, res, seconds)))
     else:
