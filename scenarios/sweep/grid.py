@@ -228,13 +228,3 @@ def load(name_or_path: str) -> Grid:
         raise ConfigError("grid", str(path), f"is not valid TOML: {e}") from e
     return parse(raw, path.stem, path)
 
-
-def is_grid(name_or_path: str) -> bool:
-    """True when the argument names a grid (a shipped grid, or a TOML file with a ``[vary]`` table)."""
-    path = Path(name_or_path)
-    if path.suffix == ".toml" and path.exists():
-        try:
-            return "vary" in tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError:
-            return False
-    return (GRIDS / f"{name_or_path}.toml").exists()

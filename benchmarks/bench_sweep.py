@@ -1,0 +1,80 @@
+"""Benchmark of sweeps (not a test; prints figures, asserts nothing).
+
+For one grid (default: ``smoke`` with 8 seeds per cell, 32 simulated runs), measured in one run:
+
+1. simulated runs per second in one process (the local engine);
+2. simulated runs per second on Spark ``local[1]`` and ``local[2]``, each after a warm-up job
+   (the first job of a session starts the Python workers); the session start is reported apart;
+3. the ratio local[2] / local[1] (Spark's scaling on this machine: at most the number of cores);
+4. Spark's per-task overhead against one process: (local[1] seconds - one-process seconds) / runs,
+   both on one core.
+
+Every timed configuration is repeated ``--repeats`` times and the best time is kept.  The load
+average is printed before and after: other work on the machine lowers the ratio.
+
+Run: python benchmarks/bench_sweep.py [--grid smoke] [--seeds 8] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from scenarios.sweep import cells, grid
+from scenarios.sweep.engine_local import LocalEngine
+from scenarios.sweep.engine_spark import SparkEngine, start_session
+
+
+def best_of(repeats: int, fn) -> float:  # type: ignore[no-untyped-def]
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--grid", default="smoke")
+    parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+
+    g = grid.load(args.grid)
+    tasks = cells.expand(g, seeds=args.seeds)
+    n = len(tasks)
+    print(f"grid {g.name}: {len(g.cells())} cells x {args.seeds} seeds = {n} simulated runs; "
+          f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}")
+
+    local = LocalEngine(quiet=True)
+    reference = local.run(tasks)
+    t_local = best_of(args.repeats, lambda: local.run(tasks))
+    print(f"one process      : {t_local:7.2f} s  {n / t_local:7.1f} runs/s")
+
+    timings: dict[str, float] = {}
+    for master in ("local[1]", "local[2]"):
+        started = time.perf_counter()
+        session = start_session(master, app_name=f"bench-{master}")
+        boot = time.perf_counter() - started
+        engine = SparkEngine(session=session, quiet=True)
+        started = time.perf_counter()
+        rows = engine.run(tasks)  # warm-up: starts the Python workers
+        warm = time.perf_counter() - started
+        assert rows == reference, "Spark rows differ from the local engine's"
+        timings[master] = best_of(args.repeats, lambda engine=engine: engine.run(tasks))
+        session.stop()
+        print(f"spark {master:<10} : {timings[master]:7.2f} s  {n / timings[master]:7.1f} runs/s  "
+              f"(session start {boot:.1f} s, first job {warm:.1f} s)")
+
+    ratio = timings["local[1]"] / timings["local[2]"]
+    overhead_ms = (timings["local[1]"] - t_local) / n * 1000
+    print(f"scaling local[2] / local[1]          : {ratio:.2f}x")
+    print(f"Spark per-task overhead vs one process: {overhead_ms:+.1f} ms per run "
+          f"(one-process run: {t_local / n * 1000:.1f} ms)")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
