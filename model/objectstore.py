@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Protocol
 
 from model.effects import (
     CreateIfAbsent,
@@ -39,6 +40,20 @@ class StoredObject:
     version: str
 
 
+class Store(Protocol):
+    """What the simulated world needs of a store: the model's own, or a real backend during a replay."""
+
+    flavor: str
+
+    def apply(self, effect: StorageEffect) -> StoreResult:
+        """Execute one storage effect atomically and return the service's answer."""
+        ...
+
+    def peek(self, key: str) -> StoredObject | None:
+        """The object as it is now (for the store-side record of the history), without a request."""
+        ...
+
+
 class ObjectStore:
     """Objects by key; ``apply`` executes one storage effect atomically."""
 
@@ -48,6 +63,10 @@ class ObjectStore:
         self.flavor = flavor
         self.objects: dict[str, StoredObject] = {}
         self._generation = 1_700_000_000_000_000  # GCS generations are large microsecond-like numbers
+
+    def peek(self, key: str) -> StoredObject | None:
+        """The object under ``key``, or None."""
+        return self.objects.get(key)
 
     def _new_version(self, body: bytes) -> str:
         if self.flavor == "s3":

@@ -47,7 +47,7 @@ from model.effects import (
 )
 from model.history import Event
 from model.lockfile import LockData
-from model.objectstore import ObjectStore, is_write
+from model.objectstore import ObjectStore, Store, is_write
 from model.storage_lock import HEARTBEAT_TASK, WRITER_TASK, StorageLockProvider
 from model.workload import RegisterWriter, draw
 
@@ -122,6 +122,7 @@ class SimWorld:
         sink: Callable[[Event], None] | None = None,
         writer_factory: WriterFactory | None = None,
         record_bodies_under: str | None = None,
+        store: Store | None = None,
     ) -> None:
         scenario.validate()
         self.scenario = scenario
@@ -131,7 +132,7 @@ class SimWorld:
         self.seed = scenario.seed if seed is None else seed
         self.sink = sink
         self.env = simpy.Environment()
-        self.store = ObjectStore(scenario.storage.flavor)
+        self.store: Store = store or ObjectStore(scenario.storage.flavor)
         self.net_rng = random.Random(f"{self.seed}/net")
         self.id_rng = random.Random(f"{self.seed}/ids")
         self.events: list[Event] = []
@@ -447,7 +448,7 @@ class SimWorld:
 
     def _observe_write(self, node: _Node, key: str, result: StoreResult) -> None:
         """Record the store's side of a write: the ground truth the checkers compare beliefs with."""
-        obj = self.store.objects.get(key)
+        obj = self.store.peek(key)
         if obj is None:
             return
         kind = self._key_class(key)
