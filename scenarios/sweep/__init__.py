@@ -35,7 +35,10 @@ def open_engine(name: str, master: str | None = None, quiet: bool = False) -> En
 
         return LocalEngine(quiet=quiet)
     if name == "spark":
-        from scenarios.sweep.engine_spark import DEFAULT_MASTER, SparkEngine
+        from scenarios.sweep.engine_spark import DEFAULT_MASTER, SparkEngine, SparkUnavailable
 
-        return SparkEngine(master or DEFAULT_MASTER, quiet=quiet)
+        try:
+            return SparkEngine(master or DEFAULT_MASTER, quiet=quiet)
+        except SparkUnavailable as e:
+            raise ConfigError("--engine", name, f"{e} (or run with --engine local)") from e
     raise ConfigError("--engine", name, f"must be one of {', '.join(ENGINES)}")
