@@ -193,7 +193,8 @@ class FaultProxy:
             latency.validate("proxy.latency")
         for i, rule in enumerate(errors):
             if rule.node != "any" and rule.node not in nodes:
-                raise ProxyError(f"errors[{i}].node = {rule.node!r}: not a node of the proxy ({', '.join(nodes)})")
+                raise ProxyError(f"errors[{i}].node = {rule.node!r}: not a node of the proxy "
+                                 f"({', '.join(nodes)})")
         self.upstream = (u.hostname, u.port)
         self.upstream_path = u.path.rstrip("/")
         self.dialect = dialect
