@@ -1,0 +1,313 @@
+"""A MOR table under NBCC in the simulated world: Hypothesis plans (writers, overlapping
+deltacommits, compactions mid-flight, failures, crashes and retries), the checkers over their
+histories, and the known-bad rules found and shrunk to minimal cases."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import find as hfind
+from hypothesis import strategies as st
+
+from model.config import ConfigError
+from model.history import dumps
+from model.nbcc.sim_checks import (
+    check_history,
+    check_same_outcome,
+    snapshot_rows,
+    spec_rows,
+    written_logs,
+)
+from model.nbcc.sim_layout import data_key, requested_key
+from model.nbcc.sim_table import (
+    BatchPlan,
+    CompactionSlot,
+    CrashSpec,
+    SimRun,
+    TablePlan,
+    WriterPlan,
+    describe_plan,
+    random_plan,
+    run_table,
+)
+from model.nbcc.slicing import Rule
+from scenarios import cli
+
+# --- strategies ---------------------------------------------------------------------------------
+
+# Times are drawn in steps of 100 ms so that shrinking has few values to try.
+ms = st.integers(0, 15).map(lambda x: x * 100)
+rows_st = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5)), min_size=1, max_size=3).map(tuple)
+batch_st = st.builds(
+    BatchPlan,
+    rows=rows_st,
+    work_ms=ms,
+    think_ms=st.integers(0, 3).map(lambda x: x * 100),
+    failures=st.lists(st.integers(0, 2), max_size=2).map(tuple),
+    logs_per_group=st.integers(1, 2),
+)
+slot_st = st.builds(
+    CompactionSlot,
+    at_ms=st.integers(0, 50).map(lambda x: x * 100),
+    fail_after=st.none() | st.integers(0, 2),
+    work_ms=st.integers(0, 3).map(lambda x: x * 100),
+)
+
+
+writer_sts = {
+    most: st.builds(WriterPlan, batches=st.lists(batch_st, min_size=1, max_size=most).map(tuple), start_ms=ms)
+    for most in (2, 3)
+}
+
+
+@st.composite
+def plans(draw: st.DrawFn, crashes: bool = True, most: int = 3) -> TablePlan:
+    writers = tuple(draw(st.lists(writer_sts[most], min_size=1, max_size=most)))
+    slots = tuple(sorted(draw(st.lists(slot_st, max_size=most)), key=lambda c: c.at_ms))
+    crash_list: tuple[CrashSpec, ...] = ()
+    if crashes:
+        crash = st.builds(
+            CrashSpec,
+            node=st.integers(1, len(writers) + 1),
+            at_ms=st.integers(0, 50).map(lambda x: x * 100),
+            restart_after_ms=ms,
+        )
+        crash_list = tuple(draw(st.lists(crash, max_size=1)))
+    gap = draw(st.sampled_from([0, 100]))
+    return TablePlan(writers, slots, draw(st.integers(1, 3)), "lock", crash_list, commit_gap_ms=gap)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    plan: TablePlan
+    seed: int
+
+
+cases = st.builds(Case, plans(), st.integers(0, 3))
+small_cases = st.builds(Case, plans(crashes=False, most=2), st.integers(0, 1))
+
+SIM = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+runs: dict[Case, SimRun] = {}
+
+
+def run(case: Case) -> SimRun:
+    if case not in runs:
+        runs[case] = run_table(case.plan, case.seed)
+    return runs[case]
+
+
+def kinds(case: Case, rule: Rule, stop_early: bool = False) -> set[str]:
+    r = run(case)
+    return {v.kind for v in check_history(r.events, r.objects, case.plan.base, rule, stop_early).violations}
+
+
+def bad(rule: Rule) -> Callable[[Case], bool]:
+    return lambda c: bool(kinds(c, rule, stop_early=True))
+
+
+# --- the correct protocol passes every checker -------------------------------------------------
+
+
+@SIM
+@given(cases)
+def test_completion_time_slicing_passes_every_checker(case: Case) -> None:
+    r = run(case)
+    verdict = check_history(r.events, r.objects, case.plan.base, Rule.COMPLETION_TIME)
+    assert verdict.violations == (), [v.message for v in verdict.violations]
+    # every batch of every writer eventually committed exactly its rows
+    done = [e for e in r.events if e.f == "deltacommit" and e.type == "ok"]
+    assert len(done) >= sum(len(w.batches) for w in case.plan.writers) - len(case.plan.crashes)
+
+
+def test_same_seed_same_history_bytes() -> None:
+    plan = random_plan(random.Random(7))
+    a, b = run_table(plan, 7), run_table(plan, 7)
+    assert dumps(a.events) == dumps(b.events) and a.objects == b.objects
+
+
+def test_failed_attempt_leaves_an_uncommitted_log_that_no_reader_shows() -> None:
+    plan = TablePlan((WriterPlan((BatchPlan(((0, 1),), failures=(1,)),)),), buckets=1)
+    r = run_table(plan, 1)
+    table = r.table()
+    (group,) = table.groups
+    pending = [lf for lf in group.log_files if table.timeline.completion_time(lf.instant) is None]
+    assert len(pending) == 1 and len(group.log_files) == 2
+    assert check_history(r.events, r.objects).violations == ()
+    assert snapshot_rows(r.events, r.objects) == {"k0": (1, "w1/0/0")}
+
+
+def test_crashed_writer_resumes_from_the_timeline() -> None:
+    batches = tuple(BatchPlan(((k, k),), work_ms=200) for k in range(4))
+    plan = TablePlan((WriterPlan(batches),), (CompactionSlot(900),), crashes=(CrashSpec(1, 1500, 500),))
+    r = run_table(plan, 2)
+    resumed = [e for e in r.events if e.f == "resume"]
+    assert resumed and resumed[0].value["committed_batches"]
+    assert check_history(r.events, r.objects).violations == ()
+    assert snapshot_rows(r.events, r.objects) == {f"k{k}": (k, f"w1/{k}/0") for k in range(4)}
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plans(crashes=False, most=2))
+def test_snapshot_does_not_depend_on_the_interleaving(plan: TablePlan) -> None:
+    # distinct ordering values per key, so merging by the ordering field is order-independent
+    uid = iter(range(10**6))
+    writers = tuple(
+        dataclasses.replace(
+            w,
+            batches=tuple(
+                dataclasses.replace(b, rows=tuple((k, ts * 1000 + next(uid)) for k, ts in b.rows))
+                for b in w.batches
+            ),
+        )
+        for w in plan.writers
+    )
+    plan = dataclasses.replace(plan, writers=writers)
+    snaps = []
+    for seed in (1, 2, 3):
+        r = run_table(plan, seed)
+        table = r.table()
+        snaps.append((seed, snapshot_rows(r.events, r.objects)))
+        want = spec_rows(written_logs(r.events).values(), table.timeline.completion_time, None)
+        assert snaps[-1][1] == {k: (row.ts, row.rid) for k, row in want.items()}
+    assert check_same_outcome(snaps) == []
+
+
+def test_interleaving_checker_catches_different_outcomes() -> None:
+    v = check_same_outcome([(1, {"k0": (5, "w1/0/0")}), (2, {"k0": (5, "w2/0/0")})])
+    assert [x.kind for x in v] == ["interleaving"]
+
+
+# --- every checker catches a violation on a known-unsafe configuration -------------------------
+
+
+def _one_late_log() -> SimRun:
+    # w1 commits k0, starts a second deltacommit that stays in flight across a compaction
+    plan = TablePlan(
+        (WriterPlan((BatchPlan(((0, 1),), work_ms=0, think_ms=0), BatchPlan(((0, 2),), work_ms=2000))),),
+        (CompactionSlot(1000),),
+        buckets=1,
+    )
+    return run_table(plan, 1)
+
+
+def test_golden_late_log_lands_in_the_compaction_slice() -> None:
+    r = _one_late_log()
+    table = r.table()
+    ct = table.timeline.completion_time
+    (group,) = table.groups
+    (base,) = group.base_files
+    late = max(group.log_files, key=lambda lf: lf.instant)
+    tc = ct(late.instant)
+    assert tc is not None and late.instant < base.instant < tc  # requested before, completed after
+    assert check_history(r.events, r.objects).violations == ()
+    assert snapshot_rows(r.events, r.objects) == {"k0": (2, "w1/1/0")}
+    assert {"coverage", "snapshot"} <= {
+        v.kind for v in check_history(r.events, r.objects, rule=Rule.INSTANT_TIME).violations
+    }
+
+
+def test_tampered_plan_and_lost_log_are_caught() -> None:
+    r = _one_late_log()
+    table = r.table()
+    (group,) = table.groups
+    (base,) = group.base_files
+    late = max(group.log_files, key=lambda lf: lf.instant)
+    objects = dict(r.objects)
+    key = requested_key("table", base.instant, "compaction")
+    plan = json.loads(objects[key])
+    plan["operations"][0]["deltaFilePaths"].append(f"p0/{late.name}")  # takes a log completed after it
+    objects[key] = json.dumps(plan).encode()
+    assert "plan" in {v.kind for v in check_history(r.events, objects).violations}
+    objects = dict(r.objects)
+    del objects[data_key("table", late)]  # a committed log vanished from the store
+    found = {v.kind for v in check_history(r.events, objects).violations}
+    assert {"membership", "snapshot", "incremental"} <= found
+
+
+def test_monotonic_times_without_the_lock_break_the_plan_rule() -> None:
+    found = set()
+    for seed in range(1, 4):
+        lock = random_plan(random.Random(seed))
+        r = run_table(lock, seed)
+        assert check_history(r.events, r.objects).violations == ()
+        mono = dataclasses.replace(lock, time_source="monotonic")
+        r = run_table(mono, seed)
+        found |= {v.kind for v in check_history(r.events, r.objects).violations}
+    assert "plan" in found
+
+
+def test_plan_validation_names_field_and_value() -> None:
+    with pytest.raises(ConfigError, match=r"time_source = 'clock'"):
+        TablePlan((WriterPlan((BatchPlan(((0, 1),)),)),), time_source="clock").validate()
+    with pytest.raises(ConfigError, match=r"writers\[0\]\.batches\[0\]\.rows"):
+        TablePlan((WriterPlan((BatchPlan(()),)),)).validate()
+
+
+# --- the known bugs, found by Hypothesis over simulated runs and shrunk ------------------------
+
+# No explain phase: it reruns the simulation for every part of the counterexample.
+FIND = settings(
+    max_examples=300,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    phases=(Phase.generate, Phase.shrink),
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def _print_case(title: str, case: Case, rule: Rule) -> None:
+    r = run(case)
+    print(f"\n{title} (seed {case.seed}):")
+    for line in describe_plan(case.plan):
+        print("   ", line)
+    for v in check_history(r.events, r.objects, case.plan.base, rule).violations[:3]:
+        print(f"    -> {v.kind}: {v.message}")
+
+
+def test_instant_time_slicing_is_found_and_shrunk() -> None:
+    case = hfind(small_cases, bad(Rule.INSTANT_TIME), settings=FIND)
+    _print_case("minimal run broken by instant-time slicing", case, Rule.INSTANT_TIME)
+    assert kinds(case, Rule.COMPLETION_TIME) == set()
+    # small: one compaction, one bucket, a few one-row deltacommits, one of them in flight across
+    # the compaction (the smallest possible has two)
+    assert len(case.plan.compactions) == 1 and case.plan.buckets == 1
+    assert 2 <= sum(len(w.batches) for w in case.plan.writers) <= 3
+    assert all(len(b.rows) == 1 and not b.failures for w in case.plan.writers for b in w.batches)
+    table = run(case).table()
+    ct = table.timeline.completion_time
+    (comp,) = [i.requested for i in table.timeline.instants if i.requested_action == "compaction"]
+    assert any(lf.instant < comp < (ct(lf.instant) or 0) for g in table.groups for lf in g.log_files)
+
+
+def test_uncommitted_first_log_bug_is_found_and_shrunk() -> None:
+    case = hfind(small_cases, bad(Rule.UNCOMMITTED_ANCHOR_BUG), settings=FIND)
+    _print_case("minimal run broken by the uncommitted-first-log bug", case, Rule.UNCOMMITTED_ANCHOR_BUG)
+    assert kinds(case, Rule.COMPLETION_TIME) == set()
+    # minimal: one writer, one batch whose first attempt failed after writing a log, then the retry
+    assert len(case.plan.writers) == 1 and case.plan.compactions == ()
+    (writer,) = case.plan.writers
+    assert len(writer.batches) == 1 and writer.batches[0].failures[0] >= 1
+
+
+# --- the command line --------------------------------------------------------------------------
+
+
+def test_cli_nbcc_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert cli.main(["nbcc", "run", "--seed", "1", "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["verdict"] == "ok" and summary["compactions"] >= 1
+    assert (out / "history.jsonl").stat().st_size > 0 and (
+        out / "table" / ".hoodie" / "hoodie.properties"
+    ).exists()
+    assert cli.main(["nbcc", "run", "--seed", "1", "--rule", "instant", "--out", str(tmp_path / "bad")]) == 0
+    assert "VIOLATION" in capsys.readouterr().out
+    assert cli.main(["nbcc", "run", "--writers", "0", "--out", str(tmp_path / "x")]) == 2
+    assert "--writers = 0" in capsys.readouterr().err
