@@ -350,13 +350,15 @@ def pause_derivation(param: str, found: Number, tolerance: Number, ev: Evidence)
             f"  The found value differs from that by {diff} ms, more than the poll, the storage latency",
             f"  and the bracket ({slack} ms) explain: drift (ppm), clock jumps or other faults play a part.",
         ]
-    where = "early" if t < r // 2 else "late"
     gap = found - (v - r + a - skew)
-    lines += [
-        f"  Versus the worst case V - R + A - s the found value is {gap:+} ms: this pause began {where}",
-        f"  in a renewal interval (t = {t} of R = {r} ms); the worst case needs a pause that begins just",
-        "  before a renewal is due.  Other seeds and start times move t within [0, R).",
-    ]
+    if t < r // 2:
+        why = [f"  this pause began early in a renewal interval (t = {t} of R = {r} ms); the worst case",
+               "  needs one that begins just before a renewal is due (a hold longer than R)."]
+    else:
+        why = [f"  this pause began late in a renewal interval (t = {t} of R = {r} ms), near the worst case;",
+               "  the rest is the poll and the round trip above."]
+    lines += [f"  Versus the worst case V - R + A - s the found value is {gap:+} ms:", *why,
+              "  Other seeds and pause start times move t within [0, R)."]
     return lines
 
 

@@ -52,7 +52,7 @@ def test_smoke_grid_loads_by_name_with_its_cells_and_seeds() -> None:
     assert tasks[0].scenario.lock.validity_secs == 10  # [base] applied to every cell
     assert [t.seed for t in cells.expand(g, seeds=2, first_seed=7)][:2] == [7, 8]
     assert "rfc91-pause-vs-skew" in grid.grid_names()
-    assert len(grid.load("rfc91-pause-vs-skew").cells()) == 70
+    assert len(grid.load("rfc91-pause-vs-skew").cells()) == 80
 
 
 def test_nested_tables_and_quoted_dotted_keys_name_the_same_setting(tmp_path: Path) -> None:
