@@ -1,0 +1,118 @@
+"""``hcc replay RUN_DIR --backend NAME``: re-run a simulated run step by step against a real backend.
+
+RUN_DIR is a simulated run's directory (``hcc run NAME --out RUN_DIR``): its
+``scenario.toml`` and the seed in ``verdict.json`` re-create the run; every
+storage request that reaches the store goes to the model's store and to the
+backend, the protocol gets the backend's answer, and each step records whether
+the backend answered as the model did (see ``backends/replay.py``).  Time is
+virtual, so long pauses cost nothing.  Output goes to
+``RUN_DIR/replay-<backend>/`` (or ``--out``): ``history.jsonl`` (streamed),
+``steps.jsonl`` and ``verdict.json``.
+
+Exit status: 0 every step agreed and the verdict is the original's, 1
+otherwise (or the server could not start), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from backends import registry
+from backends.launchers.process import LaunchError, Unavailable
+from backends.replay import replay
+from model.config import ConfigError
+from model.history import Event, loads
+from scenarios import loader
+from scenarios.rundir import HISTORY, SCENARIO, VERDICT, write_atomic, write_json
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``replay`` subcommand."""
+    p = subparsers.add_parser(
+        "replay", help="re-run a simulated run step by step against a real storage backend",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", help="directory of a simulated run (hcc run ... --out)")
+    p.add_argument("--backend", required=True,
+                   help=f"one of {', '.join(registry.NAMES)}, or a URL of a running service")
+    p.add_argument("--prefix", default="hcc-replay/", help="table prefix for the replay's keys")
+    p.add_argument("--client", choices=("boto3", "minio"), default=None, help="S3 SDK (default boto3)")
+    p.add_argument("--out", help="output directory (default RUN_DIR/replay-<backend>)")
+    p.add_argument("--show", type=int, default=10, help="disagreeing steps to print (default 10)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def load_run(run_dir: Path) -> tuple[Any, int, list[Event], str | None]:
+    """The scenario, seed, history and verdict of a simulated run directory; ConfigError when incomplete."""
+    if not run_dir.is_dir():
+        raise ConfigError("RUN_DIR", str(run_dir), "is not a directory")
+    for name in (SCENARIO, VERDICT, HISTORY):
+        if not (run_dir / name).is_file():
+            raise ConfigError("RUN_DIR", str(run_dir), f"has no {name} (is it a `hcc run --out` directory?)")
+    scenario = loader.load(str(run_dir / SCENARIO))
+    try:
+        verdict = json.loads((run_dir / VERDICT).read_text())
+    except ValueError as e:
+        raise ConfigError(f"{run_dir / VERDICT}", "...", f"not JSON: {e}") from e
+    seed = verdict.get("seed")
+    if not isinstance(seed, int):
+        raise ConfigError(f"{run_dir / VERDICT}: seed", seed, "must be an integer")
+    return scenario, seed, loads((run_dir / HISTORY).read_text()), verdict.get("verdict")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay; returns the exit code."""
+    try:
+        registry.validate(args.backend)
+    except ValueError as e:
+        raise ConfigError("--backend", args.backend, str(e)) from e
+    run_dir = Path(args.run_dir)
+    scenario, seed, original, original_verdict = load_run(run_dir)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", args.backend)
+    out = Path(args.out) if args.out else run_dir / f"replay-{slug}"
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with registry.open_endpoint(args.backend) as ep, \
+                ep.backend(args.prefix, client=args.client, timeout_s=10) as backend, \
+                open(out / HISTORY, "w") as history:
+            backend.ensure_container()
+
+            def sink(event: Event) -> None:
+                history.write(event.to_json() + "\n")
+                history.flush()
+
+            report = replay(scenario, seed, backend, backend_name=args.backend, original=original,
+                            original_verdict=original_verdict, sink=sink)
+    except (Unavailable, LaunchError) as e:
+        print(f"hcc replay: {args.backend} did not start: {e}", file=sys.stderr)
+        return 1
+    write_atomic(out / "steps.jsonl", "".join(json.dumps(s.to_dict(), sort_keys=True) + "\n"
+                                              for s in report.steps))
+    summary = {**report.summary(), "run_dir": str(run_dir), "out": str(out)}
+    write_json(out / VERDICT, summary)
+    ok = report.all_agree and report.same_verdict
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+        return 0 if ok else 1
+    print(f"replay of {scenario.name} seed {seed} on {args.backend}: {report.agreed}/{len(report.steps)} "
+          f"steps answered as the model did (virtual time: pauses cost nothing)")
+    for s in [s for s in report.steps if not s.agree][:args.show]:
+        print(f"  step {s.step} t={s.time} ms {s.node} {s.op} {s.key}: model {s.model}, backend {s.real}"
+              f"  {s.note}")
+    if report.version_notes:
+        print(f"  {len(report.version_notes)} version-tag structure notes, first: {report.version_notes[0]}")
+    div = report.schedule_divergence
+    div = "identical" if div is None else f"diverges at event {div}"
+    print(f"  schedule vs the simulated run: {div}")
+    print(f"  verdict {report.verdict.verdict} (simulated run: {report.original_verdict})"
+          f"{'' if report.same_verdict else '  DIFFERENT'}  -> {out}")
+    for v in report.verdict.violations[:5]:
+        print(f"  violation [{v.kind}] {v.message}")
+    return 0 if ok else 1
