@@ -1,4 +1,5 @@
-"""``hcc sweep GRID.toml|NAME [--engine spark|local] [--master URL] [--seeds N] [--out DIR]``.
+"""``hcc sweep GRID.toml|NAME [--engine spark|local] [--master URL] [--seeds N] [--out DIR]``, and
+``hcc contention SCENARIO --backend NAME [--duration-ms N] [--master URL]``.
 
 Runs every (cell, seed) of a grid in the simulated world (one Spark task each, or all in
 this process with ``--engine local``) and writes under ``--out`` (default
@@ -6,6 +7,10 @@ this process with ``--engine local``) and writes under ``--out`` (default
 ``summary.json`` (one line per cell) and ``sweep.json`` (what ran, and the row schema).
 Exit status: 0 when every run finished, 1 when a run crashed the model (its row says
 why), 2 for bad input.
+
+``hcc contention`` launches a real backend, runs each writer of a lock scenario as one
+Spark task against it (see :mod:`scenarios.sweep.contention`), and writes a run directory
+like ``hcc run``'s; exit 0 when the verdict is the scenario's expected one.
 """
 
 from __future__ import annotations
@@ -34,6 +39,71 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", help="output folder (default out/sweeps/GRID)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run)
+
+    c = subparsers.add_parser(
+        "contention", help="Spark tasks as writers of a lock scenario against a launched real backend",
+        description="Launch BACKEND, run each writer of SCENARIO as one Spark task against it for "
+                    "--duration-ms, then merge the histories, check them and print the contention metrics.")
+    c.add_argument("scenario", help="catalogue name or path to a lock scenario")
+    c.add_argument("--backend", required=True, help="a launcher name: fake-gcs, moto, azurite, minio, ...")
+    c.add_argument("--duration-ms", type=int, default=30_000, help="how long the writers run (default 30000)")
+    c.add_argument("--master", help="Spark master URL (default local[W] for W writers)")
+    c.add_argument("--seed", type=int, help="seed of the writers' random choices (default: the scenario's)")
+    c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field of the scenario")
+    c.add_argument("--out", help="run directory (history.jsonl, verdict.json, metrics.json, scenario.toml)")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.set_defaults(func=run_contention_cmd)
+
+
+def run_contention_cmd(args: argparse.Namespace) -> int:
+    """hcc contention SCENARIO --backend NAME: exit 0 when the verdict is the scenario's expected one."""
+    import json
+
+    from scenarios import loader
+    from scenarios.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
+    from scenarios.sweep.contention import run_contention
+    from scenarios.sweep.engine_spark import SparkEngine, SparkUnavailable, start_session
+
+    scenario = loader.load(args.scenario, args.set or [])
+    if args.duration_ms <= 0:
+        raise ConfigError("--duration-ms", args.duration_ms, "must be > 0")
+    writers = scenario.workload.writers
+    try:
+        session = start_session(args.master or f"local[{writers}]", app_name="hcc-contention")
+    except SparkUnavailable as e:
+        raise ConfigError("--master", args.master, str(e)) from e
+    out = Path(args.out) if args.out else Path("out") / "contention" / f"{scenario.name}-{args.backend}"
+    try:
+        engine = SparkEngine(session=session)
+        result = run_contention(scenario, args.backend, engine, seed=args.seed, duration_ms=args.duration_ms,
+                                log_dir=out / "logs")
+    finally:
+        session.stop()
+    write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
+    write_atomic(out / SCENARIO, loader.to_toml(result.scenario))
+    write_json(out / METRICS, result.metrics)
+    summary = {"scenario": scenario.name, "backend": args.backend, "expect": scenario.expect,
+               "writers": writers, "duration_ms": args.duration_ms, "out": str(out),
+               **result.verdict.to_dict()}
+    write_json(out / VERDICT, summary)
+    m = result.metrics
+    if args.json:
+        print(json.dumps({**summary, "metrics": m}, sort_keys=True))
+    else:
+        seconds = max(m["simulated_ms"], 1) / 1000
+        print(f"contention {scenario.name} on {args.backend}: {writers} writers for {args.duration_ms} ms: "
+              f"verdict {result.verdict.verdict} (expected {scenario.expect}) -> {out}")
+        for v in result.verdict.violations[:10]:
+            print(f"  violation [{v.kind}] {v.message}")
+        lat = m["acquire_latency_ms"]
+        print(f"  acquisitions {m['acquisitions']} ({m['acquisitions'] / seconds:.2f}/s), per writer "
+              f"{m['acquisitions_per_writer']}, Jain fairness {m['fairness_jain']}")
+        print(f"  acquire latency p50 {lat['p50']} p90 {lat['p90']} p99 {lat['p99']} max {lat['p100']} ms")
+        print(f"  per acquisition: precondition failures "
+              f"{m['acquire_precondition_failure_per_acquisition']}, unknown outcomes "
+              f"{m['unknown_outcomes_per_acquisition']}, retries {m['retries_per_acquisition']}")
+        print(f"  writes ok {m['writes_ok']} ({m['throughput_writes_per_s']}/s)")
+    return 0 if result.verdict.verdict == scenario.expect else 1
 
 
 def _fmt(value: Any) -> str:

@@ -26,7 +26,7 @@ from model.config import ConfigError, Scenario
 from model.history import Event
 from model.metrics import lock_metrics
 
-START_MARGIN_S = 3.0  # the shared start lies this far in the future, so every task is ready by then
+START_MARGIN_S = 5.0  # the shared start lies this far in the future, so every task is ready by then
 
 
 @dataclass(frozen=True)
