@@ -12,7 +12,8 @@ Each record has ``ownerId``, ``timestamp`` (the writer's clock, epoch ms),
 ``END`` at release), ``lockExpiration`` (epoch ms) and ``lockHeld``, and in
 the JSONL form ``transactionStartTime``.  Both forms are read.
 
-Conversion to :class:`model.history.Event` (one transaction = one hold):
+Conversion to :class:`model.history.Event` (one transaction = one hold; in the
+one-object form, an owner's transaction runs from a START to its next END):
 ``START`` is an ``acquire ok`` of the owner, ``END`` a ``release invoke``; a
 ``RENEW`` with ``lockHeld: false`` closes the hold (``interrupted``); a
 transaction with no ``END`` is held until its last ``lockExpiration`` (the
@@ -53,7 +54,7 @@ class AuditRecord:
     state: str
     lock_expiration: int | None
     lock_held: bool | None
-    transaction: str  # transactionStartTime when present, else the source file
+    transaction: str | None  # owner@transactionStartTime; None in the one-object-per-file form
     source: str  # file:line
 
 
@@ -74,7 +75,7 @@ def _record(raw: object, where: str, file_name: str) -> AuditRecord:
         raise AuditFormatError(f"{where}: field lockHeld = {held!r} is not a boolean")
     if txn is not None and (not isinstance(txn, int) or isinstance(txn, bool)):
         raise AuditFormatError(f"{where}: field transactionStartTime = {txn!r} is not an integer")
-    transaction = f"{owner}@{txn}" if txn is not None else f"{owner}@{file_name}"
+    transaction = f"{owner}@{txn}" if txn is not None else None
     return AuditRecord(owner, ts, state, exp, held, transaction, where)
 
 
@@ -145,8 +146,14 @@ def audit_events(records: Iterable[AuditRecord]) -> list[Event]:
     t0 = recs[0].timestamp
     raw: list[tuple[int, int, str, str, str, dict[str, object], int | None]] = []
     by_txn: dict[str, list[AuditRecord]] = {}
+    serial: dict[str, int] = {}  # one-object files: an owner's transaction runs from a START to its END
     for r in recs:
-        by_txn.setdefault(r.transaction, []).append(r)
+        key = r.transaction
+        if key is None:
+            key = f"{r.owner}#{serial.get(r.owner, 0)}"
+            if r.state == "END":
+                serial[r.owner] = serial.get(r.owner, 0) + 1
+        by_txn.setdefault(key, []).append(r)
     for txn in by_txn.values():
         started = False
         closed = False

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         Path(args.history).write_text(dumps(events))
     verdict = check_audit(records)
     owners = sorted({r.owner for r in records})
-    transactions = len({r.transaction for r in records})
+    transactions = sum(1 for e in events if e.f == "acquire")
     if args.json:
         print(json.dumps({"path": args.path, "records": len(records), "owners": owners,
                           "transactions": transactions, **verdict.to_dict()}, sort_keys=True))
