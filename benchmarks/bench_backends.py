@@ -1,0 +1,198 @@
+"""Benchmark of the real-world interpreter on fake-gcs-server (not a test; prints figures, asserts nothing).
+
+1. Uncontended acquire + release: Hudi's tryLock and unlock as the model's
+   generators, interpreted by backends/realworld.py (threads, a heartbeat
+   thread started and cancelled, the Backend's outcome mapping), against the
+   same requests done directly: once through ``Backend.perform`` and once with
+   the bare google-cloud-storage client.  An acquire + release is 3 round
+   trips (read the lock file, create it, expire it); the physical floor is 3 x
+   the median round trip of a single small read on the same connection.
+   The ratio harness / bare client is the harness's overhead.
+2. Contended acquisitions per second with 2, 8 and 32 writers (shortened
+   timings: validity 5 s, renew 1 s, no work, think 0-20 ms, Hudi's 1 s poll),
+   over 8 s each, with fairness (Jain) and the acquire latency p50.
+
+Run: python benchmarks/bench_backends.py [--n 200] [--seconds 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import uuid
+from collections.abc import Generator
+from typing import Any
+
+from backends.base import Backend
+from backends.realworld import RealWorld, clear_prefix
+from backends.registry import open_endpoint
+from model.checkers.lock_run import check_lock_history
+from model.config import Dist, LockConfig, Scenario, StorageConfig, WorkloadConfig
+from model.effects import CreateIfAbsent, Effect, Read, ReplaceIfMatch, Sleep, StorageEffect, StoreResult
+from model.lockfile import LockData
+from model.metrics import lock_metrics
+from model.sim import WriterContext
+from model.storage_lock import StorageLockProvider
+
+
+class Counting(Backend):
+    """Counts storage requests of a wrapped backend."""
+
+    def __init__(self, inner: Backend) -> None:  # noqa: D107 - bench helper
+        self.inner = inner
+        self.prefix = inner.prefix
+        self.requests = 0
+
+    def perform(self, effect: StorageEffect) -> StoreResult:
+        self.requests += 1
+        return self.inner.perform(effect)
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    # unused abstract methods
+    def _read(self, key: str) -> StoreResult: raise NotImplementedError  # noqa: E704
+    def _create_if_absent(self, key: str, body: bytes) -> StoreResult: raise NotImplementedError  # noqa: E704
+    def _replace_if_match(self, key: str, body: bytes, v: str) -> StoreResult: raise NotImplementedError  # noqa: E704
+    def _put(self, key: str, body: bytes) -> StoreResult: raise NotImplementedError  # noqa: E704
+    def _list_prefix(self, prefix: str) -> StoreResult: raise NotImplementedError  # noqa: E704
+    def _delete(self, key: str) -> StoreResult: raise NotImplementedError  # noqa: E704
+
+
+def lock_scenario(writers: int, seconds: float) -> Scenario:
+    return Scenario(
+        name="bench-backends", duration_ms=int(seconds * 1000),
+        lock=LockConfig(validity_secs=5, renew_interval_secs=1, enforce_hudi_limits=False,
+                        base_path="bench/table"),
+        storage=StorageConfig(timeout_ms=3000, sdk_retries=2, retry_backoff_ms=50),
+        workload=WorkloadConfig(writers=writers, work_ms=Dist("fixed", 0), think_ms=Dist("uniform", 0, 20),
+                                start_ms=Dist("fixed", 0), register_key="bench/table/register"),
+    )
+
+
+def harness_round_trips(backend: Backend, n: int) -> tuple[list[float], int]:
+    """n acquire + release cycles through the real-world interpreter; per-cycle seconds and requests."""
+    sc = lock_scenario(1, 3600)
+    counting = Counting(backend)
+    times: list[float] = []
+
+    def factory(ctx: WriterContext) -> Generator[Effect, Any, Any]:
+        provider = StorageLockProvider(sc.lock, ctx.new_id)
+        for _ in range(n):
+            t = time.perf_counter()
+            assert (yield from provider.try_lock())
+            assert (yield from provider.unlock())
+            times.append(time.perf_counter() - t)
+        yield Sleep(0)
+
+    world = RealWorld(sc, {"w1": counting}, writer_factory=factory)
+    node = world.nodes["w1"]
+    world._start_writer(node)  # drive just the writer, not the timed run loop
+    task = node.tasks.get("writer")
+    if task is not None and task.thread is not None:
+        task.thread.join()
+    return times, counting.requests // max(1, n)
+
+
+def backend_round_trips(backend: Backend, n: int) -> list[float]:
+    """The same 3 requests per cycle through Backend.perform, no interpreter."""
+    key = "bench/table/.hoodie/.locks/table_lock.json"
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        read = backend.perform(Read(key))
+        data = LockData(False, int(time.time() * 1000) + 5000, str(uuid.uuid4()))
+        if read.ok and read.version:
+            res = backend.perform(ReplaceIfMatch(key, data.encode(), read.version))
+        else:
+            res = backend.perform(CreateIfAbsent(key, data.encode()))
+        assert res.ok and res.version
+        done = backend.perform(ReplaceIfMatch(key, LockData(True, data.valid_until, data.owner).encode(),
+                                              res.version))
+        assert done.ok
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def sdk_round_trips(endpoint: Any, bucket: str, n: int) -> tuple[list[float], list[float]]:
+    """The same 3 requests with the bare google-cloud-storage client; and single-read round trips."""
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+
+    client = storage.Client(project="hcc", credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+                            client_options={"api_endpoint": endpoint})
+    b = client.bucket(bucket)
+    name = "bench-sdk/lock.json"
+    times, reads = [], []
+    for _ in range(n):
+        t = time.perf_counter()
+        blob = b.blob(name)
+        try:
+            blob.download_as_bytes(retry=None)
+            gen = blob.generation
+        except Exception:  # noqa: BLE001 - NotFound on the first cycle
+            gen = 0
+        body = LockData(False, int(time.time() * 1000) + 5000, str(uuid.uuid4())).encode()
+        blob.upload_from_string(body, if_generation_match=gen, retry=None)
+        blob.upload_from_string(body.replace(b"false", b"true"), if_generation_match=blob.generation,
+                                retry=None)
+        times.append(time.perf_counter() - t)
+    for _ in range(n):
+        t = time.perf_counter()
+        b.blob(name).download_as_bytes(retry=None)
+        reads.append(time.perf_counter() - t)
+    return times, reads
+
+
+def contended(ep: Any, writers: int, seconds: float) -> dict[str, Any]:
+    sc = lock_scenario(writers, seconds)
+    clear_prefix(ep, "bench-c/")
+    from backends.realworld import map_scenario_keys
+
+    sc = map_scenario_keys(sc, "bench-c/")
+    backends = {n: ep.backend("bench-c/", timeout_s=3, sdk_retries=2, retry_backoff_s=0.05)
+                for n in sc.workload.nodes()}
+    try:
+        events = RealWorld(sc, backends).run()
+    finally:
+        for b in backends.values():
+            b.close()
+    m = lock_metrics(events)
+    return {"acq_per_s": m["acquisitions"] / seconds, "fairness": m["fairness_jain"],
+            "p50_ms": m["acquire_latency_ms"]["p50"], "verdict": check_lock_history(events).verdict}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--seconds", type=float, default=8.0)
+    args = ap.parse_args()
+    with open_endpoint("fake-gcs") as ep:
+        with ep.backend("bench/", timeout_s=5) as b:
+            backend_round_trips(b, 10)  # warm-up
+            # direct before and after the harness, so drift of the server over time does not favour either
+            direct = backend_round_trips(b, args.n // 2)
+            harness, per_cycle = harness_round_trips(b, args.n)
+            direct += backend_round_trips(b, args.n - args.n // 2)
+        sdk, reads = sdk_round_trips(ep.url, ep.bucket, args.n)
+        med = statistics.median
+        floor = 3 * med(reads)
+        print(f"fake-gcs-server, {args.n} uncontended acquire + release cycles, median per cycle:")
+        print(f"  harness (realworld interpreter): {med(harness) * 1000:7.2f} ms  "
+              f"({per_cycle} requests/cycle)")
+        print(f"  Backend.perform, same requests : {med(direct) * 1000:7.2f} ms")
+        print(f"  bare google-cloud-storage      : {med(sdk) * 1000:7.2f} ms")
+        print(f"  floor 3 x single-read RTT      : {floor * 1000:7.2f} ms  "
+              f"(read RTT {med(reads) * 1000:.2f} ms)")
+        print(f"  ratio harness / bare client    : {med(harness) / med(sdk):7.2f}")
+        print(f"  ratio harness / Backend.perform: {med(harness) / med(direct):7.2f}")
+        print(f"contended, {args.seconds:g} s each (validity 5 s, renew 1 s, poll 1 s, think 0-20 ms):")
+        for n in (2, 8, 32):
+            r = contended(ep, n, args.seconds)
+            print(f"  {n:2d} writers: {r['acq_per_s']:7.1f} acquisitions/s  fairness {r['fairness']:.2f}  "
+                  f"acquire p50 {r['p50_ms']} ms  verdict {r['verdict']}")
+
+
+if __name__ == "__main__":
+    main()
