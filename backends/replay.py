@@ -113,7 +113,7 @@ class ReplayStore:
             case FencedPut(key, body, fence_key, version):
                 return FencedPut(self.real_key(key), body, self.real_key(fence_key), version)
             case _:
-                return dataclasses.replace(effect, key=self.real_key(effect.key))  # type: ignore[type-var]
+                return dataclasses.replace(effect, key=self.real_key(effect.key))
 
     def _model_tag(self, key: str, real: str) -> str:
         return self._r2m.get(key, {}).get(real, f"unmapped:{real}")

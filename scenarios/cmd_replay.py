@@ -108,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
               f"  {s.note}")
     if report.version_notes:
         print(f"  {len(report.version_notes)} version-tag structure notes, first: {report.version_notes[0]}")
-    div = report.schedule_divergence
-    div = "identical" if div is None else f"diverges at event {div}"
+    at = report.schedule_divergence
+    div = "identical" if at is None else f"diverges at event {at}"
     print(f"  schedule vs the simulated run: {div}")
     print(f"  verdict {report.verdict.verdict} (simulated run: {report.original_verdict})"
           f"{'' if report.same_verdict else '  DIFFERENT'}  -> {out}")
