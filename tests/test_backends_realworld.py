@@ -127,3 +127,21 @@ def test_audit_files_read_from_a_bucket(fake_gcs_endpoint: Endpoint) -> None:  #
         assert b.perform(Put(folder + "2_b.jsonl", "\n".join(c).encode())).ok
         verdict = check_audit(read_backend(b, "wh/t1"))
     assert [v.kind for v in verdict.violations] == ["overlap"]
+
+
+@pytest.mark.parametrize("name,sets,marks", [
+    ("rfc91-holder-crash", ["faults.crashes[0].at_ms=2000", "faults.crashes[0].restart_after_ms=2500"],
+     {"crash", "restart"}),
+    ("rfc91-writer-thread-dies", ["faults.writer_deaths[0].at_ms=2000", "workload.node_start_ms.w2=1000"],
+     {"writer-death", "thread-died"}),
+])
+def test_crashes_and_thread_deaths_kill_threads_safely(fake_gcs_endpoint: Endpoint,  # noqa: F811
+                                                       tmp_path: Path, name: str, sets: list[str],
+                                                       marks: set[str]) -> None:
+    sc = loader.load(name, [*SHORT, "duration_ms=8000", *sets])
+    res = run_realworld(sc, fake_gcs_endpoint, prefix=f"rw-{name}/", log_dir=tmp_path)
+    assert marks <= {e.f for e in res.events if e.node == "w1"}
+    assert res.verdict.verdict == "ok", [v.message for v in res.verdict.violations]
+    died = next(e.time for e in res.events if e.f in ("crash", "writer-death"))
+    # another writer gets the lock after the dead holder's lease (4 s) ran out
+    assert any(e.f == "acquire" and e.type == "ok" and e.node != "w1" and e.time > died for e in res.events)
