@@ -1,0 +1,68 @@
+"""Write the report of a run directory: report.html, report.md and report.json, each atomically.
+
+Everything is rendered in memory first, so a run directory that cannot be read,
+or a report that fails to render, leaves no partial report behind.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+FORMATS = ("html", "md", "json")
+FILES = {"html": "report.html", "md": "report.md", "json": "report.json"}
+
+Writer = Callable[[Path, str], None]
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    """``html,md,json`` -> a tuple; ValueError names an unknown format."""
+    formats = tuple(f.strip() for f in text.split(",") if f.strip())
+    for f in formats:
+        if f not in FORMATS:
+            raise ValueError(f"--format: {f!r} is not one of {', '.join(FORMATS)}")
+    if not formats:
+        raise ValueError(f"--format: {text!r} names no format (choose from {', '.join(FORMATS)})")
+    return formats
+
+
+def render_run_report(run_dir: Path, formats: Sequence[str] = FORMATS) -> dict[str, str]:
+    """File name -> text of the report of ``run_dir`` (RunDirError when the directory is bad)."""
+    from reports.build import build_report
+    from reports.html import render_html
+    from reports.load import load_run
+    from reports.markdown import render_markdown
+
+    report = build_report(load_run(run_dir))
+    texts = {}
+    if "html" in formats:
+        texts[FILES["html"]] = render_html(report)
+    if "md" in formats:
+        texts[FILES["md"]] = render_markdown(report, FILES["html"])
+    if "json" in formats:
+        texts[FILES["json"]] = json.dumps(report.summary, indent=2, sort_keys=True, default=str) + "\n"
+    return texts
+
+
+def write_report(run_dir: Path, write: Writer, formats: Sequence[str] = FORMATS,
+                 required: bool = True) -> list[Path]:
+    """Render then write the report files of ``run_dir`` with ``write`` (an atomic writer).
+
+    With ``required=False`` (the default report at the end of ``hcc run``) a missing
+    ``reports`` extra (pandas, matplotlib) is a note on stderr instead of an error.
+    """
+    try:
+        texts = render_run_report(run_dir, formats)
+    except ModuleNotFoundError as e:
+        if required or e.name not in ("pandas", "matplotlib"):
+            raise
+        print(f"hcc: no report for {run_dir}: {e.name} is missing "
+              "(pip install 'hudi-cc-harness[reports]')", file=sys.stderr)
+        return []
+    paths = []
+    for name, text in texts.items():
+        write(run_dir / name, text)
+        paths.append(run_dir / name)
+    return paths
