@@ -20,6 +20,7 @@ from model.config import Scenario
 from model.history import Event
 from model.metrics import lock_metrics
 from model.sim import run_scenario
+from reports.report import write_report
 from scenarios.loader import to_toml
 
 HISTORY = "history.jsonl"
@@ -77,8 +78,10 @@ def default_out(scenario: Scenario, seed: int) -> Path:
     return Path("out") / "runs" / f"{scenario.name}-seed{seed}"
 
 
-def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None) -> RunResult:
-    """Run a simulated scenario, streaming its history to ``out``, then check it and write the verdicts."""
+def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None,
+            report: bool = True) -> RunResult:
+    """Run a simulated scenario, streaming its history to ``out``, then check it and write the verdicts
+    (and, with ``report``, report.html/md/json)."""
     seed = scenario.seed if seed is None else seed
     out = out or default_out(scenario, seed)
     out.mkdir(parents=True, exist_ok=True)
@@ -95,4 +98,6 @@ def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None
     result = RunResult(scenario, seed, out, verdict, metrics)
     write_json(out / METRICS, metrics)
     write_json(out / VERDICT, {k: v for k, v in result.summary().items() if k != "metrics"})
+    if report:
+        write_report(out, write_atomic, required=False)
     return result

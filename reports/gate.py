@@ -1,0 +1,161 @@
+"""The regression gate: compare runs with a stored baseline of verdicts and simulated-time metrics.
+
+A baseline file holds one entry per scenario::
+
+    {"format": 1,
+     "scenarios": {"rfc91-safe": {
+         "seed": 7, "expect": "ok", "violation_kinds": [],
+         "metrics": {"acquire_latency_ms.p99": {"baseline": 1234, "worse": "higher", "rel": 0.1, "abs": 50},
+                     ...}}}}
+
+A metric fails when it is worse than ``baseline`` by more than ``rel * |baseline| + abs``
+(``worse`` says which direction is worse).  Tolerances live in the file and survive
+``--update``.  Only counts, ratios and simulated-time figures are gated, never wall-clock seconds.
+A run also fails when its verdict differs from the scenario's expectation, when it shows a
+violation kind the baseline did not record, or when its seed differs from the baseline's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reports.load import RunData
+from reports.tables import flatten
+
+FORMAT = 1
+
+# metric -> (worse direction, relative tolerance, absolute tolerance); defaults for --update.
+DEFAULT_METRICS: dict[str, tuple[str, float, float]] = {
+    "acquisitions": ("lower", 0.10, 0),
+    "acquire_latency_ms.p50": ("higher", 0.10, 50),
+    "acquire_latency_ms.p90": ("higher", 0.10, 50),
+    "acquire_latency_ms.p99": ("higher", 0.10, 50),
+    "acquire_timeouts": ("higher", 0.10, 1),
+    "acquire_precondition_failure_per_acquisition": ("higher", 0.10, 0.02),
+    "unknown_outcomes_per_acquisition": ("higher", 0.10, 0.02),
+    "retries_per_acquisition": ("higher", 0.10, 0.1),
+    "dangling_lock_seen": ("higher", 0.0, 0),
+    "renewals_failed": ("higher", 0.10, 1),
+    "min_expiration_deadline_ms": ("lower", 0.0, 1000),
+    "throughput_writes_per_s": ("lower", 0.10, 0),
+    "fairness_jain": ("lower", 0.0, 0.05),
+}
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be read; the message names the file, the field and the value."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One gate check: a row of the printed table and one JUnit test case."""
+
+    scenario: str
+    name: str
+    baseline: Any
+    now: Any
+    change: str
+    limit: str
+    ok: bool
+    message: str = ""
+
+
+def load_baseline(path: Path) -> dict[str, Any]:
+    """Read and validate a baseline file."""
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise BaselineError(f"baseline {path}: does not exist (write one with hcc gate RUN --update)") from None
+    except ValueError as e:
+        raise BaselineError(f"baseline {path}: not valid JSON ({e})") from None
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT or not isinstance(raw.get("scenarios"), dict):
+        raise BaselineError(f"baseline {path}: field format must be {FORMAT} and scenarios an object")
+    for name, entry in raw["scenarios"].items():
+        for key in ("seed", "expect", "violation_kinds", "metrics"):
+            if key not in entry:
+                raise BaselineError(f"baseline {path}: scenarios.{name} has no field {key!r}")
+        for metric, spec in entry["metrics"].items():
+            where = f"baseline {path}: scenarios.{name}.metrics.{metric}"
+            if spec.get("worse") not in ("higher", "lower"):
+                raise BaselineError(f"{where}.worse = {spec.get('worse')!r} is not higher or lower")
+            for t in ("rel", "abs"):
+                if not isinstance(spec.get(t, 0), int | float) or spec.get(t, 0) < 0:
+                    raise BaselineError(f"{where}.{t} = {spec.get(t)!r} is not a number >= 0")
+    return raw
+
+
+def _metric_checks(name: str, entry: dict[str, Any], flat: dict[str, Any]) -> list[Check]:
+    checks = []
+    for metric, spec in sorted(entry["metrics"].items()):
+        base, now = spec.get("baseline"), flat.get(metric)
+        rel, abs_ = float(spec.get("rel", 0)), float(spec.get("abs", 0))
+        if base is None:
+            checks.append(Check(name, metric, None, now, "", "", True, "no baseline value"))
+            continue
+        slack = rel * abs(base) + abs_
+        higher = spec["worse"] == "higher"
+        limit = base + slack if higher else base - slack
+        if now is None:
+            checks.append(Check(name, metric, base, None, "missing", f"{'<=' if higher else '>='} {limit:g}",
+                                False, f"{metric} is missing from the run (baseline {base})"))
+            continue
+        ok = now <= limit if higher else now >= limit
+        change = f"{now - base:+g}" + (f" ({(now - base) / abs(base):+.1%})" if base else "")
+        checks.append(Check(name, metric, base, now, change, f"{'<=' if higher else '>='} {limit:g}", ok,
+                            "" if ok else f"{metric} got worse: {base} -> {now} (limit {limit:g})"))
+    return checks
+
+
+def gate_run(run: RunData, baseline: dict[str, Any]) -> list[Check]:
+    """Every check of one run against its baseline entry."""
+    name = run.name
+    entry = baseline["scenarios"].get(name)
+    if entry is None:
+        return [Check(name, "baseline", None, None, "", "", False,
+                      f"no baseline entry for scenario {name} (add one on purpose with hcc gate --update)")]
+    kinds = sorted({v["kind"] for v in run.verdict["violations"]})
+    checks = [
+        Check(name, "seed", entry["seed"], run.seed, "", f"== {entry['seed']}", run.seed == entry["seed"],
+              "" if run.seed == entry["seed"] else f"run seed {run.seed} differs from the baseline's"),
+        Check(name, "verdict", run.expect, run.outcome, "", f"== {run.expect}", run.outcome == run.expect,
+              "" if run.outcome == run.expect else
+              f"expected {run.expect}, got {run.outcome}: "
+              + ("; ".join(v["message"] for v in run.verdict["violations"][:3]) or "no violation found")),
+    ]
+    new = [k for k in kinds if k not in entry["violation_kinds"]]
+    checks.append(Check(name, "violation kinds", ",".join(entry["violation_kinds"]) or "-",
+                        ",".join(kinds) or "-", "", "no new kind", not new,
+                        f"unexpected safety violation(s): {', '.join(new)}" if new else ""))
+    return checks + _metric_checks(name, entry, flatten(run.metrics))
+
+
+def gate_missing(baseline: dict[str, Any], seen: set[str]) -> list[Check]:
+    """A failing check for each baseline scenario that has no run (gating a folder of runs)."""
+    return [Check(name, "run", "present", "missing", "", "", False, f"no run directory for scenario {name}")
+            for name in sorted(set(baseline["scenarios"]) - seen)]
+
+
+def baseline_entry(run: RunData, old: dict[str, Any] | None) -> dict[str, Any]:
+    """A baseline entry from a run, keeping the tolerances of ``old`` where it had them."""
+    flat = flatten(run.metrics)
+    metrics = {}
+    for metric, (worse, rel, abs_) in DEFAULT_METRICS.items():
+        spec = {"worse": worse, "rel": rel, "abs": abs_}
+        if old and metric in old.get("metrics", {}):
+            spec = {k: old["metrics"][metric][k] for k in ("worse", "rel", "abs") if k in old["metrics"][metric]}
+        metrics[metric] = {**spec, "baseline": flat.get(metric)}
+    return {"seed": run.seed, "expect": run.expect,
+            "violation_kinds": sorted({v["kind"] for v in run.verdict["violations"]}), "metrics": metrics}
+
+
+def update_baseline(runs: list[RunData], old: dict[str, Any] | None) -> dict[str, Any]:
+    """The baseline after recording ``runs`` (other scenarios' entries are kept)."""
+    scenarios = dict((old or {}).get("scenarios", {}))
+    for run in runs:
+        scenarios[run.name] = baseline_entry(run, scenarios.get(run.name))
+    return {"format": FORMAT,
+            "note": "written by 'hcc gate --update'; tolerances (rel, abs, worse) may be edited by hand",
+            "scenarios": dict(sorted(scenarios.items()))}

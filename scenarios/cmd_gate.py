@@ -1,0 +1,74 @@
+"""``hcc gate RUN_DIR --baseline BASELINE.json [--junit FILE] [--update]``: the regression gate.
+
+RUN_DIR is one run directory or a folder of them (``hcc run --all --out DIR``).  Exit 0 when
+every check passes, 1 when one fails (an unexpected violation, a metric worse than its
+tolerance, a scenario without a run or without a baseline), 2 for unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from scenarios.rundir import write_atomic
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``gate`` subcommand."""
+    p = subparsers.add_parser("gate", help="compare runs with a baseline; JUnit XML for CI")
+    p.add_argument("run_dir", help="a run directory, or a folder holding one run directory per scenario")
+    p.add_argument("--baseline", required=True, help="baseline JSON (one entry per scenario)")
+    p.add_argument("--junit", help="write JUnit XML here")
+    p.add_argument("--update", action="store_true",
+                   help="write the baseline from these runs instead of gating (on purpose only)")
+    p.add_argument("--all-rows", action="store_true", help="print passing checks too")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Gate (or, with --update, record) the runs."""
+    import pandas as pd
+
+    from reports.gate import BaselineError, gate_missing, gate_run, load_baseline, update_baseline
+    from reports.junit import junit_xml
+    from reports.load import RunDirError, find_runs, load_run
+
+    baseline_path = Path(args.baseline)
+    try:
+        runs = [load_run(p) for p in find_runs(Path(args.run_dir))]
+        if args.update:
+            old = load_baseline(baseline_path) if baseline_path.exists() else None
+        else:
+            baseline = load_baseline(baseline_path)
+    except (RunDirError, BaselineError) as e:
+        print(f"hcc gate: error: {e}", file=sys.stderr)
+        return 2
+    if args.update:
+        unexpected = [r for r in runs if r.outcome != r.expect]
+        for r in unexpected:
+            print(f"hcc gate: refusing to record {r.name}: verdict {r.outcome}, expected {r.expect}",
+                  file=sys.stderr)
+        if unexpected:
+            return 1
+        write_atomic(baseline_path, json.dumps(update_baseline(runs, old), indent=2, sort_keys=True) + "\n")
+        print(f"baseline {baseline_path}: recorded {', '.join(r.name for r in runs)}")
+        return 0
+    checks = [c for r in runs for c in gate_run(r, baseline)]
+    if len(runs) > 1 or not Path(args.run_dir).joinpath("verdict.json").exists():
+        checks += gate_missing(baseline, {r.name for r in runs})
+    table = pd.DataFrame([{"scenario": c.scenario, "check": c.name, "baseline": c.baseline, "now": c.now,
+                           "change": c.change, "limit": c.limit, "status": "ok" if c.ok else "FAIL"}
+                          for c in checks if args.all_rows or not c.ok or c.name == "verdict"])
+    with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_colwidth", 40):
+        print(table.to_string(index=False))
+    failed = [c for c in checks if not c.ok]
+    for c in failed:
+        print(f"FAIL {c.scenario}: {c.message}", file=sys.stderr)
+    if args.junit:
+        write_atomic(Path(args.junit), junit_xml(checks))
+    print(f"gate: {len(checks) - len(failed)} of {len(checks)} checks passed"
+          + (f", {len(failed)} failed" if failed else ""))
+    return 1 if failed else 0

@@ -1,0 +1,42 @@
+"""``hcc report RUN_DIR [--format html,md,json]``: write the report of a run directory (or of each run in
+a folder of runs, as ``hcc run --all --out DIR`` writes them)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from scenarios.rundir import write_atomic
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``report`` subcommand."""
+    p = subparsers.add_parser("report", help="write report.html, report.md and report.json for a run")
+    p.add_argument("run_dir", help="a run directory, or a folder holding one run directory per scenario")
+    p.add_argument("--format", default="html,md,json", help="comma-separated: html, md, json")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 when every report was written, 2 for a missing or corrupted run directory."""
+    from reports.load import RunDirError, find_runs
+    from reports.report import parse_formats, write_report
+
+    try:
+        formats = parse_formats(args.format)
+        runs = find_runs(Path(args.run_dir))
+    except ValueError as e:
+        print(f"hcc report: error: {e}", file=sys.stderr)
+        return 2
+    failed = 0
+    for run_dir in runs:
+        try:
+            paths = write_report(run_dir, write_atomic, formats)
+        except RunDirError as e:
+            print(f"hcc report: error: {e}; no report written", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"{run_dir}: " + ", ".join(p.name for p in paths))
+    return 2 if failed else 0
