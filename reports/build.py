@@ -87,7 +87,8 @@ def _group_section(run: RunData, n: int, g: Group, summary: dict[str, Any], lane
     sec.tables.append((f"Minimal events of the first violation ({first['kind']})",
                        tables.events_table(run.events, first["events"])))
     cited = sorted({i for v in g.violations[:MAX_ROWS] for i in v["events"]})
-    sec.details.append((f"All {len(cited)} events cited by this group", tables.events_table(run.events, cited)))
+    sec.details.append((f"All {len(cited)} events cited by this group",
+                        tables.events_table(run.events, cited)))
     if not draw:
         sec.text.append(f"(Timelines are drawn for the first {MAX_GROUP_FIGURES} groups only.)")
         return sec
@@ -197,6 +198,7 @@ def build_report(run: RunData) -> Report:
         "metrics": metrics,
         "per_acquisition": per_acq.reset_index().to_dict(orient="records"),
         "acquire_latency_ms_per_writer": tables.latency_table(samples).to_dict(orient="records"),
-        "fault_windows": [{"node": f.node, "fault": f.kind, "start_ms": f.start, "end_ms": f.end} for f in faults],
+        "fault_windows": [{"node": f.node, "fault": f.kind, "start_ms": f.start, "end_ms": f.end}
+                          for f in faults],
     }
     return Report(f"hcc report: {run.name} (seed {run.seed})", sections, summary)

@@ -68,7 +68,8 @@ def load_baseline(path: Path) -> dict[str, Any]:
     try:
         raw = json.loads(path.read_text())
     except FileNotFoundError:
-        raise BaselineError(f"baseline {path}: does not exist (write one with hcc gate RUN --update)") from None
+        raise BaselineError(
+            f"baseline {path}: does not exist (write one with hcc gate RUN --update)") from None
     except ValueError as e:
         raise BaselineError(f"baseline {path}: not valid JSON ({e})") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT or not isinstance(raw.get("scenarios"), dict):
@@ -145,7 +146,8 @@ def baseline_entry(run: RunData, old: dict[str, Any] | None) -> dict[str, Any]:
     for metric, (worse, rel, abs_) in DEFAULT_METRICS.items():
         spec = {"worse": worse, "rel": rel, "abs": abs_}
         if old and metric in old.get("metrics", {}):
-            spec = {k: old["metrics"][metric][k] for k in ("worse", "rel", "abs") if k in old["metrics"][metric]}
+            kept = old["metrics"][metric]
+            spec = {k: kept[k] for k in ("worse", "rel", "abs") if k in kept}
         metrics[metric] = {**spec, "baseline": flat.get(metric)}
     return {"seed": run.seed, "expect": run.expect,
             "violation_kinds": sorted({v["kind"] for v in run.verdict["violations"]}), "metrics": metrics}

@@ -96,8 +96,10 @@ def load_run(path: Path | str) -> RunData:
         raise RunDirError(path, f"{VERDICT}: field verdict = {verdict['verdict']!r} is not ok or violation")
     for field in ("violations", "findings"):
         if not isinstance(verdict[field], list) or any(
-                not isinstance(v, dict) or not {"kind", "message", "events"} <= v.keys() for v in verdict[field]):
-            raise RunDirError(path, f"{VERDICT}: field {field} is not a list of violations (kind, message, events)")
+                not isinstance(v, dict) or not {"kind", "message", "events"} <= v.keys()
+                for v in verdict[field]):
+            raise RunDirError(path, f"{VERDICT}: field {field} is not a list of violations "
+                                    "(kind, message, events)")
     metrics = _read_json(path, METRICS, ("acquisitions", "writers"))
     try:
         events = loads((path / HISTORY).read_text())
@@ -107,12 +109,14 @@ def load_run(path: Path | str) -> RunData:
         raise RunDirError(path, f"{HISTORY} holds no events")
     for i, e in enumerate(events):
         if e.index != i:
-            raise RunDirError(path, f"{HISTORY}: event {i} has index {e.index} (events missing or out of order)")
+            raise RunDirError(path, f"{HISTORY}: event {i} has index {e.index} "
+                                    "(events missing or out of order)")
     n = len(events)
     for v in verdict["violations"] + verdict["findings"]:
         bad = [i for i in v["events"] if not isinstance(i, int) or not 0 <= i < n]
         if bad:
-            raise RunDirError(path, f"{VERDICT}: {v['kind']} cites events {bad} outside the history (0..{n - 1})")
+            raise RunDirError(path, f"{VERDICT}: {v['kind']} cites events {bad} "
+                                    f"outside the history (0..{n - 1})")
     return RunData(path, scenario, verdict, metrics, tuple(events))
 
 
@@ -127,5 +131,6 @@ def find_runs(path: Path | str) -> list[Path]:
         raise RunDirError(path, "is not a directory")
     runs = sorted(p for p in path.iterdir() if is_run_dir(p))
     if not runs:
-        raise RunDirError(path, f"holds no run directory (none of {', '.join(RUN_FILES)} here or one level down)")
+        raise RunDirError(path, f"holds no run directory "
+                                f"(none of {', '.join(RUN_FILES)} here or one level down)")
     return runs

@@ -104,7 +104,8 @@ def timeline(lanes: Sequence[str], holds: Sequence[Hold], leases: Sequence[Lease
     if focus_owners:
         legend.insert(1, Patch(facecolor=FOCUS_COLOUR, label="owners of this violation"))
     kinds = sorted({f.kind for f in faults if f.end >= lo and f.start <= hi})
-    legend += [Patch(facecolor=FAULT_COLOURS.get(k, "#7f7f7f"), alpha=0.3, hatch="//", label=k) for k in kinds]
+    legend += [Patch(facecolor=FAULT_COLOURS.get(k, "#7f7f7f"), alpha=0.3, hatch="//", label=k)
+               for k in kinds]
     ax.legend(handles=legend, loc="upper center", bbox_to_anchor=(0.5, -0.22 - 0.1 / max(len(lanes), 1)),
               ncol=min(len(legend), 4), fontsize=8, frameon=False)
     return png(fig)
@@ -170,7 +171,8 @@ def fairness(acquisitions: dict[str, int], jain: float | None) -> bytes:
 
 def heatmap(rates: pd.DataFrame, x: str, y: str, title: str) -> bytes:
     """Violation rate over two settings (``rates``: index = y values, columns = x values)."""
-    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * max(len(rates.columns), 2), 1.4 + 0.6 * max(len(rates.index), 2)))
+    size = (1.6 + 1.1 * max(len(rates.columns), 2), 1.4 + 0.6 * max(len(rates.index), 2))
+    fig, ax = plt.subplots(figsize=size)
     im = ax.imshow(rates.to_numpy(dtype=float), cmap="Reds", vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(len(rates.columns)), [str(c) for c in rates.columns], rotation=30, ha="right")
     ax.set_yticks(range(len(rates.index)), [str(i) for i in rates.index])

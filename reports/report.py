@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 FORMATS = ("html", "md", "json")
 FILES = {"html": "report.html", "md": "report.md", "json": "report.json"}
@@ -31,11 +32,24 @@ def parse_formats(text: str) -> tuple[str, ...]:
 def render_run_report(run_dir: Path, formats: Sequence[str] = FORMATS) -> dict[str, str]:
     """File name -> text of the report of ``run_dir`` (RunDirError when the directory is bad)."""
     from reports.build import build_report
-    from reports.html import render_html
     from reports.load import load_run
+
+    return render(build_report(load_run(run_dir)), formats)
+
+
+def render_sweep_report(rows: Path, formats: Sequence[str] = FORMATS, x: str | None = None,
+                        y: str | None = None) -> dict[str, str]:
+    """File name -> text of the report of sweep rows (SweepError when they are bad)."""
+    from reports.sweep import build_sweep_report
+
+    return render(build_sweep_report(rows, x, y), formats)
+
+
+def render(report: Any, formats: Sequence[str]) -> dict[str, str]:
+    """A built report as the texts of the requested formats."""
+    from reports.html import render_html
     from reports.markdown import render_markdown
 
-    report = build_report(load_run(run_dir))
     texts = {}
     if "html" in formats:
         texts[FILES["html"]] = render_html(report)

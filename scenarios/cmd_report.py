@@ -1,5 +1,6 @@
-"""``hcc report RUN_DIR [--format html,md,json]``: write the report of a run directory (or of each run in
-a folder of runs, as ``hcc run --all --out DIR`` writes them)."""
+"""``hcc report RUN_DIR [--format html,md,json]``: write the report of a run directory, of each run in a
+folder of runs (``hcc run --all --out DIR``), or of a sweep (a folder with rows.parquet or rows.csv, see
+reports/sweep.py for the columns; ``--x``/``--y`` choose the heat map's settings)."""
 
 from __future__ import annotations
 
@@ -16,16 +17,26 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("report", help="write report.html, report.md and report.json for a run")
     p.add_argument("run_dir", help="a run directory, or a folder holding one run directory per scenario")
     p.add_argument("--format", default="html,md,json", help="comma-separated: html, md, json")
+    p.add_argument("--x", help="sweeps: the setting on the heat map's x axis (dotted key)")
+    p.add_argument("--y", help="sweeps: the setting on the heat map's y axis (dotted key)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every report was written, 2 for a missing or corrupted run directory."""
     from reports.load import RunDirError, find_runs
-    from reports.report import parse_formats, write_report
+    from reports.report import parse_formats, render_sweep_report, write_report
+    from reports.sweep import rows_path
 
     try:
         formats = parse_formats(args.format)
+        rows = rows_path(Path(args.run_dir))
+        if rows is not None:  # a sweep (hcc sweep's rows.parquet / rows.csv)
+            texts = render_sweep_report(rows, formats, args.x, args.y)
+            for name, text in texts.items():
+                write_atomic(rows.parent / name, text)
+            print(f"{rows.parent}: " + ", ".join(texts))
+            return 0
         runs = find_runs(Path(args.run_dir))
     except ValueError as e:
         print(f"hcc report: error: {e}", file=sys.stderr)
