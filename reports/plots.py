@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from reports.timeline import Fault, Hold, Lease  # noqa: E402
@@ -86,13 +87,16 @@ def timeline(lanes: Sequence[str], holds: Sequence[Hold], leases: Sequence[Lease
     for (node, focus), bars in hold_bars.items():
         ax.broken_barh(bars, (y[node] - 0.1, 0.45), facecolors=FOCUS_COLOUR if focus else HOLD_COLOUR,
                        edgecolor="black", linewidth=0.3)
+    labelled: list[str] = []
     for t, label in marks:
         ax.axvline(t / 1000, color=OVERLAP_COLOUR, linewidth=1.5)
-        ax.text(t / 1000, len(lanes) - 0.35, label, color=OVERLAP_COLOUR, fontsize=8, ha="left", va="bottom",
-                clip_on=True)
+        if label not in labelled:  # one label per kind, stacked, so labels at one instant stay legible
+            ax.text(t / 1000, len(lanes) - 0.35 + 0.3 * len(labelled), f" {label}", color=OVERLAP_COLOUR,
+                    fontsize=8, ha="left", va="bottom", clip_on=True)
+            labelled.append(label)
     pad = max((hi - lo) * 0.02, 50)
     ax.set_xlim((lo - pad) / 1000, (hi + pad) / 1000)
-    ax.set_ylim(-0.6, len(lanes) - 0.4 + (0.35 if marks else 0))
+    ax.set_ylim(-0.6, len(lanes) - 0.4 + 0.3 * len({m[1] for m in marks}) + (0.1 if marks else 0))
     ax.set_yticks(range(len(lanes)), list(lanes))
     ax.invert_yaxis()
     ax.set_xlabel("true time (simulated s)")
@@ -103,6 +107,8 @@ def timeline(lanes: Sequence[str], holds: Sequence[Hold], leases: Sequence[Lease
               Patch(facecolor=OVERLAP_COLOUR, alpha=0.35, label="overlap (two holders)")]
     if focus_owners:
         legend.insert(1, Patch(facecolor=FOCUS_COLOUR, label="owners of this violation"))
+    if marks:
+        legend.append(Line2D([], [], color=OVERLAP_COLOUR, label="stale write / lost update (store)"))
     kinds = sorted({f.kind for f in faults if f.end >= lo and f.start <= hi})
     legend += [Patch(facecolor=FAULT_COLOURS.get(k, "#7f7f7f"), alpha=0.3, hatch="//", label=k)
                for k in kinds]
