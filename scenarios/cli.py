@@ -18,7 +18,8 @@ from model.config import ConfigError
 from scenarios import loader
 from scenarios.rundir import execute
 
-# Subcommands that live in their own modules; each has register(subparsers).
+# Subcommands that live in their own modules; each has register(subparsers) and imports heavy
+# optional dependencies (Spark, SDKs, pandas) only when it runs.
 COMMAND_MODULES = (
     "scenarios.cmd_slices",
     "scenarios.cmd_explore",
@@ -31,6 +32,7 @@ COMMAND_MODULES = (
     "scenarios.cmd_check_audit",
     "scenarios.cmd_timeline",
     "scenarios.cmd_nbcc",
+    "scenarios.cmd_realworld",
 )
 
 
@@ -133,11 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     lst.set_defaults(func=cmd_list)
 
     for module in COMMAND_MODULES:
-        try:
-            importlib.import_module(module).register(sub)
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
+        importlib.import_module(module).register(sub)
     return parser
 
 
