@@ -29,28 +29,34 @@ def jain_index(values: Sequence[float]) -> float | None:
     return float(sum(values) ** 2 / (len(values) * sum(v * v for v in values)))
 
 
-def lock_metrics(events: Sequence[Event]) -> dict[str, Any]:
-    """Acquisitions, latencies, retries, precondition failures, unknown outcomes, throughput, fairness."""
-    writers = sorted({e.node for e in events if e.process == e.node and e.f == "acquire"})
-    acquired: Counter[str] = Counter()
-    latencies: dict[str, list[int]] = defaultdict(list)
+def acquire_latencies(events: Sequence[Event]) -> dict[str, list[int]]:
+    """Acquire latency (invoke to ok, true ms) of every successful acquisition, per writer."""
     pending: dict[str, int] = {}
-    try_fail: Counter[str] = Counter()
-    counts: Counter[str] = Counter()
-    deadlines: list[int] = []
-    last_valid_until: dict[str, int] = {}
+    out: dict[str, list[int]] = defaultdict(list)
     for e in events:
-        key = (e.f, e.type)
         if e.process == e.node and e.f == "acquire":
             if e.type == "invoke":
                 pending[e.node] = e.time
             elif e.node in pending:
                 start = pending.pop(e.node)
                 if e.type == "ok":
-                    acquired[e.node] += 1
-                    latencies[e.node].append(e.time - start)
-                else:
-                    counts["acquire_timeouts"] += 1
+                    out[e.node].append(e.time - start)
+    return dict(out)
+
+
+def lock_metrics(events: Sequence[Event]) -> dict[str, Any]:
+    """Acquisitions, latencies, retries, precondition failures, unknown outcomes, throughput, fairness."""
+    writers = sorted({e.node for e in events if e.process == e.node and e.f == "acquire"})
+    latencies = acquire_latencies(events)
+    acquired = Counter({w: len(v) for w, v in latencies.items()})
+    try_fail: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
+    deadlines: list[int] = []
+    last_valid_until: dict[str, int] = {}
+    for e in events:
+        key = (e.f, e.type)
+        if e.process == e.node and key == ("acquire", "fail"):
+            counts["acquire_timeouts"] += 1
         elif e.f == "try-lock":
             if e.type == "ok":
                 last_valid_until[e.node] = e.value["valid_until"]
@@ -87,7 +93,7 @@ def lock_metrics(events: Sequence[Event]) -> dict[str, Any]:
         "acquisitions_per_writer": {w: acquired[w] for w in writers},
         "acquire_latency_ms": {f"p{q}": percentile(all_lat, q) for q in (50, 90, 99, 100)},
         "acquire_latency_ms_per_writer": {
-            w: {f"p{q}": percentile(latencies[w], q) for q in (50, 90, 99)} for w in writers
+            w: {f"p{q}": percentile(latencies.get(w, []), q) for q in (50, 90, 99)} for w in writers
         },
         "acquire_timeouts": counts["acquire_timeouts"],
         "try_lock_held_by_other": try_fail["held"],

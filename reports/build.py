@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from model.metrics import acquire_latencies
 from reports import plots, tables
 from reports.load import RunData
 from reports.timeline import Group, fault_windows, group_violations, holds, owner_nodes, store_leases
@@ -130,7 +131,7 @@ def build_report(run: RunData) -> Report:
     nodes = owner_nodes(events)
     groups = group_violations(run.verdict["violations"])
     group_summaries = [_group_summary(g, nodes) for g in groups]
-    samples = tables.latency_samples(events)
+    samples = acquire_latencies(events)
     per_acq = tables.per_acquisition_table(run)
     matches = run.outcome == run.expect
 

@@ -48,21 +48,6 @@ def checker_table(run: RunData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["checker", "decides verdict", "result", "count"])
 
 
-def latency_samples(events: Sequence[Event]) -> dict[str, list[int]]:
-    """Acquire latency (invoke to ok, simulated ms) of every successful acquisition, per writer."""
-    pending: dict[str, int] = {}
-    out: dict[str, list[int]] = defaultdict(list)
-    for e in events:
-        if e.process == e.node and e.f == "acquire":
-            if e.type == "invoke":
-                pending[e.node] = e.time
-            elif e.node in pending:
-                start = pending.pop(e.node)
-                if e.type == "ok":
-                    out[e.node].append(e.time - start)
-    return dict(out)
-
-
 def latency_table(samples: dict[str, list[int]]) -> pd.DataFrame:
     """Acquisitions and latency percentiles per writer and overall (nearest rank, as model.metrics)."""
     everyone = [x for v in samples.values() for x in v]

@@ -30,22 +30,12 @@ TIMELINE_CATALOGUE = Path(__file__).parent / "timeline"
 
 def timeline_names() -> list[str]:
     """Names of the scenarios shipped in ``scenarios/timeline``."""
-    return sorted(p.stem for p in TIMELINE_CATALOGUE.glob("*.toml"))
+    return loader.catalogue_names(TIMELINE_CATALOGUE)
 
 
 def resolve(name_or_path: str) -> Path:
     """A timeline catalogue name or a path to a TOML file."""
-    path = Path(name_or_path)
-    if path.suffix == ".toml" and path.exists():
-        return path
-    candidate = TIMELINE_CATALOGUE / f"{name_or_path}.toml"
-    if candidate.exists():
-        return candidate
-    raise ConfigError(
-        "scenario",
-        name_or_path,
-        f"no such file and not in the timeline catalogue ({', '.join(timeline_names())})",
-    )
+    return loader.resolve(name_or_path, TIMELINE_CATALOGUE)
 
 
 def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> TimelineScenario:

@@ -22,21 +22,21 @@ from model.config import ConfigError, Scenario
 CATALOGUE = Path(__file__).parent / "catalogue"
 
 
-def catalogue_names() -> list[str]:
-    """Names of the scenarios shipped in ``scenarios/catalogue``."""
-    return sorted(p.stem for p in CATALOGUE.glob("*.toml"))
+def catalogue_names(folder: Path = CATALOGUE) -> list[str]:
+    """Names of the TOML files shipped in a folder (by default the scenario catalogue)."""
+    return sorted(p.stem for p in folder.glob("*.toml"))
 
 
-def resolve(name_or_path: str) -> Path:
-    """A catalogue name or a path to a TOML file."""
+def resolve(name_or_path: str, folder: Path = CATALOGUE, what: str = "scenario") -> Path:
+    """A name shipped in ``folder`` (the catalogue by default) or a path to a TOML file."""
     path = Path(name_or_path)
     if path.suffix == ".toml" and path.exists():
         return path
-    candidate = CATALOGUE / f"{name_or_path}.toml"
+    candidate = folder / f"{name_or_path}.toml"
     if candidate.exists():
         return candidate
     raise ConfigError(
-        "scenario", name_or_path, f"no such file and not in the catalogue ({', '.join(catalogue_names())})"
+        what, name_or_path, f"no such file and not in {folder.name}/ ({', '.join(catalogue_names(folder))})"
     )
 
 

@@ -42,19 +42,12 @@ MAX_CELLS = 100_000
 
 def grid_names() -> list[str]:
     """Names of the grids shipped in ``scenarios/grids``."""
-    return sorted(p.stem for p in GRIDS.glob("*.toml"))
+    return loader.catalogue_names(GRIDS)
 
 
 def resolve(name_or_path: str) -> Path:
     """A grid name (from ``scenarios/grids``) or a path to a grid file."""
-    path = Path(name_or_path)
-    if path.suffix == ".toml" and path.exists():
-        return path
-    candidate = GRIDS / f"{name_or_path}.toml"
-    if candidate.exists():
-        return candidate
-    raise ConfigError("grid", name_or_path,
-                      f"no such file and not a shipped grid ({', '.join(grid_names())})")
+    return loader.resolve(name_or_path, GRIDS, what="grid")
 
 
 def toml_literal(value: Any) -> str:
