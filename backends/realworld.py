@@ -86,6 +86,7 @@ from model.history import Event
 from model.lockfile import LockData
 from model.sim import WriterContext, WriterFactory, register_writer_factory
 from model.storage_lock import HEARTBEAT_TASK, WRITER_TASK
+from model.taskloop import TaskLoop
 
 POLL_S = 0.05
 
@@ -275,27 +276,15 @@ class RealWorld:
     def _drive(self, task: _Task, gen: Generator[Effect, Any, Any]) -> None:
         node = task.node
         process = node.process_name(task.name)
-        send: Any = None
-        throw: BaseException | None = None
+        loop = TaskLoop(gen)
         try:
-            while True:
-                try:
-                    effect = gen.throw(throw) if throw is not None else gen.send(send)
-                except StopIteration:
-                    return
-                throw, send = None, None
-                if task.cancel_requested:
-                    return
+            while (effect := loop.next_effect(task)) is not None:
                 self._check(task)
-                if task.pending_interrupt and not isinstance(effect, Record | Now):
-                    task.pending_interrupt = False
-                    throw = Interrupted()
-                    continue
                 self._gate(task)
                 try:
-                    send = self._perform(task, process, effect)
+                    loop.answer(self._perform(task, process, effect))
                 except Interrupted as e:
-                    throw = e
+                    loop.fail(e)
         except _Killed as k:
             if k.args and k.args[0] == "death":
                 self.record(node.name, process, "info", "thread-died", {"task": task.name})

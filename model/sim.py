@@ -49,6 +49,7 @@ from model.history import Event
 from model.lockfile import LockData
 from model.objectstore import ObjectStore, Store, is_write
 from model.storage_lock import HEARTBEAT_TASK, WRITER_TASK, StorageLockProvider
+from model.taskloop import TaskLoop
 from model.workload import RegisterWriter, draw
 
 ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "429": Outcome.THROTTLED, "503": Outcome.UNAVAILABLE}
@@ -286,26 +287,14 @@ class SimWorld:
     def _drive(self, task: _Task, gen: Generator[Effect, Any, Any]) -> Generator[Any, Any, None]:
         node = task.node
         process = node.process_name(task.name)
-        send: Any = None
-        throw: BaseException | None = None
+        loop = TaskLoop(gen)
         try:
-            while True:
-                try:
-                    effect = gen.throw(throw) if throw is not None else gen.send(send)
-                except StopIteration:
-                    return
-                throw, send = None, None
-                if task.cancel_requested:
-                    return
-                if task.pending_interrupt and not isinstance(effect, Record | Now):
-                    task.pending_interrupt = False
-                    throw = Interrupted()
-                    continue
+            while (effect := loop.next_effect(task)) is not None:
                 yield from self._gate(task)
                 try:
-                    send = yield from self._perform(task, process, effect)
+                    loop.answer((yield from self._perform(task, process, effect)))
                 except Interrupted as e:
-                    throw = e
+                    loop.fail(e)
         except _Killed as k:
             if k.args and k.args[0] == "death":
                 self.record(node.name, process, "info", "thread-died", {"task": task.name})
