@@ -57,11 +57,12 @@ def seaweedfs(base: Path | None = None, *, bucket: str = "hcc-conformance", volu
     (d / "data").mkdir()
     master, volume, filer, s3 = _ports(4)
     proc = ServerProcess("seaweedfs", [
-        exe, "server", f"-ip={HOST}", f"-ip.bind={HOST}", f"-dir={d / 'data'}",
+        # -logdir keeps glog's files out of /tmp (weed still puts its gRPC unix sockets there).
+        exe, f"-logdir={d}", "server", f"-ip={HOST}", f"-ip.bind={HOST}", f"-dir={d / 'data'}",
         f"-master.port={master}", f"-volume.port={volume}", f"-filer.port={filer}",
         "-s3", f"-s3.port={s3}", "-s3.port.iceberg=0", "-s3.port.lance=0",
         f"-volume.max={volume_max}", "-master.volumeSizeLimitMB=64",
-        f"-filer.localSocket={d / 'filer.sock'}",
+        f"-filer.localSocket={d / 'filer.sock'}", f"-s3.localSocket={d / 's3.sock'}",
     ], d / "weed.log", cwd=d)
     url = f"http://{HOST}:{s3}"
     proc.start()
