@@ -323,6 +323,7 @@ class FaultPlan:
 
 
 CHECKERS = ("overlap", "stale-write", "lost-update")
+WORLDS = ("sim", "spark")
 
 
 @dataclass(frozen=True)
@@ -331,7 +332,8 @@ class Scenario:
 
     name: str = "unnamed"
     description: str = ""
-    world: str = "sim"
+    world: str = "sim"  # "sim": simulated; "spark": Spark tasks are the writers, against ``backend``
+    backend: str = "fake-gcs"  # the launched storage server of a "spark" world
     seed: int = 1
     duration_ms: int = 900_000
     expect: str = "ok"
@@ -346,7 +348,8 @@ class Scenario:
     def validate(self) -> None:
         """Check every rule that a dataclass type cannot express; raise ConfigError on the first breach."""
         _require(bool(self.name), "name", self.name, "must not be empty")
-        _require(self.world == "sim", "world", self.world, "only 'sim' is supported by the lock model runner")
+        _require(self.world in WORLDS, "world", self.world, f"must be one of {', '.join(WORLDS)}")
+        _require(bool(self.backend), "backend", self.backend, "must name a storage server")
         _require(self.duration_ms > 0, "duration_ms", self.duration_ms, "must be > 0")
         _require(self.expect in ("ok", "violation"), "expect", self.expect, "must be ok or violation")
         for c in self.checkers:

@@ -61,6 +61,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.all and args.out
             else (Path(args.out) if args.out else None)
         )
+        if scenario.world == "spark":  # Spark tasks are the writers, against a launched server
+            from scenarios.cmd_sweep import print_spark_world, run_spark_world
+
+            spark_summary = run_spark_world(
+                scenario, scenario.backend, scenario.duration_ms, seed=seed, out=out
+            )
+            summaries.append(spark_summary)
+            failures += not spark_summary["matches_expectation"]
+            if not args.json:
+                print_spark_world(spark_summary)
+            continue
         started = time.monotonic()
         result = execute(scenario, seed, out)
         summary = result.summary()

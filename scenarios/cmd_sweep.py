@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from model.config import ConfigError
+from model.config import ConfigError, Scenario
 
 
 def register(subparsers: Any) -> None:
@@ -60,50 +60,70 @@ def run_contention_cmd(args: argparse.Namespace) -> int:
     import json
 
     from scenarios import loader
+
+    scenario = loader.load(args.scenario, args.set or [])
+    summary = run_spark_world(scenario, args.backend, args.duration_ms, master=args.master, seed=args.seed,
+                              out=Path(args.out) if args.out else None)
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        print_spark_world(summary)
+    return 0 if summary["matches_expectation"] else 1
+
+
+def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, master: str | None = None,
+                    seed: int | None = None, out: Path | None = None) -> dict[str, Any]:
+    """Run a scenario's writers as Spark tasks against ``backend``; write the run dir; return its summary.
+
+    This is ``hcc contention`` and ``hcc run`` of a scenario with ``world = "spark"``.
+    """
+    from scenarios import loader
     from scenarios.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
     from scenarios.sweep.contention import run_contention
     from scenarios.sweep.engine_spark import SparkEngine, SparkUnavailable, start_session
 
-    scenario = loader.load(args.scenario, args.set or [])
-    if args.duration_ms <= 0:
-        raise ConfigError("--duration-ms", args.duration_ms, "must be > 0")
+    if duration_ms <= 0:
+        raise ConfigError("--duration-ms", duration_ms, "must be > 0")
     writers = scenario.workload.writers
     try:
-        session = start_session(args.master or f"local[{writers}]", app_name="hcc-contention")
+        session = start_session(master or f"local[{writers}]", app_name="hcc-contention")
     except SparkUnavailable as e:
-        raise ConfigError("--master", args.master, str(e)) from e
-    out = Path(args.out) if args.out else Path("out") / "contention" / f"{scenario.name}-{args.backend}"
+        raise ConfigError("--master", master, str(e)) from e
+    out = out or Path("out") / "contention" / f"{scenario.name}-{backend}"
     try:
         engine = SparkEngine(session=session)
-        result = run_contention(scenario, args.backend, engine, seed=args.seed, duration_ms=args.duration_ms,
+        result = run_contention(scenario, backend, engine, seed=seed, duration_ms=duration_ms,
                                 log_dir=out / "logs")
     finally:
         session.stop()
     write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
     write_atomic(out / SCENARIO, loader.to_toml(result.scenario))
     write_json(out / METRICS, result.metrics)
-    summary = {"scenario": scenario.name, "backend": args.backend, "expect": scenario.expect,
-               "writers": writers, "duration_ms": args.duration_ms, "out": str(out),
+    summary = {"scenario": scenario.name, "backend": backend, "expect": scenario.expect,
+               "matches_expectation": result.verdict.verdict == scenario.expect, "seed": seed,
+               "writers": writers, "duration_ms": duration_ms, "out": str(out),
                **result.verdict.to_dict()}
     write_json(out / VERDICT, summary)
-    m = result.metrics
-    if args.json:
-        print(json.dumps({**summary, "metrics": m}, sort_keys=True))
-    else:
-        seconds = max(m["simulated_ms"], 1) / 1000
-        print(f"contention {scenario.name} on {args.backend}: {writers} writers for {args.duration_ms} ms: "
-              f"verdict {result.verdict.verdict} (expected {scenario.expect}) -> {out}")
-        for v in result.verdict.violations[:10]:
-            print(f"  violation [{v.kind}] {v.message}")
-        lat = m["acquire_latency_ms"]
-        print(f"  acquisitions {m['acquisitions']} ({m['acquisitions'] / seconds:.2f}/s), per writer "
-              f"{m['acquisitions_per_writer']}, Jain fairness {m['fairness_jain']}")
-        print(f"  acquire latency p50 {lat['p50']} p90 {lat['p90']} p99 {lat['p99']} max {lat['p100']} ms")
-        print(f"  per acquisition: precondition failures "
-              f"{m['acquire_precondition_failure_per_acquisition']}, unknown outcomes "
-              f"{m['unknown_outcomes_per_acquisition']}, retries {m['retries_per_acquisition']}")
-        print(f"  writes ok {m['writes_ok']} ({m['throughput_writes_per_s']}/s)")
-    return 0 if result.verdict.verdict == scenario.expect else 1
+    return {**summary, "metrics": result.metrics}
+
+
+def print_spark_world(summary: dict[str, Any]) -> None:
+    """The text form of a contention run's summary."""
+    m = summary["metrics"]
+    seconds = max(m["simulated_ms"], 1) / 1000
+    print(f"contention {summary['scenario']} on {summary['backend']}: {summary['writers']} writers for "
+          f"{summary['duration_ms']} ms: verdict {summary['verdict']} (expected {summary['expect']}) "
+          f"-> {summary['out']}")
+    for v in summary["violations"][:10]:
+        print(f"  violation [{v['kind']}] {v['message']}")
+    lat = m["acquire_latency_ms"]
+    print(f"  acquisitions {m['acquisitions']} ({m['acquisitions'] / seconds:.2f}/s), per writer "
+          f"{m['acquisitions_per_writer']}, Jain fairness {m['fairness_jain']}")
+    print(f"  acquire latency p50 {lat['p50']} p90 {lat['p90']} p99 {lat['p99']} max {lat['p100']} ms")
+    print(f"  per acquisition: precondition failures "
+          f"{m['acquire_precondition_failure_per_acquisition']}, unknown outcomes "
+          f"{m['unknown_outcomes_per_acquisition']}, retries {m['retries_per_acquisition']}")
+    print(f"  writes ok {m['writes_ok']} ({m['throughput_writes_per_s']}/s)")
 
 
 def _fmt(value: Any) -> str:

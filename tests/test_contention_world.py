@@ -1,0 +1,36 @@
+"""A scenario with world = "spark" runs through ``hcc run``: Spark tasks as writers on fake-gcs-server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("google.cloud.storage")
+
+from scenarios.cli import main  # noqa: E402
+from scenarios.sweep.engine_spark import spark_available  # noqa: E402
+
+SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "contention" / "rfc91-safe-spark.toml"
+
+_why = spark_available()
+if _why:
+    pytest.skip(_why, allow_module_level=True)
+
+
+def test_hcc_run_of_a_spark_world_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    code = main(["run", str(SCENARIO), "--out", str(out), "--json"])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0, summary["violations"][:2]
+    assert summary["verdict"] == "ok" and summary["backend"] == "fake-gcs" and summary["writers"] == 4
+    per_writer = summary["metrics"]["acquisitions_per_writer"]
+    assert set(per_writer) == {"w1", "w2", "w3", "w4"} and all(n > 0 for n in per_writer.values())
+    for name in ("history.jsonl", "verdict.json", "metrics.json", "scenario.toml"):
+        assert (out / name).exists()
+
+
+def test_a_spark_world_needs_a_known_world_name() -> None:
+    assert main(["run", str(SCENARIO), "--set", 'world="cluster"']) == 2
