@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from lockstrategies import VALIDITY_MS, fast_scenario, pauses  # noqa: E402
+
 from model.checkers.lock_run import check_lock_history  # noqa: E402
 from model.config import FaultPlan  # noqa: E402
 from model.sim import run_scenario  # noqa: E402

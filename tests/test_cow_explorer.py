@@ -184,7 +184,7 @@ def test_known_unsafe_configuration_is_caught_at_every_size() -> None:
 # --- Hypothesis: random walks through larger configurations ----------------------------------------
 
 BIG = dict(writers=3, file_groups=3, keys=2, values=2, ops=6)
-WALK_SETTINGS = settings(max_examples=3000, deadline=None, database=None,
+WALK_SETTINGS = settings(max_examples=3000, deadline=None, database=None, derandomize=True,
                          phases=[Phase.generate, Phase.shrink],
                          suppress_health_check=list(HealthCheck))
 CHOICES = st.lists(st.integers(0, 2**16), min_size=10, max_size=80)
