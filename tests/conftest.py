@@ -1,4 +1,4 @@
-"""Marks tests by the world they need, so tox environments can select them.
+"""Marks tests by the world they need, so tox environments can select them; Hypothesis profiles.
 
 - ``backends``: tests that launch real storage servers (tests/test_backends_*.py);
 - ``spark``: tests that start Spark (tests/test_sweep*.py, tests/test_boundary*.py, tests/test_spark*.py).
@@ -6,7 +6,16 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# CI runs the same examples every time (a red CI is a regression, not a lucky draw); a developer's
+# run explores new examples and keeps failing ones in .hypothesis/.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 _BY_PREFIX = {
     "test_backends_": "backends",
