@@ -31,7 +31,12 @@ register returns OK, with the body the client wrote and the version the server
 returned, at the time the reply arrived.  A write whose reply was lost
 (applied, client saw a timeout) has no store event, and two store events are
 ordered by reply time, not by the server's apply order.  The checkers are the
-simulated world's (:func:`model.checkers.lock_run.check_lock_history`).
+simulated world's (:func:`model.checkers.lock_run.check_lock_history`).  Other
+workloads (a ``writer_factory``, as for :func:`model.sim.run_scenario`) may ask
+for ``record_bodies_under``: then a successful write of any other key under that
+prefix is recorded as f ``object`` ``{key, version, size, body}``, from the client's
+view in the same way, as :class:`model.sim.SimWorld` records it (the timeline and
+NBCC checkers read these).
 
 Not modelled on real storage: ``storage.latency_ms`` (the latency is real;
 the proxy adds a drawn delay only when asked), S3's 409 window
@@ -159,7 +164,8 @@ class RealWorld:
                  sink: Callable[[Event], None] | None = None, nodes: Sequence[str] | None = None,
                  duration_ms: int | None = None, start_epoch: float | None = None,
                  health: Callable[[], str | None] | None = None,
-                 writer_factory: WriterFactory | None = None) -> None:
+                 writer_factory: WriterFactory | None = None, record_bodies_under: str | None = None,
+                 ) -> None:
         scenario.validate()
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
@@ -171,6 +177,7 @@ class RealWorld:
         self._t0 = time.monotonic()
         self.health = health
         self.writer_factory = writer_factory or register_writer_factory(scenario)
+        self.record_bodies_under = record_bodies_under
         names = list(nodes) if nodes is not None else scenario.workload.nodes()
         for n in names:
             if n not in scenario.workload.nodes():
@@ -372,6 +379,10 @@ class RealWorld:
                 "version": result.version, "observed": "client"})
         elif kind == "register":
             self.record(node.name, "store", "info", "register", {"body": body.decode(), "observed": "client"})
+        elif self.record_bodies_under is not None and effect.key.startswith(self.record_bodies_under):
+            self.record(node.name, "store", "info", "object", {
+                "key": effect.key, "version": result.version, "size": len(body), "body": body.decode(),
+                "observed": "client"})
 
     # ---- faults at fixed times ----------------------------------------------------
 
@@ -560,6 +571,21 @@ def clear_prefix(ep: Endpoint, prefix: str) -> None:
                 b.perform(Delete(key))
 
 
+def read_prefix(ep: Endpoint, prefix: str) -> dict[str, bytes]:
+    """Every object under ``prefix``: key -> body (the final store of a run, for checkers that need it)."""
+    from model.effects import ListPrefix, Read
+
+    with ep.backend(prefix) as b:
+        listed = b.perform(ListPrefix(b.prefix))
+        objects: dict[str, bytes] = {}
+        for key in (listed.body or b"").decode().split("\n") if listed.ok else []:
+            if key:
+                got = b.perform(Read(key))
+                if got.ok:
+                    objects[key] = got.body or b""
+        return objects
+
+
 def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realworld/",
                   seed: int | None = None,
                   sink: Callable[[Event], None] | None = None, log_dir: Path | None = None,
@@ -588,7 +614,9 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
 
 def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, duration_ms: int | None = None,
              seed: int | None = None, start_epoch: float | None = None, log_dir: Path | None = None,
-             sink: Callable[[Event], None] | None = None, client: str | None = None) -> list[Event]:
+             sink: Callable[[Event], None] | None = None, client: str | None = None,
+             writer_factory: WriterFactory | None = None, record_bodies_under: str | None = None,
+             ) -> list[Event]:
     """Run ONE node's writer (and its heartbeat) for ``duration_ms`` against a running service; its events.
 
     For Spark tasks, one per node: give every task the same ``start_epoch``
@@ -597,6 +625,9 @@ def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, du
     ``backend_url`` is a URL as in :func:`backends.endpoint.from_url`; keys go
     under ``prefix`` (not cleared here: clear it once on the driver with
     :func:`clear_prefix`).  The node's wire faults go through its own fault proxy.
+    ``writer_factory`` (default: the lock workload) builds the node's writer, as in
+    :func:`model.sim.run_scenario`; it must use the keys of ``scenario`` mapped under
+    ``prefix`` (:func:`map_scenario_keys`).  ``record_bodies_under``: see :class:`RealWorld`.
     Raises :class:`ServerDied` with the node's partial history.
     """
     from backends.endpoint import from_url
@@ -609,7 +640,8 @@ def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, du
                        seed=seed, clock_ms=lambda: holder[0].now_ms() if holder else 0,
                        client=client) as (backends, _):
         world = RealWorld(scenario, backends, seed=seed, sink=sink, nodes=[node], duration_ms=duration_ms,
-                          start_epoch=start_epoch, health=endpoint_health(ep))
+                          start_epoch=start_epoch, health=endpoint_health(ep), writer_factory=writer_factory,
+                          record_bodies_under=record_bodies_under)
         holder.append(world)
         if start_epoch is not None and time.time() < start_epoch:
             time.sleep(start_epoch - time.time())

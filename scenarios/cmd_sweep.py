@@ -1,5 +1,5 @@
 """``hcc sweep GRID.toml|NAME [--engine spark|local] [--master URL] [--seeds N] [--out DIR]``, and
-``hcc contention SCENARIO --backend NAME [--duration-ms N] [--master URL]``.
+``hcc contention [SCENARIO] --backend NAME [--workload lock|occ|nbcc] [--duration-ms N] [--master URL]``.
 
 Runs every (cell, seed) of a grid in the simulated world (one Spark task each, or all in
 this process with ``--engine local``) and writes under ``--out`` (default
@@ -10,12 +10,17 @@ why), 2 for bad input.
 
 ``hcc contention`` launches a real backend, runs each writer of a lock scenario as one
 Spark task against it (see :mod:`scenarios.sweep.contention`), and writes a run directory
-like ``hcc run``'s; exit 0 when the verdict is the scenario's expected one.
+like ``hcc run``'s; exit 0 when the verdict is the scenario's expected one.  A timeline
+scenario (a file with a ``[timeline]`` table, or a name in ``scenarios/timeline``) runs its
+copy-on-write commits instead (``--workload occ``), and ``--workload nbcc`` runs ``--writers``
+NBCC deltacommit writers and a compaction service (no scenario file); see
+:mod:`scenarios.sweep.contention_commits`.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -41,10 +46,19 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
     c = subparsers.add_parser(
-        "contention", help="Spark tasks as writers of a lock scenario against a launched real backend",
+        "contention", help="Spark tasks as writers (lock, OCC commits or NBCC) against a launched backend",
         description="Launch BACKEND, run each writer of SCENARIO as one Spark task against it for "
-                    "--duration-ms, then merge the histories, check them and print the contention metrics.")
-    c.add_argument("scenario", help="catalogue name or path to a lock scenario")
+                    "--duration-ms, then merge the histories, check them and print the contention metrics. "
+                    "A timeline scenario runs OCC commits; --workload nbcc runs NBCC writers and a "
+                    "compaction service.")
+    c.add_argument("scenario", nargs="?",
+                   help="lock scenario (catalogue name or path) or timeline scenario (scenarios/timeline "
+                        "name or path); none for --workload nbcc")
+    c.add_argument("--workload", choices=("lock", "occ", "nbcc"),
+                   help="lock: the lock workload; occ: timeline commits; nbcc: NBCC deltacommits and "
+                        "compaction (default: occ for a timeline scenario, else lock)")
+    c.add_argument("--writers", type=int,
+                   help="writers (default: the scenario's; 3 for nbcc, which adds a compaction service)")
     c.add_argument("--backend", required=True, help="a launcher name: fake-gcs, moto, azurite, minio, ...")
     c.add_argument("--duration-ms", type=int, default=30_000, help="how long the writers run (default 30000)")
     c.add_argument("--master", help="Spark master URL (default local[W] for W writers)")
@@ -55,20 +69,126 @@ def register(subparsers: Any) -> None:
     c.set_defaults(func=run_contention_cmd)
 
 
+def is_timeline_scenario(name_or_path: str) -> bool:
+    """True for a name in ``scenarios/timeline`` or a TOML file with a ``[timeline]`` table."""
+    import tomllib
+
+    from scenarios import cmd_timeline
+
+    try:
+        path = cmd_timeline.resolve(name_or_path)
+        return "timeline" in tomllib.loads(path.read_text())
+    except (ConfigError, OSError, tomllib.TOMLDecodeError):
+        return False
+
+
 def run_contention_cmd(args: argparse.Namespace) -> int:
-    """hcc contention SCENARIO --backend NAME: exit 0 when the verdict is the scenario's expected one."""
+    """hcc contention [SCENARIO] --backend NAME: exit 0 when the verdict is the expected one."""
     import json
 
     from scenarios import loader
 
-    scenario = loader.load(args.scenario, args.set or [])
-    summary = run_spark_world(scenario, args.backend, args.duration_ms, master=args.master, seed=args.seed,
-                              out=Path(args.out) if args.out else None)
+    workload = args.workload
+    if workload is None:
+        workload = "occ" if args.scenario and is_timeline_scenario(args.scenario) else "lock"
+    if workload != "nbcc" and not args.scenario:
+        raise ConfigError("scenario", None, f"--workload {workload} needs a scenario name or path")
+    if workload == "nbcc" and (args.scenario or args.set):
+        raise ConfigError("scenario", args.scenario or args.set,
+                          "--workload nbcc takes no scenario file or --set (use --writers, --seed)")
+    overrides = list(args.set or []) + ([f"workload.writers={args.writers}"] if args.writers else [])
+    out = Path(args.out) if args.out else None
+    if workload == "lock":
+        scenario = loader.load(args.scenario, overrides)
+        summary = run_spark_world(scenario, args.backend, args.duration_ms, master=args.master,
+                                  seed=args.seed, out=out)
+    else:
+        summary = run_spark_commits(workload, args.scenario, args.backend, args.duration_ms,
+                                    master=args.master, seed=args.seed, out=out, overrides=overrides,
+                                    writers=args.writers)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
-    else:
+    elif workload == "lock":
         print_spark_world(summary)
+    else:
+        print_spark_commits(summary)
     return 0 if summary["matches_expectation"] else 1
+
+
+def run_spark_commits(workload: str, scenario_name: str | None, backend: str, duration_ms: int, *,
+                      master: str | None = None, seed: int | None = None, out: Path | None = None,
+                      overrides: list[str] | None = None, writers: int | None = None) -> dict[str, Any]:
+    """OCC commits of a timeline scenario, or NBCC writers, as Spark tasks on ``backend``; write the run dir.
+
+    Returns the summary (verdict, expectation, metrics).  NBCC is expected to be violation-free.
+    """
+    import tomli_w
+
+    from scenarios import cmd_timeline
+    from scenarios.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
+    from scenarios.sweep.contention_commits import NbccSettings, check_occ_scenario, run_nbcc, run_occ
+    from scenarios.sweep.engine_spark import SparkEngine, SparkUnavailable
+
+    if duration_ms <= 0:
+        raise ConfigError("--duration-ms", duration_ms, "must be > 0")
+    if workload == "occ":
+        assert scenario_name is not None
+        ts = cmd_timeline.load(scenario_name, overrides or [])
+        check_occ_scenario(ts)
+        tasks, name, expect = ts.scenario.workload.writers, ts.name, ts.scenario.expect
+        settings_toml = cmd_timeline.to_toml(ts)
+    else:
+        settings = NbccSettings(writers=3 if writers is None else writers, seed=1 if seed is None else seed)
+        settings.validate()
+        tasks, name, expect = settings.writers + 1, f"nbcc-{settings.writers}w", "ok"
+        settings_toml = tomli_w.dumps({"workload": "nbcc", "duration_ms": duration_ms,
+                                       **dataclasses.asdict(settings)})
+    try:
+        session = _start(master, tasks)
+    except SparkUnavailable as e:
+        raise ConfigError("--master", master, str(e)) from e
+    out = out or Path("out") / "contention" / f"{name}-{backend}"
+    try:
+        engine = SparkEngine(session=session)
+        if workload == "occ":
+            result = run_occ(ts, backend, engine, duration_ms=duration_ms, seed=seed, log_dir=out / "logs")
+        else:
+            result = run_nbcc(settings, backend, engine, duration_ms=duration_ms, log_dir=out / "logs")
+    finally:
+        session.stop()
+    write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
+    write_atomic(out / SCENARIO, settings_toml)
+    write_json(out / METRICS, result.metrics)
+    summary = {"scenario": name, "workload": workload, "backend": backend, "expect": expect,
+               "matches_expectation": result.verdict.verdict == expect, "seed": seed, "writers": tasks,
+               "duration_ms": duration_ms, "out": str(out), **result.verdict.to_dict()}
+    write_json(out / VERDICT, summary)
+    return {**summary, "metrics": result.metrics}
+
+
+def _start(master: str | None, tasks: int) -> Any:
+    from scenarios.sweep.engine_spark import start_session
+
+    return start_session(master or f"local[{tasks}]", app_name="hcc-contention")
+
+
+def print_spark_commits(summary: dict[str, Any]) -> None:
+    """The text form of an OCC or NBCC contention run's summary."""
+    m = summary["metrics"]
+    print(f"contention {summary['workload']} {summary['scenario']} on {summary['backend']}: "
+          f"{summary['writers']} tasks for {summary['duration_ms']} ms: verdict {summary['verdict']} "
+          f"(expected {summary['expect']}) -> {summary['out']}")
+    for v in summary["violations"][:10]:
+        print(f"  violation [{v['kind']}] {v['message']}")
+    lat = m["commit_latency_ms"]
+    print(f"  commits {m['commits']} ({m['commits_per_s']}/s), per writer {m['commits_per_writer']}, "
+          f"Jain fairness {m['fairness_jain']}")
+    print(f"  commit latency p50 {lat['p50']} p90 {lat['p90']} p99 {lat['p99']} max {lat['p100']} ms")
+    extra = f", OCC conflicts {m['conflicts']}" if m["workload"] == "occ" else ""
+    print(f"  aborts {m['aborts']} ({m['aborts_per_commit']} per commit){extra}; "
+          f"reasons {m['abort_reasons']}")
+    if m["workload"] == "nbcc":
+        print(f"  compactions {m['compactions']}")
 
 
 def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, master: str | None = None,
@@ -80,13 +200,13 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     from scenarios import loader
     from scenarios.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
     from scenarios.sweep.contention import run_contention
-    from scenarios.sweep.engine_spark import SparkEngine, SparkUnavailable, start_session
+    from scenarios.sweep.engine_spark import SparkEngine, SparkUnavailable
 
     if duration_ms <= 0:
         raise ConfigError("--duration-ms", duration_ms, "must be > 0")
     writers = scenario.workload.writers
     try:
-        session = start_session(master or f"local[{writers}]", app_name="hcc-contention")
+        session = _start(master, writers)
     except SparkUnavailable as e:
         raise ConfigError("--master", master, str(e)) from e
     out = out or Path("out") / "contention" / f"{scenario.name}-{backend}"

@@ -9,6 +9,10 @@ failures and unknown outcomes per acquisition, and Jain's fairness between write
 
 Spark runs every writer at once only if it has a core per writer: ``local[M]`` or more
 (:func:`run_contention` checks ``defaultParallelism``).
+
+Other workloads (timeline commits under OCC, NBCC deltacommits and compaction: see
+:mod:`scenarios.sweep.contention_commits`) ship a :class:`Workload` with each task and go
+through the same :func:`run_tasks`.
 """
 
 from __future__ import annotations
@@ -16,17 +20,28 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.history import Event
 from model.metrics import lock_metrics
+from model.sim import WriterFactory
 
 START_MARGIN_S = 5.0  # the shared start lies this far in the future, so every task is ready by then
+
+
+class Workload(Protocol):
+    """What a task runs instead of the lock workload: built again inside the Spark task (picklable)."""
+
+    def writer_factory(self) -> WriterFactory: ...
+
+    @property
+    def bodies_under(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -41,6 +56,7 @@ class WriterTask:
     seed: int
     start_epoch: float
     log_dir: str
+    workload: Workload | None = None  # None: the lock workload
 
 
 @dataclass(frozen=True)
@@ -69,8 +85,11 @@ def run_writer(task: WriterTask) -> list[Event]:
     """The body of one Spark task: run one node against the backend until the duration is over."""
     from backends.realworld import run_node
 
+    w = task.workload
     return run_node(task.scenario, task.node, task.url, prefix=task.prefix, duration_ms=task.duration_ms,
-                    seed=task.seed, start_epoch=task.start_epoch, log_dir=Path(task.log_dir) / task.node)
+                    seed=task.seed, start_epoch=task.start_epoch, log_dir=Path(task.log_dir) / task.node,
+                    writer_factory=w.writer_factory() if w is not None else None,
+                    record_bodies_under=w.bodies_under if w is not None else None)
 
 
 def _ready(i: int) -> int:
@@ -78,29 +97,63 @@ def _ready(i: int) -> int:
     return i
 
 
-def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms: int,
-                   seed: int | None = None, log_dir: Path | None = None) -> ContentionResult:
-    """Launch ``backend``, run every writer of ``scenario`` as one Spark task, merge, check and measure."""
-    from backends.realworld import clear_prefix, merge_histories
+def check_parallelism(engine: Any, writers: int) -> None:
+    """Every writer needs a task slot of its own, or some would only start after others finished."""
+    parallelism = engine.session.sparkContext.defaultParallelism
+    if parallelism < writers:
+        raise ConfigError("--master", engine.session.sparkContext.master,
+                          f"runs {parallelism} tasks at once; {writers} writers need "
+                          f"local[{writers}] or more")
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    """What :func:`run_tasks` brings back: merged history and, if asked, the final store under the prefix."""
+
+    events: list[Event]
+    prefix: str
+    start_epoch: float
+    objects: dict[str, bytes]
+
+
+def run_tasks(backend: str, engine: Any, count: int,
+              make_tasks: Callable[[str, str, float], list[WriterTask]], *,
+              label: str, read_back: bool = False) -> TaskRun:
+    """Launch ``backend``, clear a fresh prefix, run ``make_tasks(url, prefix, start_epoch)`` as Spark tasks.
+
+    ``count`` tasks first warm the Python workers up; the shared start is then a little ahead.
+
+    The histories are merged on the driver; with ``read_back`` every object under the prefix is read
+    back before the server stops (for checkers that need the final store).
+    """
+    from backends.realworld import clear_prefix, merge_histories, read_prefix
     from backends.registry import open_endpoint
 
-    nodes = scenario.workload.nodes()
-    parallelism = engine.session.sparkContext.defaultParallelism
-    if parallelism < len(nodes):
-        raise ConfigError("--master", engine.session.sparkContext.master,
-                          f"runs {parallelism} tasks at once; {len(nodes)} writers need "
-                          f"local[{len(nodes)}] or more")
-    seed = scenario.seed if seed is None else seed
     prefix = f"hcc-contention/{uuid.uuid4().hex[:8]}/"
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
     with open_endpoint(backend) as ep:
         clear_prefix(ep, prefix)
         url = endpoint_url(ep)
-        engine.map(list(range(len(nodes))), _ready, label="starting Python workers")
+        engine.map(list(range(count)), _ready, label="starting Python workers")
         start = time.time() + START_MARGIN_S
-        tasks = [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir)) for n in nodes]
-        histories = engine.map(tasks, run_writer, label=f"contention {scenario.name} on {backend}")
-    events = merge_histories(histories)
+        tasks = make_tasks(url, prefix, start)
+        histories = engine.map(tasks, run_writer, label=label)
+        objects = read_prefix(ep, prefix) if read_back else {}
+    return TaskRun(merge_histories(histories), prefix, start, objects)
+
+
+def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms: int,
+                   seed: int | None = None, log_dir: Path | None = None) -> ContentionResult:
+    """Launch ``backend``, run every writer of ``scenario`` as one Spark task, merge, check and measure."""
+    nodes = scenario.workload.nodes()
+    check_parallelism(engine, len(nodes))
+    seed = scenario.seed if seed is None else seed
+    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+
+    def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
+        return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir)) for n in nodes]
+
+    events = run_tasks(backend, engine, len(nodes), make_tasks,
+                       label=f"contention {scenario.name} on {backend}").events
     run_scenario = dataclasses.replace(scenario, duration_ms=duration_ms)
     return ContentionResult(run_scenario, backend, events, check_lock_history(events, scenario.checkers),
                             lock_metrics(events))

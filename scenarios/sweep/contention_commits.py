@@ -1,0 +1,297 @@
+"""Contention workloads of table commits: Spark tasks as writers of a timeline under OCC, or under NBCC.
+
+Both run through :func:`scenarios.sweep.contention.run_tasks` (one Spark task per node, a
+shared start, histories merged on the driver) with the simulated world's writers, interpreted
+on real threads against a launched backend by :func:`backends.realworld.run_node`:
+
+- ``occ``: a timeline scenario (``scenarios/timeline``): every node runs a
+  :class:`model.timeline.commits.CowWriter` (copy-on-write commits under the scenario's
+  ``timeline.cc``, optimistic for OCC).  The table files' bodies are recorded from the client's
+  view, and the timeline checkers (:func:`model.timeline.run.check_timeline_run`) judge the
+  merged history.  Metrics: commits, conflicts the OCC check detected (each one an abort), aborts
+  by reason and per commit, commits per second, per-writer commits and Jain's fairness.
+- ``nbcc``: writers ``w1..wN`` append deltacommits of a merge-on-read table under RFC-66's
+  non-blocking concurrency control, and ``w{N+1}`` runs the compaction service
+  (:mod:`model.nbcc.sim_table`).  After the run the driver reads the final store back and the
+  NBCC checkers (:func:`model.nbcc.sim_checks.check_history`) judge it.  Metrics: deltacommits
+  per second, per writer and their fairness, aborted deltacommits (writers do not block each
+  other, so ~0), table-lock timeouts (the lock is held only to draw a time and create its file),
+  compactions.
+
+Not modelled here: wire faults (no fault proxy), and a monotonic time source shared by
+processes (``timeline.time_generator = "monotonic"`` is refused: each task would have its own).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from model.checkers.verdict import Verdict
+from model.clock import EPOCH_MS
+from model.config import ConfigError
+from model.history import Event
+from model.metrics import jain_index
+from model.nbcc.sim_checks import check_history
+from model.nbcc.sim_table import BatchPlan, CompactionSlot, TablePlan, WriterPlan, writer_factory
+from model.sim import WriterFactory
+from model.timeline.config import TimelineScenario
+from model.timeline.run import check_timeline_run, timeline_metrics, timeline_writer_factory
+from scenarios.sweep.contention import WriterTask, check_parallelism, run_tasks
+
+WORKLOADS = ("lock", "occ", "nbcc")
+
+
+@dataclass(frozen=True)
+class TimelineWorkload:
+    """CowWriters of a timeline scenario whose keys are already under the run's prefix."""
+
+    ts: TimelineScenario
+
+    def writer_factory(self) -> WriterFactory:
+        return timeline_writer_factory(self.ts)
+
+    @property
+    def bodies_under(self) -> str | None:
+        return self.ts.base_path + "/"
+
+
+@dataclass(frozen=True)
+class NbccWorkload:
+    """NBCC writers and the compaction service of a plan whose base is under the run's prefix."""
+
+    plan: TablePlan
+
+    def writer_factory(self) -> WriterFactory:
+        return writer_factory(self.plan)
+
+    @property
+    def bodies_under(self) -> str | None:
+        return None  # the NBCC checkers read the final store instead
+
+
+@dataclass(frozen=True)
+class CommitsResult:
+    """A finished commit-contention run: its history, the checkers' verdict and the metrics."""
+
+    workload: str
+    name: str
+    backend: str
+    events: list[Event]
+    verdict: Verdict
+    metrics: dict[str, Any]
+
+
+def _per_writer(writers: list[str], counts: dict[str, int]) -> dict[str, int]:
+    return {w: counts.get(w, 0) for w in writers}
+
+
+def _percentiles(values: list[int]) -> dict[str, int | None]:
+    values = sorted(values)
+
+    def at(q: float) -> int | None:
+        return values[min(len(values) - 1, int(q * len(values)))] if values else None
+
+    return {"p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "p100": values[-1] if values else None}
+
+
+# ---- OCC: copy-on-write commits of a timeline scenario --------------------------------------------
+
+
+def occ_metrics(events: list[Event], writers: list[str], duration_ms: int) -> dict[str, Any]:
+    """Commits, OCC conflicts (aborts), aborts by reason and per commit, throughput, per-writer fairness."""
+    base = timeline_metrics(events)
+    commits: dict[str, int] = {}
+    aborts: dict[str, int] = {}
+    conflicts: dict[str, int] = {}
+    started: dict[str, int] = {}
+    commit_ms: list[int] = []
+    for e in events:
+        if e.f == "op" and e.process in writers:
+            if e.type == "invoke":
+                started[e.process] = e.time
+            elif e.type == "ok":
+                commits[e.process] = commits.get(e.process, 0) + 1
+                commit_ms.append(e.time - started.get(e.process, e.time))
+            elif e.type == "fail":
+                aborts[e.process] = aborts.get(e.process, 0) + 1
+                if e.value.get("reason") == "occ-conflict":
+                    conflicts[e.process] = conflicts.get(e.process, 0) + 1
+    n_commits, n_aborts = sum(commits.values()), sum(aborts.values())
+    reasons: dict[str, int] = base["abort_reasons"]
+    return {
+        "workload": "occ",
+        "writers": writers,
+        "duration_ms": duration_ms,
+        "commits": n_commits,
+        "commits_per_s": round(n_commits / max(duration_ms, 1) * 1000, 3),
+        "commits_per_writer": _per_writer(writers, commits),
+        "fairness_jain": jain_index([commits.get(w, 0) for w in writers]),
+        "conflicts": sum(conflicts.values()),
+        "conflicts_per_writer": _per_writer(writers, conflicts),
+        "aborts": n_aborts,
+        "aborts_per_writer": _per_writer(writers, aborts),
+        "aborts_per_commit": round(n_aborts / n_commits, 3) if n_commits else None,
+        "abort_reasons": reasons,
+        "put_if_absent_collisions": sum(n for r, n in reasons.items() if r.endswith("precondition_failed")),
+        "commit_latency_ms": _percentiles(commit_ms),
+        "ops": base["ops"],
+        "time_generations": base["time_generations"],
+    }
+
+
+def check_occ_scenario(ts: TimelineScenario) -> None:
+    """Refuse what Spark tasks cannot run: a monotonic time source shared by separate processes."""
+    ts.validate()
+    if ts.timeline.time_generator == "monotonic":
+        raise ConfigError("timeline.time_generator", "monotonic",
+                          "needs one counter shared by every writer; Spark tasks are separate processes "
+                          "(use local-clock or skew-adjusting)")
+
+
+def run_occ(ts: TimelineScenario, backend: str, engine: Any, *, duration_ms: int, seed: int | None = None,
+            log_dir: Path | None = None) -> CommitsResult:
+    """Every node of timeline scenario ``ts`` commits as one Spark task on ``backend``; check, measure."""
+    from backends.realworld import map_scenario_keys
+
+    check_occ_scenario(ts)
+    nodes = ts.scenario.workload.nodes()
+    check_parallelism(engine, len(nodes))
+    seed = ts.scenario.seed if seed is None else seed
+    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    mapped: list[TimelineScenario] = []
+
+    def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
+        scenario = map_scenario_keys(dataclasses.replace(ts.scenario, duration_ms=duration_ms), prefix)
+        mapped[:] = [TimelineScenario(scenario, ts.timeline)]
+        work = TimelineWorkload(mapped[0])
+        return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir), work)
+                for n in nodes]
+
+    run = run_tasks(backend, engine, len(nodes), make_tasks, label=f"occ {ts.name} on {backend}")
+    verdict = check_timeline_run(mapped[0], run.events)
+    metrics = {**occ_metrics(run.events, nodes, duration_ms), "cc": ts.timeline.cc}
+    return CommitsResult("occ", ts.name, backend, run.events, verdict, metrics)
+
+
+# ---- NBCC: deltacommits of a merge-on-read table, and the compaction service ------------------------
+
+
+@dataclass(frozen=True)
+class NbccSettings:
+    """An NBCC contention run: ``writers`` deltacommit writers and one compaction service."""
+
+    writers: int = 3
+    buckets: int = 2
+    keys: int = 8
+    compaction_every_ms: int = 3_000
+    time_source: str = "lock"
+    seed: int = 1
+
+    def validate(self) -> None:
+        """Raise ConfigError naming the first bad setting."""
+        if not 1 <= self.writers <= 15:
+            raise ConfigError("--writers", self.writers, "must be between 1 and 15 (plus the compactor)")
+        if self.keys < 1:
+            raise ConfigError("keys", self.keys, "must be >= 1")
+        if self.compaction_every_ms < 0:
+            raise ConfigError("compaction_every_ms", self.compaction_every_ms, "must be >= 0 (0: none)")
+
+
+def nbcc_plan(s: NbccSettings, duration_ms: int, start_epoch: float, base: str) -> TablePlan:
+    """Random batches to keep every writer busy past the end, compactions every ``compaction_every_ms``.
+
+    The compaction service's slots are times of its clock since the model's epoch; on real clocks
+    that epoch is far behind, so the slots are shifted to start at ``start_epoch``.
+    """
+    rng = random.Random(f"{s.seed}/nbcc-plan")
+    batches = max(1, duration_ms // 40)  # more than a writer can commit: the run's end cuts them off
+    writers = tuple(
+        WriterPlan(tuple(
+            BatchPlan(tuple((rng.randrange(s.keys), rng.randrange(1_000_000))
+                            for _ in range(rng.randint(1, 3))),
+                      work_ms=rng.randint(10, 100), think_ms=rng.randint(0, 50))
+            for _ in range(batches)))
+        for _ in range(s.writers))
+    shift = int(start_epoch * 1000) - EPOCH_MS
+    every = s.compaction_every_ms
+    slots = tuple(CompactionSlot(shift + at, work_ms=50) for at in range(every, duration_ms - 500, every)) \
+        if every > 0 else ()
+    plan = TablePlan(writers, slots, s.buckets, s.time_source, duration_ms=duration_ms, base=base)
+    plan.validate()
+    return plan
+
+
+def nbcc_metrics(events: list[Event], writers: list[str], compactor: str, duration_ms: int) -> dict[str, Any]:
+    """Deltacommits per second and per writer, aborts (~0 under NBCC), lock timeouts, compactions."""
+    commits: dict[str, int] = {}
+    aborts: dict[str, int] = {}
+    reasons: dict[str, int] = {}
+    timeouts: dict[str, int] = {}  # "lock-wait": a try_lock gave up after wait_time_ms (and is retried)
+    started: dict[str, int] = {}
+    commit_ms: list[int] = []
+    compactions = {"committed": 0, "failed": 0, "planned": 0, "nothing_to_compact": 0}
+    for e in events:
+        if e.f == "lock-wait":
+            timeouts[e.node] = timeouts.get(e.node, 0) + 1
+        elif e.f == "deltacommit" and e.process in writers:
+            if e.type == "invoke":
+                started[e.process] = e.time
+            elif e.type == "ok":
+                commits[e.process] = commits.get(e.process, 0) + 1
+                commit_ms.append(e.time - started.get(e.process, e.time))
+            else:  # fail, or info: the completed file could not be created
+                aborts[e.process] = aborts.get(e.process, 0) + 1
+                reason = str(e.value.get("reason", e.value.get("status")))
+                reasons[reason] = reasons.get(reason, 0) + 1
+        elif e.f == "compaction-plan":
+            compactions["planned" if e.type == "ok" else "nothing_to_compact"] += 1
+        elif e.f == "compaction":
+            compactions["committed" if e.type == "ok" else "failed"] += 1
+    n = sum(commits.values())
+    return {
+        "workload": "nbcc",
+        "writers": writers,
+        "compactor": compactor,
+        "duration_ms": duration_ms,
+        "commits": n,
+        "commits_per_s": round(n / max(duration_ms, 1) * 1000, 3),
+        "commits_per_writer": _per_writer(writers, commits),
+        "fairness_jain": jain_index([commits.get(w, 0) for w in writers]),
+        "aborts": sum(aborts.values()),
+        "aborts_per_writer": _per_writer(writers, aborts),
+        "aborts_per_commit": round(sum(aborts.values()) / n, 3) if n else None,
+        "abort_reasons": dict(sorted(reasons.items())),
+        "lock_timeouts_per_node": dict(sorted(timeouts.items())),
+        "commit_latency_ms": _percentiles(commit_ms),
+        "compactions": compactions,
+    }
+
+
+def run_nbcc(settings: NbccSettings, backend: str, engine: Any, *, duration_ms: int,
+             log_dir: Path | None = None) -> CommitsResult:
+    """NBCC writers and the compaction service as Spark tasks against ``backend``; check the final store."""
+    settings.validate()
+    nodes = [f"w{i}" for i in range(1, settings.writers + 2)]
+    check_parallelism(engine, len(nodes))
+    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    plans: list[TablePlan] = []
+
+    def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
+        plan = nbcc_plan(settings, duration_ms, start, prefix + "table")
+        plans[:] = [plan]
+        scenario = plan.scenario(settings.seed)
+        work = NbccWorkload(plan)
+        return [WriterTask(scenario, n, url, prefix, duration_ms, settings.seed, start, str(log_dir), work)
+                for n in nodes]
+
+    run = run_tasks(backend, engine, len(nodes), make_tasks, read_back=True,
+                    label=f"nbcc {settings.writers} writers on {backend}")
+    plan = plans[0]
+    verdict = check_history(run.events, run.objects, plan.base)
+    metrics = nbcc_metrics(run.events, nodes[:-1], plan.compactor_node, duration_ms)
+    metrics["objects"] = len(run.objects)
+    return CommitsResult("nbcc", f"nbcc-{settings.writers}w", backend, run.events, verdict, metrics)
