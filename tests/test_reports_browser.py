@@ -12,10 +12,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
+np = pytest.importorskip("numpy")
 Image = pytest.importorskip("PIL.Image")
 
 from scenarios import loader  # noqa: E402
