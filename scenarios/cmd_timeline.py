@@ -99,6 +99,17 @@ def execute(ts: TimelineScenario, seed: int | None, out: Path) -> dict[str, Any]
 def run(args: argparse.Namespace) -> int:
     """hcc timeline run."""
     ts = load(args.scenario, args.set or [])
+    if ts.scenario.world == "spark":  # Spark tasks are the committing writers, against a launched server
+        from scenarios.cmd_sweep import print_spark_commits, run_spark_commits
+
+        spark_summary = run_spark_commits("occ", args.scenario, ts.scenario.backend, ts.scenario.duration_ms,
+                                          seed=args.seed, out=Path(args.out) if args.out else None,
+                                          overrides=args.set or [])
+        if args.json:
+            print(json.dumps(spark_summary, sort_keys=True))
+        else:
+            print_spark_commits(spark_summary)
+        return 0 if spark_summary["matches_expectation"] else 1
     seed = ts.scenario.seed if args.seed is None else args.seed
     out = Path(args.out) if args.out else Path("out") / "timeline" / f"{ts.name}-seed{seed}"
     started = time.monotonic()

@@ -34,3 +34,14 @@ def test_hcc_run_of_a_spark_world_scenario(tmp_path: Path, capsys: pytest.Captur
 
 def test_a_spark_world_needs_a_known_world_name() -> None:
     assert main(["run", str(SCENARIO), "--set", 'world="cluster"']) == 2
+
+
+def test_timeline_scenario_with_a_spark_world_runs_occ_writers_on_a_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["timeline", "run", "tl-occ-put-if-absent", "--out", str(tmp_path / "occ"), "--json",
+                 "--set", 'world="spark"', "--set", "duration_ms=8000", "--set", "workload.writers=3",
+                 "--set", "clocks.w1.offset_ms=0", "--set", "lock.poll_ms=100"])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0, summary["violations"][:2]
+    assert summary["verdict"] == "ok" and summary["metrics"]["commits"] > 0
