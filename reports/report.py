@@ -45,6 +45,17 @@ def render_sweep_report(rows: Path, formats: Sequence[str] = FORMATS, x: str | N
     return render(build_sweep_report(rows, x, y), formats)
 
 
+def write_sweep_report(rows: Path, write: Writer, formats: Sequence[str] = FORMATS, x: str | None = None,
+                       y: str | None = None) -> list[Path]:
+    """Render then write the report of sweep rows beside them (in the sweep folder) with ``write``."""
+    folder = rows.parent
+    paths = []
+    for name, text in render_sweep_report(rows, formats, x, y).items():
+        write(folder / name, text)
+        paths.append(folder / name)
+    return paths
+
+
 def render(report: Any, formats: Sequence[str]) -> dict[str, str]:
     """A built report as the texts of the requested formats."""
     from reports.html import render_html

@@ -145,9 +145,15 @@ def choose_axes(df: pd.DataFrame, x: str | None, y: str | None) -> tuple[str, st
 
 
 def rate_grid(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
-    """Violation rate (non-error runs) per (y, x), pooled over every other setting."""
+    """Violation rate (non-error runs) per (y, x), pooled over every other setting.
+
+    A sweep of one setting (x == y) gives a single row, labelled ``all``.
+    """
     valid = df[df["verdict"] != "error"]
-    return (valid["verdict"] == "violation").groupby([valid[y], valid[x]]).mean().unstack(x)
+    violating = valid["verdict"] == "violation"
+    if x == y:
+        return violating.groupby(valid[x]).mean().to_frame("all").T
+    return violating.groupby([valid[y], valid[x]]).mean().unstack(x)
 
 
 def build_sweep_report(path: Path, x: str | None = None, y: str | None = None) -> Report:
@@ -163,7 +169,7 @@ def build_sweep_report(path: Path, x: str | None = None, y: str | None = None) -
         f"{len(df)} runs in {len(cells)} cells, seeds {df['seed'].min()}..{df['seed'].max()}; "
         f"{int((df['verdict'] == 'violation').sum())} violating, "
         f"{int((df['verdict'] == 'error').sum())} errors.",
-        f"Heat map: violation rate over {xs} (x) and {ys} (y)"
+        f"Heat map: violation rate over {xs} (x)" + (f" and {ys} (y)" if ys != xs else "")
         + (f", pooled over {', '.join(others)}." if others else "."),
     ])
     head.images.append((f"Violation rate over {xs} and {ys}",

@@ -25,17 +25,15 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when every report was written, 2 for a missing or corrupted run directory."""
     from reports.load import RunDirError, find_runs
-    from reports.report import parse_formats, render_sweep_report, write_report
+    from reports.report import parse_formats, write_report, write_sweep_report
     from reports.sweep import rows_path
 
     try:
         formats = parse_formats(args.format)
         rows = rows_path(Path(args.run_dir))
         if rows is not None:  # a sweep (hcc sweep's rows.parquet / rows.csv)
-            texts = render_sweep_report(rows, formats, args.x, args.y)
-            for name, text in texts.items():
-                write_atomic(rows.parent / name, text)
-            print(f"{rows.parent}: " + ", ".join(texts))
+            paths = write_sweep_report(rows, write_atomic, formats, args.x, args.y)
+            print(f"{rows.parent}: " + ", ".join(p.name for p in paths))
             return 0
         runs = find_runs(Path(args.run_dir))
     except ValueError as e:

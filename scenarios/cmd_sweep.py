@@ -224,6 +224,9 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
                "writers": writers, "duration_ms": duration_ms, "out": str(out),
                **result.verdict.to_dict()}
     write_json(out / VERDICT, summary)
+    from reports.report import write_report
+
+    write_report(out, write_atomic, required=False)  # every contention run of the lock gets its report
     return {**summary, "metrics": result.metrics}
 
 
@@ -290,5 +293,12 @@ def run(args: argparse.Namespace) -> int:
     errors = [r for r in rows if r["verdict"] == "error"]
     for r in errors[:5]:
         print(f"error: cell {r['cell']} seed {r['seed']}: {r['error']}", file=sys.stderr)
+    from reports.report import write_sweep_report
+    from reports.sweep import rows_path
+    from scenarios.rundir import write_atomic
+
+    rows_file = rows_path(out)
+    if rows_file is not None:  # the sweep's report (heat map over the first two settings, cell table)
+        write_sweep_report(rows_file, write_atomic)
     print(f"{len(rows)} runs in {seconds:.1f}s on {described} -> {out}")
     return 1 if errors else 0

@@ -28,7 +28,7 @@ def test_hcc_run_of_a_spark_world_scenario(tmp_path: Path, capsys: pytest.Captur
     assert summary["verdict"] == "ok" and summary["backend"] == "fake-gcs" and summary["writers"] == 4
     per_writer = summary["metrics"]["acquisitions_per_writer"]
     assert set(per_writer) == {"w1", "w2", "w3", "w4"} and all(n > 0 for n in per_writer.values())
-    for name in ("history.jsonl", "verdict.json", "metrics.json", "scenario.toml"):
+    for name in ("history.jsonl", "verdict.json", "metrics.json", "scenario.toml", "report.html"):
         assert (out / name).exists()
 
 

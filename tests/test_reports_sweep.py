@@ -91,3 +91,10 @@ def test_bad_sweep_input_names_the_column_or_value(sweep_dir: Path, tmp_path: Pa
         load_rows(path)
     assert main(["report", str(path)]) == 2
     assert not (tmp_path / "report.html").exists()
+
+
+def test_a_sweep_of_one_setting_gets_a_one_row_heat_map() -> None:
+    df = pd.DataFrame([{"setting.lock.validity_secs": v, "seed": s, "verdict": "violation" if v < 20 else "ok"}
+                       for v in (10, 20, 30) for s in range(2)])
+    grid = rate_grid(df, "setting.lock.validity_secs", "setting.lock.validity_secs")
+    assert list(grid.index) == ["all"] and grid.loc["all"].tolist() == [1.0, 0.0, 0.0]

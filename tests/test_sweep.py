@@ -169,6 +169,7 @@ def test_cli_sweep_local(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
                  "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "2 runs in" in text and (out / "rows" / "part-00000.parquet").exists()
+    assert "violation rate" in (out / "report.md").read_text().lower()  # every sweep writes its report
     assert main(["sweep", "smoke", "--engine", "local", "--master", "local[2]"]) == 2
     assert main(["sweep", "smoke", "--engine", "flink"]) == 2
     assert "--engine = 'flink'" in capsys.readouterr().err
