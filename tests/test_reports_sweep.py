@@ -94,7 +94,8 @@ def test_bad_sweep_input_names_the_column_or_value(sweep_dir: Path, tmp_path: Pa
 
 
 def test_a_sweep_of_one_setting_gets_a_one_row_heat_map() -> None:
-    df = pd.DataFrame([{"setting.lock.validity_secs": v, "seed": s, "verdict": "violation" if v < 20 else "ok"}
-                       for v in (10, 20, 30) for s in range(2)])
+    df = pd.DataFrame([
+        {"setting.lock.validity_secs": v, "seed": s, "verdict": "violation" if v < 20 else "ok"}
+        for v in (10, 20, 30) for s in range(2)])
     grid = rate_grid(df, "setting.lock.validity_secs", "setting.lock.validity_secs")
     assert list(grid.index) == ["all"] and grid.loc["all"].tolist() == [1.0, 0.0, 0.0]
