@@ -90,8 +90,8 @@ from model.effects import (
 from model.history import Event
 from model.lockfile import LockData
 from model.sim import WriterContext, WriterFactory, register_writer_factory
-from model.storage_lock import HEARTBEAT_TASK, WRITER_TASK
-from model.taskloop import TaskLoop
+from model.storage_lock import WRITER_TASK
+from model.taskloop import HeartbeatStartFaults, TaskLoop
 
 POLL_S = 0.05
 
@@ -130,8 +130,7 @@ class _Node:
     backend: Backend
     tasks: dict[str, _Task] = field(default_factory=dict)
     incarnation: int = 0
-    heartbeat_spawns: int = 0
-    heartbeat_failures: frozenset[int] = frozenset()
+    heartbeat_faults: HeartbeatStartFaults = field(default_factory=HeartbeatStartFaults)
     triggered: list[Pause] = field(default_factory=list)
     paused_until: int = 0
 
@@ -198,8 +197,7 @@ class RealWorld:
                 spec.offset_ms, spec.drift_ppm, tuple(ClockJump(j.at_ms, j.by_ms) for j in spec.jumps))
             self.nodes[name] = _Node(
                 name, clock, backends[name],
-                heartbeat_failures=frozenset(h.acquisition for h in faults.heartbeat_start_failures
-                                             if h.node == name),
+                heartbeat_faults=HeartbeatStartFaults.of(faults, name),
                 triggered=[p for p in faults.pauses if p.node == name and p.trigger != "time"],
             )
 
@@ -337,8 +335,7 @@ class RealWorld:
             self._sleep(task, effect.ms)
             return None
         if isinstance(effect, Spawn):
-            node.heartbeat_spawns += effect.name == HEARTBEAT_TASK
-            if effect.name == HEARTBEAT_TASK and node.heartbeat_spawns in node.heartbeat_failures:
+            if not node.heartbeat_faults.allows(effect.name):
                 effect.body.close()
                 return False
             self._spawn(node, effect.name, effect.body)

@@ -48,8 +48,8 @@ from model.effects import (
 from model.history import Event
 from model.lockfile import LockData
 from model.objectstore import ObjectStore, Store, is_write
-from model.storage_lock import HEARTBEAT_TASK, WRITER_TASK, StorageLockProvider
-from model.taskloop import TaskLoop
+from model.storage_lock import WRITER_TASK, StorageLockProvider
+from model.taskloop import HeartbeatStartFaults, TaskLoop
 from model.workload import RegisterWriter, draw
 
 ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "429": Outcome.THROTTLED, "503": Outcome.UNAVAILABLE}
@@ -79,8 +79,7 @@ class _Node:
     cutoffs: list[tuple[int, int]]
     tasks: dict[str, _Task] = field(default_factory=dict)
     incarnation: int = 0
-    heartbeat_spawns: int = 0
-    heartbeat_failures: frozenset[int] = frozenset()
+    heartbeat_faults: HeartbeatStartFaults = field(default_factory=HeartbeatStartFaults)
     triggered: list[Pause] = field(default_factory=list)  # pauses that wait for an event of the node
 
     def process_name(self, task: str) -> str:
@@ -160,9 +159,7 @@ class SimWorld:
                 ],
                 triggered=[p for p in faults.pauses if p.node == name and p.trigger != "time"],
                 cutoffs=[(c.start_ms, c.end_ms) for c in faults.cutoffs if c.node == name],
-                heartbeat_failures=frozenset(
-                    h.acquisition for h in faults.heartbeat_start_failures if h.node == name
-                ),
+                heartbeat_faults=HeartbeatStartFaults.of(faults, name),
             )
 
     # ---- history ---------------------------------------------------------------
@@ -321,8 +318,7 @@ class SimWorld:
             yield from self._gate(task)
             return None
         if isinstance(effect, Spawn):
-            node.heartbeat_spawns += effect.name == HEARTBEAT_TASK
-            if effect.name == HEARTBEAT_TASK and node.heartbeat_spawns in node.heartbeat_failures:
+            if not node.heartbeat_faults.allows(effect.name):
                 effect.body.close()
                 return False
             self._spawn(node, effect.name, effect.body)
