@@ -22,9 +22,10 @@ import argparse
 import os
 import time
 
-from scenarios.sweep import cells, grid
-from scenarios.sweep.engine_local import LocalEngine
-from scenarios.sweep.engine_spark import SparkEngine, start_session
+from engines import cells
+from engines.local import LocalEngine
+from engines.spark import SparkEngine, start_session
+from scenarios import grid
 
 
 def best_of(repeats: int, fn) -> float:  # type: ignore[no-untyped-def]

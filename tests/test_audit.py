@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from backends.hudi_audit import AuditFormatError, audit_events, check_audit, parse_audit_text, read_local
+from cli.main import main
 from model.history import loads
-from scenarios.cli import main
 
 AUDIT = ".hoodie/.locks/audit"
 

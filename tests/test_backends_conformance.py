@@ -89,7 +89,7 @@ def test_minio_runs_or_is_skipped_with_the_reason(minio_endpoint: Endpoint) -> N
 
 def test_cli_json_against_a_running_server_by_url(fake_gcs_endpoint: Endpoint,  # noqa: F811
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from scenarios.cmd_conformance import run
+    from cli.conformance import run
 
     url = fake_gcs_endpoint.url
     assert url is not None
@@ -104,7 +104,7 @@ def test_cli_json_against_a_running_server_by_url(fake_gcs_endpoint: Endpoint,  
 
 
 def test_cli_bad_input_names_the_value(capsys: pytest.CaptureFixture[str]) -> None:
-    from scenarios.cmd_conformance import run
+    from cli.conformance import run
 
     base = dict(rounds=2, clients=8, client=None, json=False, quiet=True)
     assert run(argparse.Namespace(backend="nosuch", **base)) == 2
@@ -114,7 +114,7 @@ def test_cli_bad_input_names_the_value(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_cli_table_fails_on_the_negative_control(capsys: pytest.CaptureFixture[str]) -> None:
-    from scenarios.cmd_conformance import run
+    from cli.conformance import run
 
     args = argparse.Namespace(backend="s3rver", rounds=1, clients=4, client=None, json=False, quiet=True)
     assert run(args) == 1

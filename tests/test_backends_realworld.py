@@ -15,10 +15,11 @@ from backends.fixtures import fake_gcs_endpoint  # noqa: F401
 from backends.hudi_audit import check_audit, read_backend
 from backends.realworld import clear_prefix, merge_histories, run_node, run_realworld
 from backends.registry import open_endpoint
+from cli import realworld as cmd_realworld
 from model.checkers.lock_run import check_lock_history
 from model.effects import Put
 from model.history import loads
-from scenarios import cmd_realworld, loader
+from scenarios import loader
 
 # validity of a few seconds; Hudi's limits off; client timeout well below the renew interval
 SHORT = ["lock.validity_secs=4", "lock.renew_interval_secs=1", "lock.enforce_hudi_limits=false",

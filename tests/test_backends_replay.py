@@ -15,10 +15,10 @@ from backends.fixtures import (  # noqa: F401
     seaweedfs_endpoint,
 )
 from backends.replay import ReplayStore, outcome_class, replay
+from cli.main import main
 from model.effects import CreateIfAbsent, Outcome, Read, ReplaceIfMatch
 from model.sim import run_scenario
 from scenarios import loader
-from scenarios.cli import main
 
 # the catalogue's long pause, scaled down (validity 60 s, pause 80 s) so a replay takes seconds;
 # virtual time: the pause itself costs nothing

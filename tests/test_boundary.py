@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from analyses.boundary import Probe, Prober, bisect, evidence, parse_range, pause_derivation, shrink
+from cli.main import main
+from engines.local import LocalEngine
 from model.config import ConfigError
-from scenarios.cli import main
-from scenarios.cmd_boundary import Probe, Prober, bisect, evidence, parse_range, pause_derivation, shrink
-from scenarios.sweep.engine_local import LocalEngine
 
 PAUSE = "faults.pauses[0].duration_ms"
 # A fast RFC-91 scenario: a 10 s lease renewed every second, a pause before a write after 5 s.

@@ -14,18 +14,18 @@ pytest.importorskip("pyspark")
 pytest.importorskip("google.cloud.storage")
 
 from backends.launchers.process import Unavailable  # noqa: E402
-from model.config import ConfigError  # noqa: E402
-from scenarios import cmd_timeline  # noqa: E402
-from scenarios.cli import main  # noqa: E402
-from scenarios.cmd_sweep import is_timeline_scenario  # noqa: E402
-from scenarios.sweep.contention_commits import (  # noqa: E402
+from cli.main import main  # noqa: E402
+from engines.contention_commits import (  # noqa: E402
     CommitsResult,
     NbccSettings,
     check_occ_scenario,
     run_nbcc,
     run_occ,
 )
-from scenarios.sweep.engine_spark import SparkEngine, spark_available, start_session  # noqa: E402
+from engines.spark import SparkEngine, spark_available, start_session  # noqa: E402
+from model.config import ConfigError  # noqa: E402
+from scenarios import timeline_loader as cmd_timeline  # noqa: E402
+from scenarios.timeline_loader import is_timeline_scenario  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

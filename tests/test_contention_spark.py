@@ -12,9 +12,9 @@ pytest.importorskip("google.cloud.storage")
 pytest.importorskip("backends.realworld")  # the real-world interpreter (backends issue)
 
 from backends.launchers.process import Unavailable  # noqa: E402
+from engines.contention import run_contention  # noqa: E402
+from engines.spark import SparkEngine, spark_available, start_session  # noqa: E402
 from scenarios import loader  # noqa: E402
-from scenarios.sweep.contention import run_contention  # noqa: E402
-from scenarios.sweep.engine_spark import SparkEngine, spark_available, start_session  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

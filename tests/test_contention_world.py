@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("google.cloud.storage")
 
-from scenarios.cli import main  # noqa: E402
-from scenarios.sweep.engine_spark import spark_available  # noqa: E402
+from cli.main import main  # noqa: E402
+from engines.spark import spark_available  # noqa: E402
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "contention" / "rfc91-safe-spark.toml"
 

@@ -239,7 +239,7 @@ def test_hypothesis_safe_configurations_hold_on_random_walks(choices: list[int],
 # --- the command line --------------------------------------------------------------------------------
 
 def _run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    from scenarios import cmd_explore
+    from cli import explore as cmd_explore
 
     p = argparse.ArgumentParser()
     cmd_explore.register(p.add_subparsers())

@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("pandas")
 
+from cli.main import main  # noqa: E402
+from engines.rundir import execute  # noqa: E402
 from scenarios import loader  # noqa: E402
-from scenarios.cli import main  # noqa: E402
-from scenarios.rundir import execute  # noqa: E402
 
 
 @pytest.fixture(scope="module")

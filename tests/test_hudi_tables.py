@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from backends.hudi_table_source import load_table, open_listing
+from cli import slices as cmd_slices
 from model.nbcc.files import format_instant, parse_instant, parse_log_file_name
 from model.nbcc.findings import (
     BASE_BY_REQUEST_TIME,
@@ -35,8 +37,6 @@ from model.nbcc.findings import (
 from model.nbcc.slicing import FileSlice, Rule, incremental
 from model.nbcc.timeline import ArchivedInstantError
 from model.nbcc.timeline_reader import HudiTable, find_table_root, read_table
-from scenarios import cmd_slices
-from scenarios.hudi_table_source import load_table, open_listing
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "hudi-tables"
 if not DATA.is_dir():

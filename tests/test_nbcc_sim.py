@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import find as hfind
 from hypothesis import strategies as st
 
+from cli import main as cli
 from model.config import ConfigError
 from model.history import dumps
 from model.nbcc.sim_checks import (
@@ -37,7 +38,6 @@ from model.nbcc.sim_table import (
     run_table,
 )
 from model.nbcc.slicing import Rule
-from scenarios import cli
 
 # --- strategies ---------------------------------------------------------------------------------
 

@@ -18,8 +18,8 @@ pytest.importorskip("matplotlib")
 np = pytest.importorskip("numpy")
 Image = pytest.importorskip("PIL.Image")
 
+from engines.rundir import execute  # noqa: E402
 from scenarios import loader  # noqa: E402
-from scenarios.rundir import execute  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -10,8 +10,8 @@ import pytest
 pd = pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
 
+from cli.main import main  # noqa: E402
 from reports.sweep import SweepError, build_sweep_report, cell_table, load_rows, rate_grid, wilson  # noqa: E402
-from scenarios.cli import main  # noqa: E402
 
 
 def _rows() -> list[dict[str, object]]:

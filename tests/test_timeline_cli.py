@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scenarios import cmd_timeline
-from scenarios.cli import main
+from cli.main import main
+from scenarios import timeline_loader as cmd_timeline
 
 
 @pytest.mark.parametrize("name", cmd_timeline.timeline_names())

@@ -10,7 +10,7 @@ import pytest
 from model.config import Scenario, WorkloadConfig
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.run import check_timeline_run, run_timeline, timeline_metrics
-from scenarios import cmd_timeline
+from scenarios import timeline_loader as cmd_timeline
 
 # Both writers start at the same true time with the same clock: local-clock instant times collide.
 TOGETHER = Scenario(

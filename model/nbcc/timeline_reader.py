@@ -1,7 +1,7 @@
 """A pure reader of real Apache Hudi tables (table versions 6, 8 and 9): no I/O, no Hudi library.
 
 The caller supplies the table's file listing (paths relative to the table base path, with ``/``)
-and a function that returns a file's bytes; :mod:`scenarios.hudi_table_source` does that for a
+and a function that returns a file's bytes; :mod:`backends.hudi_table_source` does that for a
 folder or a zip.  The reader understands:
 
 * ``.hoodie/hoodie.properties`` (Java properties);

@@ -1,15 +1,17 @@
-"""Sweeps over settings and seeds of the simulated lock model, on Spark or in one process.
+"""Engines: where runs execute.  ``local`` (this process) and ``spark`` run sweep tasks;
+``contention`` and ``contention_commits`` run Spark tasks as writers against a launched server;
+``rundir`` writes run directories.
 
-``grid`` loads grid files, ``cells`` expands them into (cell, seed) tasks and runs
-one task into one row, ``engine_local`` / ``engine_spark`` run the tasks, and
-``summary`` writes the rows (Parquet) and a per-cell summary (CSV, JSON).
+``scenarios.grid`` loads grid files, ``cells`` expands them into (cell, seed) tasks and runs
+one task into one row, and ``analyses.sweep_summary`` writes the rows (Parquet) and a per-cell
+summary (CSV, JSON).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from scenarios.sweep.cells import Task
+from engines.cells import Task
 
 ENGINES = ("spark", "local")
 
@@ -31,11 +33,11 @@ def open_engine(name: str, master: str | None = None, quiet: bool = False) -> En
     if name == "local":
         if master:
             raise ConfigError("--master", master, "only applies to --engine spark")
-        from scenarios.sweep.engine_local import LocalEngine
+        from engines.local import LocalEngine
 
         return LocalEngine(quiet=quiet)
     if name == "spark":
-        from scenarios.sweep.engine_spark import DEFAULT_MASTER, SparkEngine, SparkUnavailable
+        from engines.spark import DEFAULT_MASTER, SparkEngine, SparkUnavailable
 
         try:
             return SparkEngine(master or DEFAULT_MASTER, quiet=quiet)

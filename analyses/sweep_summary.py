@@ -18,8 +18,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from scenarios.rundir import write_atomic, write_json
-from scenarios.sweep.cells import RESULT_COLUMNS, column_names
+from engines.cells import RESULT_COLUMNS, column_names
+from engines.rundir import write_atomic, write_json
 
 ROWS_DIR = "rows"
 SUMMARY_CSV = "summary.csv"

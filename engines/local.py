@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from scenarios.sweep.cells import Task, run_task
+from engines.cells import Task, run_task
 
 
 class Progress:

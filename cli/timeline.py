@@ -12,95 +12,19 @@ import argparse
 import json
 import sys
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
-from model.config import ConfigError, Scenario
-from model.history import Event
-from model.timeline.config import TimelineConfig, TimelineScenario
-from model.timeline.run import check_timeline_run, run_timeline, timeline_metrics
-from scenarios import loader
-from scenarios.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
-
-TIMELINE_CATALOGUE = Path(__file__).parent / "timeline"
-
-
-def timeline_names() -> list[str]:
-    """Names of the scenarios shipped in ``scenarios/timeline``."""
-    return loader.catalogue_names(TIMELINE_CATALOGUE)
-
-
-def resolve(name_or_path: str) -> Path:
-    """A timeline catalogue name or a path to a TOML file."""
-    return loader.resolve(name_or_path, TIMELINE_CATALOGUE)
-
-
-def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> TimelineScenario:
-    """Load, override (``--set``), build and validate a timeline scenario."""
-    path = resolve(name_or_path)
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError("scenario", str(path), f"is not valid TOML: {e}") from e
-    for assignment in overrides:
-        loader.apply_override(raw, assignment)
-    tl_raw = raw.pop("timeline", {})
-    if not isinstance(tl_raw, dict):
-        raise ConfigError("timeline", tl_raw, "must be a table")
-    if "checkers" in raw:
-        raise ConfigError(
-            "checkers", raw["checkers"], "timeline scenarios choose checkers in timeline.checkers"
-        )
-    scenario: Scenario = loader.build(Scenario, raw)
-    timeline: TimelineConfig = loader.build(TimelineConfig, tl_raw, "timeline")
-    ts = TimelineScenario(scenario, timeline)
-    ts.validate()
-    return ts
-
-
-def to_toml(ts: TimelineScenario) -> str:
-    """The timeline scenario as TOML with every default filled in."""
-    data: dict[str, Any] = loader.to_dict(ts.scenario)
-    data.pop("checkers", None)
-    data["timeline"] = loader.to_dict(ts.timeline)
-    return tomli_w.dumps(data)
-
-
-def execute(ts: TimelineScenario, seed: int | None, out: Path) -> dict[str, Any]:
-    """Run, stream the history to ``out``, check, write verdict and metrics; returns the summary."""
-    seed = ts.scenario.seed if seed is None else seed
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / SCENARIO, to_toml(ts))
-    with open(out / HISTORY, "w") as history:
-
-        def sink(event: Event) -> None:
-            history.write(event.to_json() + "\n")
-            history.flush()
-
-        events = run_timeline(ts, seed, sink)
-    verdict = check_timeline_run(ts, events)
-    metrics = timeline_metrics(events)
-    summary = {
-        "scenario": ts.name,
-        "seed": seed,
-        "expect": ts.scenario.expect,
-        "matches_expectation": verdict.verdict == ts.scenario.expect,
-        "out": str(out),
-        **verdict.to_dict(),
-    }
-    write_json(out / METRICS, metrics)
-    write_json(out / VERDICT, summary)
-    return {**summary, "metrics": metrics}
+from engines.rundir import execute_timeline
+from scenarios.timeline_loader import load, timeline_names
 
 
 def run(args: argparse.Namespace) -> int:
     """hcc timeline run."""
     ts = load(args.scenario, args.set or [])
     if ts.scenario.world == "spark":  # Spark tasks are the committing writers, against a launched server
-        from scenarios.cmd_sweep import print_spark_commits, run_spark_commits
+        from cli.contention import print_spark_commits
+        from engines.contention_commits import run_spark_commits
 
         spark_summary = run_spark_commits("occ", args.scenario, ts.scenario.backend, ts.scenario.duration_ms,
                                           seed=args.seed, out=Path(args.out) if args.out else None,
@@ -113,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     seed = ts.scenario.seed if args.seed is None else args.seed
     out = Path(args.out) if args.out else Path("out") / "timeline" / f"{ts.name}-seed{seed}"
     started = time.monotonic()
-    summary = execute(ts, seed, out)
+    summary = execute_timeline(ts, seed, out)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
     else:

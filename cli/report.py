@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scenarios.rundir import write_atomic
+from engines.rundir import write_atomic
 
 
 def register(subparsers: Any) -> None:

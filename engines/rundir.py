@@ -20,8 +20,11 @@ from model.config import Scenario
 from model.history import Event
 from model.metrics import lock_metrics
 from model.sim import run_scenario
+from model.timeline.config import TimelineScenario
+from model.timeline.run import check_timeline_run, run_timeline, timeline_metrics
 from reports.report import write_report
 from scenarios.loader import to_toml
+from scenarios.timeline_loader import to_toml as timeline_toml
 
 HISTORY = "history.jsonl"
 VERDICT = "verdict.json"
@@ -101,3 +104,30 @@ def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None
     if report:
         write_report(out, write_atomic, required=False)
     return result
+
+
+def execute_timeline(ts: TimelineScenario, seed: int | None, out: Path) -> dict[str, Any]:
+    """Run, stream the history to ``out``, check, write verdict and metrics; returns the summary."""
+    seed = ts.scenario.seed if seed is None else seed
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / SCENARIO, timeline_toml(ts))
+    with open(out / HISTORY, "w") as history:
+
+        def sink(event: Event) -> None:
+            history.write(event.to_json() + "\n")
+            history.flush()
+
+        events = run_timeline(ts, seed, sink)
+    verdict = check_timeline_run(ts, events)
+    metrics = timeline_metrics(events)
+    summary = {
+        "scenario": ts.name,
+        "seed": seed,
+        "expect": ts.scenario.expect,
+        "matches_expectation": verdict.verdict == ts.scenario.expect,
+        "out": str(out),
+        **verdict.to_dict(),
+    }
+    write_json(out / METRICS, metrics)
+    write_json(out / VERDICT, summary)
+    return {**summary, "metrics": metrics}

@@ -1,39 +1,21 @@
-"""The ``hcc`` command line.
+"""``hcc run NAME | --all``, ``hcc show NAME`` and ``hcc list``: the scenario catalogue in simulation.
 
-Exit status: 0 when a run's verdict equals the scenario's expected verdict,
-1 when it does not, 2 for bad input (the message names the field and value).
+Exit status of ``hcc run``: 0 when every verdict equals its scenario's ``expect``, 1 when
+one does not (its seed is printed), 2 for bad input.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from engines.rundir import execute
 from model.config import ConfigError
 from scenarios import loader
-from scenarios.rundir import execute
-
-# Subcommands that live in their own modules; each has register(subparsers) and imports heavy
-# optional dependencies (Spark, SDKs, pandas) only when it runs.
-COMMAND_MODULES = (
-    "scenarios.cmd_slices",
-    "scenarios.cmd_explore",
-    "scenarios.cmd_conformance",
-    "scenarios.cmd_report",
-    "scenarios.cmd_gate",
-    "scenarios.cmd_sweep",
-    "scenarios.cmd_boundary",
-    "scenarios.cmd_replay",
-    "scenarios.cmd_check_audit",
-    "scenarios.cmd_timeline",
-    "scenarios.cmd_nbcc",
-    "scenarios.cmd_realworld",
-)
 
 
 def _print_run_line(
@@ -62,7 +44,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             else (Path(args.out) if args.out else None)
         )
         if scenario.world == "spark":  # Spark tasks are the writers, against a launched server
-            from scenarios.cmd_sweep import print_spark_world, run_spark_world
+            from cli.contention import print_spark_world
+            from engines.contention import run_spark_world
 
             spark_summary = run_spark_world(
                 scenario, scenario.backend, scenario.duration_ms, seed=seed, out=out
@@ -124,10 +107,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hcc", description="Hudi concurrency-control harness")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def register(sub: Any) -> None:
+    """Add ``run``, ``show`` and ``list``."""
     run = sub.add_parser("run", help="run a scenario (or the whole catalogue) in simulation")
     run.add_argument("scenario", nargs="?", help="catalogue name or path to a TOML file")
     run.add_argument("--all", action="store_true", help="run every scenario of the catalogue")
@@ -144,22 +125,3 @@ def build_parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="list the scenario catalogue")
     lst.set_defaults(func=cmd_list)
-
-    for module in COMMAND_MODULES:
-        importlib.import_module(module).register(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        code: int = args.func(args)
-        return code
-    except ConfigError as e:
-        print(f"hcc: error: {e}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -28,7 +28,7 @@ from model.config import CHECKERS, Scenario
 from model.history import Event
 from model.metrics import lock_metrics
 from model.sim import run_scenario
-from scenarios.sweep.grid import Grid, column_value
+from scenarios.grid import Grid, column_value
 
 VERDICTS = ("ok", "violation", "error")
 

@@ -29,12 +29,12 @@ from typing import Any
 from backends import registry
 from backends.launchers.process import LaunchError, Unavailable
 from backends.realworld import ServerDied, map_scenario_keys, run_realworld
+from engines.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
 from model.checkers.lock_run import check_lock_history
 from model.config import ConfigError, Dist
 from model.history import Event
 from model.metrics import lock_metrics
 from scenarios import loader
-from scenarios.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
 
 
 def register(subparsers: Any) -> None:

@@ -19,12 +19,12 @@ import random
 from pathlib import Path
 from typing import Any
 
+from engines.rundir import write_atomic, write_json
 from model.config import ConfigError
 from model.history import Event
 from model.nbcc.sim_checks import check_history, rel
 from model.nbcc.sim_table import TIME_SOURCES, random_plan, run_table
 from model.nbcc.slicing import Rule
-from scenarios.rundir import write_atomic, write_json
 
 RULES = {
     "completion": Rule.COMPLETION_TIME,

@@ -1,6 +1,6 @@
 """Contention workloads of table commits: Spark tasks as writers of a timeline under OCC, or under NBCC.
 
-Both run through :func:`scenarios.sweep.contention.run_tasks` (one Spark task per node, a
+Both run through :func:`engines.contention.run_tasks` (one Spark task per node, a
 shared start, histories merged on the driver) with the simulated world's writers, interpreted
 on real threads against a launched backend by :func:`backends.realworld.run_node`:
 
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engines.contention import WriterTask, check_parallelism, run_tasks
 from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS
 from model.config import ConfigError
@@ -40,7 +41,6 @@ from model.nbcc.sim_table import BatchPlan, CompactionSlot, TablePlan, WriterPla
 from model.sim import WriterFactory
 from model.timeline.config import TimelineScenario
 from model.timeline.run import check_timeline_run, timeline_metrics, timeline_writer_factory
-from scenarios.sweep.contention import WriterTask, check_parallelism, run_tasks
 
 WORKLOADS = ("lock", "occ", "nbcc")
 
@@ -295,3 +295,54 @@ def run_nbcc(settings: NbccSettings, backend: str, engine: Any, *, duration_ms: 
     metrics = nbcc_metrics(run.events, nodes[:-1], plan.compactor_node, duration_ms)
     metrics["objects"] = len(run.objects)
     return CommitsResult("nbcc", f"nbcc-{settings.writers}w", backend, run.events, verdict, metrics)
+
+
+def run_spark_commits(workload: str, scenario_name: str | None, backend: str, duration_ms: int, *,
+                      master: str | None = None, seed: int | None = None, out: Path | None = None,
+                      overrides: list[str] | None = None, writers: int | None = None) -> dict[str, Any]:
+    """OCC commits of a timeline scenario, or NBCC writers, as Spark tasks on ``backend``; write the run dir.
+
+    Returns the summary (verdict, expectation, metrics).  NBCC is expected to be violation-free.
+    """
+    import tomli_w
+
+    from engines.contention_commits import NbccSettings, check_occ_scenario, run_nbcc, run_occ
+    from engines.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
+    from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
+    from scenarios import timeline_loader
+
+    if duration_ms <= 0:
+        raise ConfigError("--duration-ms", duration_ms, "must be > 0")
+    if workload == "occ":
+        assert scenario_name is not None
+        ts = timeline_loader.load(scenario_name, overrides or [])
+        check_occ_scenario(ts)
+        tasks, name, expect = ts.scenario.workload.writers, ts.name, ts.scenario.expect
+        settings_toml = timeline_loader.to_toml(ts)
+    else:
+        settings = NbccSettings(writers=3 if writers is None else writers, seed=1 if seed is None else seed)
+        settings.validate()
+        tasks, name, expect = settings.writers + 1, f"nbcc-{settings.writers}w", "ok"
+        settings_toml = tomli_w.dumps({"workload": "nbcc", "duration_ms": duration_ms,
+                                       **dataclasses.asdict(settings)})
+    try:
+        session = start_for_tasks(master, tasks)
+    except SparkUnavailable as e:
+        raise ConfigError("--master", master, str(e)) from e
+    out = out or Path("out") / "contention" / f"{name}-{backend}"
+    try:
+        engine = SparkEngine(session=session)
+        if workload == "occ":
+            result = run_occ(ts, backend, engine, duration_ms=duration_ms, seed=seed, log_dir=out / "logs")
+        else:
+            result = run_nbcc(settings, backend, engine, duration_ms=duration_ms, log_dir=out / "logs")
+    finally:
+        session.stop()
+    write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
+    write_atomic(out / SCENARIO, settings_toml)
+    write_json(out / METRICS, result.metrics)
+    summary = {"scenario": name, "workload": workload, "backend": backend, "expect": expect,
+               "matches_expectation": result.verdict.verdict == expect, "seed": seed, "writers": tasks,
+               "duration_ms": duration_ms, "out": str(out), **result.verdict.to_dict()}
+    write_json(out / VERDICT, summary)
+    return {**summary, "metrics": result.metrics}

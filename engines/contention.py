@@ -11,7 +11,7 @@ Spark runs every writer at once only if it has a core per writer: ``local[M]`` o
 (:func:`run_contention` checks ``defaultParallelism``).
 
 Other workloads (timeline commits under OCC, NBCC deltacommits and compaction: see
-:mod:`scenarios.sweep.contention_commits`) ship a :class:`Workload` with each task and go
+:mod:`engines.contention_commits`) ship a :class:`Workload` with each task and go
 through the same :func:`run_tasks`.
 """
 
@@ -157,3 +157,42 @@ def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms
     run_scenario = dataclasses.replace(scenario, duration_ms=duration_ms)
     return ContentionResult(run_scenario, backend, events, check_lock_history(events, scenario.checkers),
                             lock_metrics(events))
+
+
+def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, master: str | None = None,
+                    seed: int | None = None, out: Path | None = None) -> dict[str, Any]:
+    """Run a scenario's writers as Spark tasks against ``backend``; write the run dir; return its summary.
+
+    This is ``hcc contention`` and ``hcc run`` of a scenario with ``world = "spark"``.
+    """
+    from engines.contention import run_contention
+    from engines.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
+    from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
+    from scenarios import loader
+
+    if duration_ms <= 0:
+        raise ConfigError("--duration-ms", duration_ms, "must be > 0")
+    writers = scenario.workload.writers
+    try:
+        session = start_for_tasks(master, writers)
+    except SparkUnavailable as e:
+        raise ConfigError("--master", master, str(e)) from e
+    out = out or Path("out") / "contention" / f"{scenario.name}-{backend}"
+    try:
+        engine = SparkEngine(session=session)
+        result = run_contention(scenario, backend, engine, seed=seed, duration_ms=duration_ms,
+                                log_dir=out / "logs")
+    finally:
+        session.stop()
+    write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
+    write_atomic(out / SCENARIO, loader.to_toml(result.scenario))
+    write_json(out / METRICS, result.metrics)
+    summary = {"scenario": scenario.name, "backend": backend, "expect": scenario.expect,
+               "matches_expectation": result.verdict.verdict == scenario.expect, "seed": seed,
+               "writers": writers, "duration_ms": duration_ms, "out": str(out),
+               **result.verdict.to_dict()}
+    write_json(out / VERDICT, summary)
+    from reports.report import write_report
+
+    write_report(out, write_atomic, required=False)  # every contention run of the lock gets its report
+    return {**summary, "metrics": result.metrics}

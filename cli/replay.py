@@ -25,10 +25,10 @@ from typing import Any
 from backends import registry
 from backends.launchers.process import LaunchError, Unavailable
 from backends.replay import replay
+from engines.rundir import HISTORY, SCENARIO, VERDICT, write_atomic, write_json
 from model.config import ConfigError
 from model.history import Event, loads
 from scenarios import loader
-from scenarios.rundir import HISTORY, SCENARIO, VERDICT, write_atomic, write_json
 
 
 def register(subparsers: Any) -> None:

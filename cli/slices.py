@@ -13,10 +13,10 @@ import json
 import sys
 from typing import Any
 
+from backends.hudi_table_source import load_table
 from model.nbcc.files import format_instant, parse_instant
 from model.nbcc.slicing import FileSlice
 from model.nbcc.timeline import ArchivedInstantError
-from scenarios.hudi_table_source import load_table
 
 
 def register(subparsers: Any) -> None:

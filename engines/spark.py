@@ -4,7 +4,7 @@ Local mode (``local[*]``) is the default; ``--master URL`` runs the same job on 
 cluster.  In local mode Spark does not retry failed tasks unless the master says
 how many failures to allow, so ``local[N]`` is run as ``local[N,4]`` (the same 4
 attempts as ``spark.task.maxFailures`` on a cluster).  A model crash is not a
-task failure: :func:`scenarios.sweep.cells.run_task` turns it into an error row;
+task failure: :func:`engines.cells.run_task` turns it into an error row;
 Spark retries only what fails around it (a lost executor, a dead Python worker).
 
 Contention workloads (``world = "spark"``, Spark tasks as writers against a real backend) are
@@ -33,8 +33,8 @@ from glob import glob
 from pathlib import Path
 from typing import Any
 
-from scenarios.sweep.cells import Task, run_task
-from scenarios.sweep.engine_local import Progress
+from engines.cells import Task, run_task
+from engines.local import Progress
 
 DEFAULT_MASTER = "local[*]"
 MAX_FAILURES = 4
@@ -222,3 +222,8 @@ def spark_available() -> str | None:
     except SparkUnavailable as e:
         return str(e)
     return None
+
+
+def start_for_tasks(master: str | None, tasks: int) -> Any:
+    """A Spark session with one slot per task (``local[tasks]``) unless ``master`` is given."""
+    return start_session(master or f"local[{tasks}]", app_name="hcc-contention")

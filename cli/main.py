@@ -1,0 +1,58 @@
+"""The ``hcc`` command line.
+
+Exit status: 0 when a run's verdict equals the scenario's expected verdict,
+1 when it does not, 2 for bad input (the message names the field and value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from model.config import ConfigError
+
+# What a user does -> the modules of its commands.  Each module has register(subparsers) and
+# imports heavy optional dependencies (Spark, SDKs, pandas) only when a command runs.
+COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("run and explore", ("cli.run", "cli.timeline", "cli.nbcc", "cli.explore", "cli.slices")),
+    ("real storage", ("cli.conformance", "cli.realworld", "cli.replay", "cli.check_audit")),
+    ("Spark", ("cli.sweep", "cli.boundary", "cli.contention")),
+    ("reports and gate", ("cli.report", "cli.gate")),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``hcc`` parser; ``hcc --help`` lists the commands grouped by what a user does."""
+    parser = argparse.ArgumentParser(
+        prog="hcc", description="Hudi concurrency-control harness",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="one of the commands below; hcc COMMAND --help for its options")
+    lines = []
+    for group, modules in COMMAND_GROUPS:
+        lines.append(f"{group}:")
+        for module in modules:
+            known = len(sub._choices_actions)
+            importlib.import_module(module).register(sub)
+            lines += [f"  {a.dest:<14} {a.help or ''}" for a in sub._choices_actions[known:]]
+    # argparse lists subcommands flat; the grouped list in the epilog replaces that list.
+    sub._choices_actions.clear()
+    parser.epilog = "commands:\n" + "\n".join("  " + line for line in lines)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except ConfigError as e:
+        print(f"hcc: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
