@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ HISTORY = "history.jsonl"
 VERDICT = "verdict.json"
 METRICS = "metrics.json"
 SCENARIO = "scenario.toml"
+TABLE = "table"
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -50,6 +52,26 @@ def write_atomic(path: Path, text: str) -> None:
 def write_json(path: Path, data: Any) -> None:
     """Atomically write pretty, key-sorted JSON."""
     write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def write_table(out: Path, objects: Mapping[str, bytes], prefix: str = "") -> Path:
+    """Write a run's final store (key -> body) under ``out/table``, keys relative to ``prefix``.
+
+    Keys outside ``prefix`` are skipped; a key that would leave the folder raises ValueError.
+    Returns the folder (the table's files as a reader such as hudi-rs or ``hcc check-audit`` sees them).
+    """
+    root = out / TABLE
+    for key, body in sorted(objects.items()):
+        if not key.startswith(prefix):
+            continue
+        rel = Path(key[len(prefix):].lstrip("/"))
+        if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+            raise ValueError(f"store key {key!r} does not name a file under the table folder")
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(body)
+    root.mkdir(parents=True, exist_ok=True)
+    return root
 
 
 @dataclass(frozen=True)
