@@ -35,7 +35,7 @@ from typing import Any
 from model.config import ConfigError, Scenario
 from scenarios import loader
 
-GRIDS = Path(__file__).resolve().parent.parent / "grids"
+GRIDS = Path(__file__).resolve().parent / "grids"
 FIELDS = ("name", "description", "scenario", "seeds", "first_seed", "base", "vary")
 MAX_CELLS = 100_000
 
