@@ -11,12 +11,9 @@ clock are not interruption points, as in Java).
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from model.config import FaultPlan
 from model.effects import Effect, Interrupted, Now, Record
-from model.storage_lock import HEARTBEAT_TASK
 
 
 class TaskState(Protocol):
@@ -57,24 +54,3 @@ class TaskLoop:
     def fail(self, error: BaseException) -> None:
         """The effect just performed raised ``error`` in the task (an interrupt)."""
         self._throw = error
-
-
-@dataclass
-class HeartbeatStartFaults:
-    """The fault plan's heartbeat-start failures of one node: which of its heartbeat spawns fail (1-based)."""
-
-    failing: frozenset[int] = frozenset()
-    spawned: int = 0
-
-    @staticmethod
-    def of(plan: FaultPlan, node: str) -> HeartbeatStartFaults:
-        """The failures the plan gives ``node``."""
-        failing = frozenset(h.acquisition for h in plan.heartbeat_start_failures if h.node == node)
-        return HeartbeatStartFaults(failing)
-
-    def allows(self, task: str) -> bool:
-        """Count a spawn of ``task``; False when the plan makes this heartbeat fail to start."""
-        if task != HEARTBEAT_TASK:
-            return True
-        self.spawned += 1
-        return self.spawned not in self.failing

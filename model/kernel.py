@@ -1,0 +1,421 @@
+"""The runtime kernel: nodes, tasks, the history and the fault plan, over any world.
+
+Every world (the simulated one, real threads against a real server, a replay)
+runs the sans-I/O protocol generators through this kernel.  It knows no protocol:
+a :class:`Workload` builds each node's writer task and says what a store write
+means for the history; the kernel performs the effects (``model/effects.py``):
+clocks, sleeps, tasks (spawn, cancel, interrupt), records, and storage calls
+through the one client policy (``model/client.py``).
+
+The kernel's own code is written as generators over a few primitives that a
+:class:`World` provides: ``timeout(ms)`` and ``event()`` (things to wait for),
+``request(node, effect)`` (send a storage request; its reply is waited for),
+``start(gen)`` (run a generator concurrently) and an ``interrupt`` that a
+started generator receives as the exception ``world.Interrupt`` at its current
+wait.  SimPy runs those generators natively (they yield SimPy events); real
+threads run them through a small trampoline (``backends/realworld.py``).
+
+Semantics every world shares:
+
+- A pause stops every task of a node: no effect starts, and no reply or
+  wake-up is acted on, until the pause ends.
+- ``Interrupt`` is delivered at the target's current sleep, or at its next
+  effect that does something (a sent request is not recalled).
+- ``Cancel`` stops a sleeping task at once, else after its current step; the
+  caller waits for it.
+- A crash kills every task of the node; a writer death kills the writer task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from model.client import Call, RetryPolicy
+from model.clock import NodeClock
+from model.config import FaultPlan, Pause
+from model.effects import (
+    Cancel,
+    Effect,
+    Interrupt,
+    Interrupted,
+    IsAlive,
+    Now,
+    Record,
+    Sleep,
+    Spawn,
+    StorageEffect,
+    StoreResult,
+)
+from model.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
+from model.history import Event
+from model.taskloop import TaskLoop
+
+WRITER_TASK = "writer"
+
+Gen = Generator[Any, Any, Any]
+
+
+class Killed(Exception):
+    """A task ends: crashed, its thread died, it was cancelled, or the run stopped."""
+
+
+class WorldError(Exception):
+    """The world cannot go on (e.g. a real server refused a request as misconfigured).
+
+    ``about`` is recorded in the history; the world decides what happens to the run.
+    """
+
+    def __init__(self, message: str, about: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.about = about
+
+
+# ---- what a workload gives the kernel --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WriterContext:
+    """What a writer factory gets for one incarnation of a node's writer task."""
+
+    node: str
+    incarnation: int  # 1 at the start, +1 after every restart
+    rng: random.Random  # this incarnation's own random stream
+    new_id: Callable[[], str]  # owner ids: deterministic UUIDs in simulation
+
+
+WriterFactory = Callable[[WriterContext], Generator[Effect, Any, Any]]
+
+
+class Workload(Protocol):
+    """A protocol's plug-in: its writers, and what its store writes mean for the history."""
+
+    def writer(self, ctx: WriterContext) -> Generator[Effect, Any, Any]:
+        """The writer task of one incarnation of a node."""
+        ...
+
+    def key_class(self, key: str) -> str:
+        """``lock``, ``register`` or another class name (error rules of the fault plan match on it)."""
+        ...
+
+    def observe(self, key: str, body: bytes, version: str | None) -> tuple[str, dict[str, Any]] | None:
+        """The store-side event (``f``, value) of a successful write of ``key``, or None to record nothing."""
+        ...
+
+
+# ---- what a world gives the kernel -----------------------------------------------------------
+
+
+class Handle(Protocol):
+    """A started generator: it can be interrupted (the cause arrives as ``World.Interrupt``)."""
+
+    @property
+    def is_alive(self) -> bool: ...
+
+    def interrupt(self, cause: Any = None) -> None: ...
+
+
+class World(Protocol):
+    """The primitives a world provides the kernel (see the module doc)."""
+
+    Interrupt: type[BaseException]  # its ``cause`` attribute names why
+
+    def now(self) -> int:
+        """True time, ms since the run started."""
+        ...
+
+    def read_clock(self, node: Node) -> int:
+        """``node``'s wall clock (epoch ms, with the node's skew)."""
+        ...
+
+    def timeout(self, ms: int) -> Any:
+        """Something to wait for that happens ``ms`` of true time from now."""
+        ...
+
+    def event(self) -> Any:
+        """A one-shot signal: ``succeed(value)`` fires it."""
+        ...
+
+    def start(self, gen: Gen) -> Handle:
+        """Run ``gen`` concurrently."""
+        ...
+
+    def request(self, node: Node, effect: StorageEffect) -> Any:
+        """Send one attempt of a storage request of ``node``; its reply (a StoreResult) is waited for."""
+        ...
+
+    def locked(self) -> contextlib.AbstractContextManager[Any]:
+        """Guards the kernel's shared state where tasks run in parallel (threads)."""
+        ...
+
+
+# ---- nodes and tasks -----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Task:
+    node: Node
+    name: str
+    handle: Handle | None = None
+    alive: bool = True
+    in_sleep: bool = False
+    pending_interrupt: bool = False
+    cancel_requested: bool = False
+    done: Any = None
+
+
+@dataclass(eq=False)
+class Node:
+    name: str
+    clock: NodeClock
+    pauses: list[tuple[int, int]]  # [start, end) windows in true time
+    triggered: list[Pause] = field(default_factory=list)  # pauses that wait for an event of the node
+    tasks: dict[str, Task] = field(default_factory=dict)
+    incarnation: int = 0
+    heartbeat_faults: HeartbeatStartFaults = field(default_factory=HeartbeatStartFaults)
+    backend: Any = None  # the world's own per-node data (a real world's backend)
+
+    def process_name(self, task: str) -> str:
+        return self.name if task == WRITER_TASK else f"{self.name}/{task}"
+
+
+_TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
+
+
+class Kernel:
+    """Runs a workload's nodes in a world: tasks, effects, records, the client and the nemesis."""
+
+    def __init__(self, world: World, workload: Workload, *, nodes: dict[str, NodeClock], faults: FaultPlan,
+                 policy: RetryPolicy, seed: int, new_id: Callable[[], str],
+                 sink: Callable[[Event], None] | None = None,
+                 on_error: Callable[[str, WorldError], None] | None = None) -> None:
+        self.world = world
+        self.on_error = on_error
+        self.workload = workload
+        self.faults = faults
+        self.policy = policy
+        self.seed = seed
+        self.new_id = new_id
+        self.sink = sink
+        self.events: list[Event] = []
+        self.nodes = {
+            name: Node(name, clock, timed_pauses(faults, name),
+                       triggered=[p for p in faults.pauses if p.node == name and p.trigger != "time"],
+                       heartbeat_faults=HeartbeatStartFaults.of(faults, name))
+            for name, clock in nodes.items()
+        }
+
+    # ---- history -----------------------------------------------------------------------
+
+    def record(self, node: str, process: str, type_: str, f: str, value: Any = None) -> None:
+        """Append an event (and stream it to the sink, so a crashed run keeps what it wrote)."""
+        n = self.nodes.get(node)
+        with self.world.locked():
+            event = Event(len(self.events), self.world.now(), node, process, type_, f, value,
+                          self.world.read_clock(n) if n else None)
+            self.events.append(event)
+            if self.sink is not None:
+                self.sink(event)
+            if n is not None and n.triggered and process == node:
+                self._trigger_pauses(n, f, type_)
+
+    def _trigger_pauses(self, node: Node, f: str, type_: str) -> None:
+        """Start the pauses that wait for this node's acquisition or register write."""
+        now = self.world.now()
+        wanted = _TRIGGERS.get((f, type_))
+        for p in [p for p in node.triggered if p.trigger == wanted and p.at_ms <= now]:
+            node.triggered.remove(p)
+            node.pauses.append((now, now + p.duration_ms))
+            self.record(node.name, "nemesis", "info", "pause-start",
+                        {"node": node.name, "trigger": p.trigger})
+            self.world.start(self._end_pause_later(node, p.duration_ms))
+
+    def _end_pause_later(self, node: Node, after: int) -> Gen:
+        yield self.world.timeout(after)
+        self.record(node.name, "nemesis", "info", "pause-end", {"node": node.name})
+
+    def observe_write(self, node: Node, key: str, body: bytes, version: str | None,
+                      extra: dict[str, Any] | None = None) -> None:
+        """Record the store's side of a successful write, as the workload reads it."""
+        seen = self.workload.observe(key, body, version)
+        if seen is not None:
+            f, value = seen
+            self.record(node.name, "store", "info", f, {**value, **extra} if extra else value)
+
+    # ---- tasks -------------------------------------------------------------------------
+
+    def start_writer(self, node: Node) -> None:
+        """Start a new incarnation of ``node``'s writer task."""
+        node.incarnation += 1
+        rng = random.Random(f"{self.seed}/{node.name}/{node.incarnation}")
+        self.spawn(node, WRITER_TASK, self.workload.writer(WriterContext(node.name, node.incarnation, rng,
+                                                                         self.new_id)))
+
+    def spawn(self, node: Node, name: str, body: Generator[Effect, Any, Any]) -> Task:
+        """Start ``body`` as task ``name`` of ``node``."""
+        task = Task(node, name, done=self.world.event())
+        node.tasks[name] = task
+        task.handle = self.world.start(self._drive(task, body))
+        return task
+
+    def kill(self, task: Task, cause: str) -> None:
+        """End ``task`` at its current wait (``cause``: crash, death, cancel, stop)."""
+        if task.alive and task.handle is not None and task.handle.is_alive:
+            task.handle.interrupt(cause)
+
+    def stop_all(self, cause: str = "stop") -> None:
+        """Kill every task of every node."""
+        for node in self.nodes.values():
+            for task in list(node.tasks.values()):
+                self.kill(task, cause)
+
+    # ---- waiting -------------------------------------------------------------------------
+
+    def _paused_until(self, node: Node) -> int:
+        now = self.world.now()
+        return max((end for start, end in node.pauses if start <= now < end), default=now)
+
+    def _gate(self, task: Task) -> Gen:
+        """Hold the task while its node is paused."""
+        while (until := self._paused_until(task.node)) > (now := self.world.now()):
+            yield from self._wait(task, self.world.timeout(until - now))
+
+    def _wait(self, task: Task, event: Any) -> Gen:
+        """Wait for ``event``, turning interrupts into Interrupted (at a sleep) or Killed."""
+        while True:
+            try:
+                return (yield event)
+            except self.world.Interrupt as i:
+                cause = getattr(i, "cause", None)
+                if cause == "interrupt":
+                    if task.in_sleep:
+                        raise Interrupted() from None
+                    task.pending_interrupt = True
+                    continue
+                raise Killed(cause) from None
+
+    # ---- the task loop -----------------------------------------------------------------
+
+    def _drive(self, task: Task, gen: Generator[Effect, Any, Any]) -> Gen:
+        node = task.node
+        process = node.process_name(task.name)
+        loop = TaskLoop(gen)
+        try:
+            while (effect := loop.next_effect(task)) is not None:
+                yield from self._gate(task)
+                try:
+                    loop.answer((yield from self._perform(task, process, effect)))
+                except Interrupted as e:
+                    loop.fail(e)
+        except Killed as k:
+            if k.args and k.args[0] == "death":
+                self.record(node.name, process, "info", "thread-died", {"task": task.name})
+        except WorldError as e:
+            self.record(node.name, process, "info", "storage-error", e.about)
+            if self.on_error is None:
+                raise
+            self.on_error(process, e)
+        finally:
+            task.alive = False
+            gen.close()
+            if node.tasks.get(task.name) is task:
+                del node.tasks[task.name]
+            task.done.succeed()
+
+    def _perform(self, task: Task, process: str, effect: Effect) -> Gen:
+        node = task.node
+        if isinstance(effect, Now):
+            return self.world.read_clock(node)
+        if isinstance(effect, Record):
+            self.record(node.name, process, effect.type, effect.f, effect.value)
+            return None
+        if isinstance(effect, Sleep):
+            with self.world.locked():
+                if task.pending_interrupt:  # an interrupt that raced the start of the sleep (threads)
+                    task.pending_interrupt = False
+                    raise Interrupted()
+                if task.cancel_requested:
+                    raise Killed("cancel")
+                task.in_sleep = True
+            try:
+                yield from self._wait(task, self.world.timeout(node.clock.true_duration(effect.ms)))
+            finally:
+                task.in_sleep = False
+            yield from self._gate(task)
+            return None
+        if isinstance(effect, Spawn):
+            if not node.heartbeat_faults.allows(effect.name):
+                effect.body.close()
+                return False
+            self.spawn(node, effect.name, effect.body)
+            return True
+        if isinstance(effect, Cancel):
+            target = node.tasks.get(effect.name)
+            if target is not None and target.alive:
+                with self.world.locked():
+                    target.cancel_requested = True
+                    sleeping = target.in_sleep
+                if sleeping:
+                    self.kill(target, "cancel")
+                yield from self._wait(task, target.done)
+            return True
+        if isinstance(effect, Interrupt):
+            target = node.tasks.get(effect.name)
+            if target is not None and target.alive:
+                with self.world.locked():
+                    sleeping = target.in_sleep
+                    if not sleeping:
+                        target.pending_interrupt = True
+                if sleeping and target.handle is not None:
+                    target.handle.interrupt("interrupt")
+            return None
+        if isinstance(effect, IsAlive):
+            target = node.tasks.get(effect.name)
+            return target is not None and target.alive
+        return (yield from self._storage(task, effect))
+
+    def _storage(self, task: Task, effect: StorageEffect) -> Gen:
+        """One storage call: attempts through the world, retried by the client policy."""
+        call = Call(self.policy, effect)
+        while True:
+            answer: StoreResult = yield from self._wait(task, self.world.request(task.node, effect))
+            yield from self._gate(task)
+            backoff = call.after(answer)
+            if backoff is None:
+                assert call.result is not None
+                return call.result
+            yield from self._wait(task, self.world.timeout(backoff))
+
+    # ---- the nemesis -----------------------------------------------------------------------
+
+    def nemesis(self, until_ms: int | None = None) -> Gen:
+        """Apply the fault plan's timed actions to this kernel's nodes (stop at ``until_ms``)."""
+        for action in timed_actions(self.faults, list(self.nodes)):
+            if until_ms is not None and action.at_ms >= until_ms:
+                return
+            if action.at_ms > (now := self.world.now()):
+                yield self.world.timeout(action.at_ms - now)
+            self.apply(action)
+
+    def apply(self, action: Action) -> None:
+        """Apply one nemesis action now."""
+        node = self.nodes[action.node]
+        self.record(node.name, "nemesis", "info", action.kind, {"node": node.name})
+        if action.kind == "crash":
+            for task in list(node.tasks.values()):
+                self.kill(task, "crash")
+        elif action.kind == "restart":
+            self.start_writer(node)
+        elif action.kind == "writer-death":
+            writer = node.tasks.get(WRITER_TASK)
+            if writer is not None:
+                self.kill(writer, "death")
+
+
+@contextlib.contextmanager
+def no_lock() -> Iterator[None]:
+    """The lock of a world whose tasks never run in parallel (SimPy)."""
+    yield

@@ -1,0 +1,55 @@
+"""The lock workload: Hudi's storage-based lock provider guarding a register read-modify-write."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+from model.config import Scenario
+from model.effects import Effect
+from model.kernel import WriterContext, WriterFactory
+from model.lockfile import LockData
+from model.storage_lock import StorageLockProvider
+from model.workload import RegisterWriter
+from model.workloads import object_event
+
+
+@dataclass(frozen=True)
+class LockWorkload:
+    """Each node runs a :class:`RegisterWriter` over its own :class:`StorageLockProvider`.
+
+    ``factory`` replaces the writers (keeping the lock's key classes and store events);
+    ``bodies_under`` records the bodies of other keys written under that prefix.
+    """
+
+    scenario: Scenario
+    factory: WriterFactory | None = None
+    bodies_under: str | None = None
+
+    def writer(self, ctx: WriterContext) -> Generator[Effect, Any, Any]:
+        """The writer of one incarnation of a node."""
+        if self.factory is not None:
+            return self.factory(ctx)
+        sc = self.scenario
+        provider = StorageLockProvider(sc.lock, ctx.new_id)
+        start = sc.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
+        return RegisterWriter(provider, sc.workload, ctx.rng, fenced=sc.lock.variant == "fenced",
+                              start_ms=start).run()
+
+    def key_class(self, key: str) -> str:
+        """``lock`` for the lock file, ``register`` for the guarded register, else ``other``."""
+        if key == self.scenario.lock.lock_key:
+            return "lock"
+        return "register" if key == self.scenario.workload.register_key else "other"
+
+    def observe(self, key: str, body: bytes, version: str | None) -> tuple[str, dict[str, Any]] | None:
+        """The lock file's owner/expiry/validity, the register's body, or a generic object event."""
+        kind = self.key_class(key)
+        if kind == "lock":
+            data = LockData.decode(body)
+            return "lock-file", {"owner": data.owner, "expired": data.expired,
+                                 "valid_until": data.valid_until, "version": version}
+        if kind == "register":
+            return "register", {"body": body.decode()}
+        return object_event(key, body, version, self.bodies_under)
