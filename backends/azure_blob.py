@@ -40,9 +40,9 @@ class AzureBlobBackend(Backend):
     client = "azure-storage-blob"
 
     def __init__(self, endpoint: str | None, container: str, prefix: str, *, account_name: str | None = None,
-                 account_key: str | None = None, api_version: str = "2025-11-05", timeout_s: float = 10.0,
-                 sdk_retries: int = 0, retry_backoff_s: float = 0.05) -> None:
-        super().__init__(prefix, sdk_retries=sdk_retries, retry_backoff_s=retry_backoff_s)
+                 account_key: str | None = None, api_version: str = "2025-11-05",
+                 timeout_s: float = 10.0) -> None:
+        super().__init__(prefix)
         from azure.storage.blob import BlobServiceClient
 
         self.endpoint = endpoint

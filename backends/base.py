@@ -11,23 +11,20 @@ Each backend takes an endpoint URL, so that a fault-injecting proxy can sit
 between the client and the server, and confines every key under a table
 prefix (:mod:`backends.keys`).
 
-SDK-level automatic retries are off in every client, so the harness sees each
-attempt.  ``sdk_retries=N`` makes the backend itself retry TIMEOUT, THROTTLED
-and UNAVAILABLE answers up to N times, the way an SDK would; the result then
-counts ``attempts`` and sets ``ambiguous`` when an earlier attempt's outcome
-was unknown (so a 412 may have been caused by our own earlier write).
+SDK-level automatic retries are off in every client and ``perform`` makes exactly
+one attempt: retries are the client policy's (``model/client.py``), applied by the
+runtime kernel in every world, or by :func:`backends.client.call` for code that
+talks to a backend directly.
 
-The raw answer of every attempt (HTTP status and service error code) is kept
-per thread and can be read with :meth:`Backend.last_answers`; the conformance
-suite grades status codes from it.
+The raw answer of the last ``perform`` (HTTP status and service error code) is
+kept per thread and can be read with :meth:`Backend.last_answers`; the
+conformance suite grades status codes from it.
 """
 
 from __future__ import annotations
 
 import abc
-import dataclasses
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,8 +41,6 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
-
-RETRYABLE = frozenset({Outcome.TIMEOUT, Outcome.THROTTLED, Outcome.UNAVAILABLE})
 
 
 class StorageError(RuntimeError):
@@ -90,31 +85,17 @@ class Backend(abc.ABC):
     dialect: str = ""
     client: str = ""
 
-    def __init__(self, prefix: str, *, sdk_retries: int = 0, retry_backoff_s: float = 0.05) -> None:
-        if sdk_retries < 0:
-            raise ValueError(f"sdk_retries must be >= 0, got {sdk_retries}")
+    def __init__(self, prefix: str) -> None:
         self.guard = KeyGuard(prefix)
         self.prefix = self.guard.prefix
-        self.sdk_retries = sdk_retries
-        self.retry_backoff_s = retry_backoff_s
         self._local = threading.local()
 
     # ---- the interpreter -------------------------------------------------------------
 
     def perform(self, effect: StorageEffect) -> StoreResult:
-        """Execute one storage effect and return its result (see the module doc)."""
+        """Make one attempt of one storage effect and return its result (see the module doc)."""
         self._local.answers = []
-        op = self._bind(effect)
-        attempts = 0
-        ambiguous = False
-        while True:
-            attempts += 1
-            res = op()
-            if res.outcome in RETRYABLE and attempts <= self.sdk_retries:
-                ambiguous = ambiguous or res.outcome.unknown
-                time.sleep(self.retry_backoff_s * 2 ** (attempts - 1))
-                continue
-            return dataclasses.replace(res, attempts=attempts, ambiguous=ambiguous)
+        return self._bind(effect)()
 
     def _bind(self, effect: StorageEffect) -> Callable[[], StoreResult]:
         g = self.guard
@@ -143,7 +124,7 @@ class Backend(abc.ABC):
         raise TypeError(f"not a storage effect: {effect!r}")
 
     def last_answers(self) -> list[RawAnswer]:
-        """Raw answers of every attempt of this thread's last ``perform`` call."""
+        """Raw answers of this thread's last ``perform`` call (several for a read-check-write)."""
         return list(getattr(self._local, "answers", []))
 
     def _note(self, status: int | None, code: str, outcome: Outcome) -> None:

@@ -34,7 +34,7 @@ class Endpoint:
         """A backend for this service confined to ``prefix``.
 
         ``client`` picks the S3 SDK (``boto3``, default, or ``minio``); extra
-        keywords (``sdk_retries``, ``timeout_s``, ...) go to the backend.
+        keywords (``timeout_s``, ``client``, ...) go to the backend.
         ``url`` may be replaced by ``kw['url']`` (e.g. a proxy in front).
         """
         url = kw.pop("url", self.url)

@@ -5,11 +5,10 @@ on 127.0.0.1 (``proxy.url(node)``), which is how the proxy knows whose request
 it is.  Requests are parsed (request line, headers, a body by Content-Length or
 chunked), the object key is read from the URL (S3 path style, Azure
 ``/account/container/key``, GCS JSON API incl. the ``name`` of a multipart
-upload), and the run's fault plan decides what happens, with the same
-:class:`model.config.ErrorRule` matching as the simulated world (node, key
-class ``lock`` / ``register`` / ``any`` or a key prefix, method ``read`` /
-``write``, window in ms since the run started, ``prob`` from a seeded RNG,
-``count``):
+upload), and the run's fault plan decides what happens, through the simulated network's own
+:class:`model.faults.FaultMatcher` (node, key class ``lock`` / ``register`` /
+``any`` or a key prefix, method ``read`` / ``write``, window in ms since the
+run started, ``prob`` from a seeded RNG, ``count``):
 
 - ``409`` / ``429`` / ``503``: answered by the proxy, not forwarded (not applied);
 - ``timeout``: not forwarded; the proxy holds the connection until the client
@@ -41,6 +40,7 @@ from pathlib import Path
 
 from backends.launchers.process import HOST
 from model.config import Cutoff, Dist, ErrorRule
+from model.faults import FaultMatcher
 from model.workload import draw
 
 ERROR_REASONS = {409: "Conflict", 429: "Too Many Requests", 503: "Service Unavailable"}
@@ -198,17 +198,15 @@ class FaultProxy:
         self.upstream = (u.hostname, u.port)
         self.upstream_path = u.path.rstrip("/")
         self.dialect = dialect
-        self.errors = list(errors)
-        self.cutoffs = list(cutoffs)
         self.latency = latency
         self.rng = random.Random(f"{seed}/proxy")
-        self.lock_key, self.register_key, self.key_prefix = lock_key, register_key, key_prefix
+        self.lock_key, self.register_key = lock_key, register_key
+        self.matcher = FaultMatcher(errors, cutoffs, self.rng, self._key_class, key_prefix)
         self.hold_s = hold_s
         self.lost_reply_hold_s = lost_reply_hold_s
         t0 = time.monotonic()
         self.clock_ms = clock_ms or (lambda: int((time.monotonic() - t0) * 1000))
         self.stats = ProxyStats()
-        self.rule_hits: dict[int, int] = {}
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._socks: list[socket.socket] = []
@@ -260,30 +258,10 @@ class FaultProxy:
             return "lock"
         return "register" if key == self.register_key else "other"
 
-    def _rule_matches_key(self, rule: ErrorRule, key: str) -> bool:
-        if rule.key in ("any", "lock", "register"):
-            return rule.key in ("any", self._key_class(key))
-        return key.startswith(self.key_prefix + rule.key)
-
     def decide(self, node: str, method: str, key: str) -> str:
         """The action for one request: ``forward``, ``cutoff``, or an ErrorRule status."""
-        now = self.clock_ms()
-        if any(c.node == node and c.start_ms <= now < c.end_ms for c in self.cutoffs):
-            return "cutoff"
-        kind = "write" if is_write_method(method) else "read"
         with self._lock:
-            for i, rule in enumerate(self.errors):
-                if rule.node not in ("any", node) or not self._rule_matches_key(rule, key):
-                    continue
-                if rule.method not in ("any", kind) or not rule.start_ms <= now < rule.end_ms:
-                    continue
-                if rule.count and self.rule_hits.get(i, 0) >= rule.count:
-                    continue
-                if rule.prob < 1.0 and self.rng.random() >= rule.prob:
-                    continue
-                self.rule_hits[i] = self.rule_hits.get(i, 0) + 1
-                return rule.status
-        return "forward"
+            return self.matcher.decide(node, is_write_method(method), key, self.clock_ms()) or "forward"
 
     def _delay(self) -> None:
         if self.latency is not None:

@@ -28,7 +28,7 @@ class GcsBackend(Backend):
 
     def __init__(self, endpoint: str | None, bucket: str, prefix: str, *, project: str = "hcc",
                  timeout_s: float = 10.0, sdk_retries: int = 0, retry_backoff_s: float = 0.05) -> None:
-        super().__init__(prefix, sdk_retries=sdk_retries, retry_backoff_s=retry_backoff_s)
+        super().__init__(prefix)
         from google.auth.credentials import AnonymousCredentials
         from google.cloud import storage
 

@@ -1,42 +1,26 @@
-"""The real world: the lock workload's generators run on threads, real clocks and a real backend.
+"""The real world: a workload's generators on threads, real clocks and real storage servers.
 
-The protocol code is the simulated world's, unchanged: each node's writer is
-built by :func:`model.sim.register_writer_factory` with a
-:class:`model.sim.WriterContext` exactly as the simulated world builds it
-(the same per-incarnation RNG streams), and every effect is interpreted here:
+The protocol code and the runtime kernel (``model/kernel.py``) are the simulated
+world's, unchanged: the kernel builds each node's writer from the same workload
+with the same per-incarnation RNG streams, applies the same fault plan
+(``model/faults.py``) and retries with the same client policy
+(``model/client.py``).  This module gives the kernel its world
+(:class:`backends.threadworld.ThreadWorld`: threads and a trampoline) and says
+what differs from simulation:
 
 - ``Now``: ``time.time()`` in epoch ms plus the node's injected skew (the
   offset, drift and jumps of its ``clocks.<node>`` spec, as in simulation);
-- ``Sleep``: a wait on the task's own event (interruptible), of the true
-  duration the node's drift gives;
-- ``Spawn`` / ``Cancel`` / ``Interrupt`` / ``IsAlive``: threads, with the
-  simulated world's semantics (an interrupt is delivered at the target's
-  sleep, or at its next effect; a cancel stops a sleeping task at once, else
-  after its current step, and the caller waits for it);
-- storage effects: :meth:`backends.base.Backend.perform` of the node's own
-  backend, whose endpoint is the node's port of the :mod:`fault proxy
-  <backends.fault_proxy>` when the fault plan has error rules or cutoffs (or
-  latency is asked for); the backend's ``sdk_retries`` is ``storage.sdk_retries``;
-- pauses: a gate every task of the node waits at before each effect, after a
-  sleep and after a storage reply (timed pauses, and the ``acquired`` /
-  ``write`` triggers); crashes, restarts and writer deaths kill threads at
-  their next step (a request already sent is not recalled).
-
-History: the same :class:`model.history.Event` format; true time is ms since
-the run started by a monotonic clock (or, for writers in several processes,
-by the wall clock from a shared ``start_epoch``).  **The store-side events
-(process ``store``, f ``lock-file`` and ``register``) are recorded from the
-client's view**: when a conditional write or put of the lock file or the
-register returns OK, with the body the client wrote and the version the server
-returned, at the time the reply arrived.  A write whose reply was lost
-(applied, client saw a timeout) has no store event, and two store events are
-ordered by reply time, not by the server's apply order.  The checkers are the
-simulated world's (:func:`model.checkers.lock_run.check_lock_history`).  Other
-workloads (a ``writer_factory``, as for :func:`model.sim.run_scenario`) may ask
-for ``record_bodies_under``: then a successful write of any other key under that
-prefix is recorded as f ``object`` ``{key, version, size, body}``, from the client's
-view in the same way, as :class:`model.sim.SimWorld` records it (the timeline and
-NBCC checkers read these).
+- storage effects: one attempt of :meth:`backends.base.Backend.perform` on the
+  node's own backend per client attempt, whose endpoint is the node's port of the
+  :mod:`fault proxy <backends.fault_proxy>` when the fault plan has error rules or
+  cutoffs (or latency is asked for); a request is never recalled (a crash takes
+  effect at the task's next wait);
+- **The store-side events (process ``store``) are recorded from the client's
+  view**: when a write returns OK, with the body the client wrote and the version
+  the server returned, at the time the reply arrived (``"observed": "client"``).
+  A write whose reply was lost (applied, client saw a timeout) has no store
+  event, and two store events are ordered by reply time, not by the server's
+  apply order.
 
 Not modelled on real storage: ``storage.latency_ms`` (the latency is real;
 the proxy adds a drawn delay only when asked), S3's 409 window
@@ -52,48 +36,28 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import random
 import socket
-import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from backends.base import Backend, StorageError
 from backends.endpoint import Endpoint
 from backends.fault_proxy import FaultProxy
+from backends.threadworld import ThreadWorld
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
-from model.clock import EPOCH_MS, ClockJump, NodeClock
-from model.config import ConfigError, Dist, Pause, Scenario
-from model.effects import (
-    Cancel,
-    CreateIfAbsent,
-    Effect,
-    FencedPut,
-    Interrupt,
-    Interrupted,
-    IsAlive,
-    Now,
-    Put,
-    Record,
-    ReplaceIfMatch,
-    Sleep,
-    Spawn,
-    StorageEffect,
-    StoreResult,
-)
+from model.clock import EPOCH_MS
+from model.config import ConfigError, Dist, Scenario
+from model.effects import CreateIfAbsent, FencedPut, Put, ReplaceIfMatch, StorageEffect, StoreResult
 from model.history import Event
-from model.lockfile import LockData
-from model.sim import WriterContext, WriterFactory, register_writer_factory
-from model.storage_lock import WRITER_TASK
-from model.taskloop import HeartbeatStartFaults, TaskLoop
-
-POLL_S = 0.05
+from model.kernel import Kernel, Node, Workload, WorldError
+from model.sim import WriterFactory, node_clocks, retry_policy
+from model.workloads.lock import LockWorkload
 
 
 class ServerDied(RuntimeError):
@@ -103,39 +67,6 @@ class ServerDied(RuntimeError):
         super().__init__(f"storage server died mid-run: {reason} ({len(events)} events recorded and kept)")
         self.reason = reason
         self.events = events
-
-
-class _Killed(Exception):
-    """A task ends: crash, thread death, cancel, or the end of the run."""
-
-
-@dataclass
-class _Task:
-    node: _Node
-    name: str
-    thread: threading.Thread | None = None
-    alive: bool = True
-    in_sleep: bool = False
-    pending_interrupt: bool = False
-    cancel_requested: bool = False
-    killed: str | None = None
-    wake: threading.Event = field(default_factory=threading.Event)
-    done: threading.Event = field(default_factory=threading.Event)
-
-
-@dataclass
-class _Node:
-    name: str
-    clock: NodeClock
-    backend: Backend
-    tasks: dict[str, _Task] = field(default_factory=dict)
-    incarnation: int = 0
-    heartbeat_faults: HeartbeatStartFaults = field(default_factory=HeartbeatStartFaults)
-    triggered: list[Pause] = field(default_factory=list)
-    paused_until: int = 0
-
-    def process_name(self, task: str) -> str:
-        return self.name if task == WRITER_TASK else f"{self.name}/{task}"
 
 
 def map_scenario_keys(scenario: Scenario, prefix: str) -> Scenario:
@@ -151,12 +82,13 @@ def map_scenario_keys(scenario: Scenario, prefix: str) -> Scenario:
 
 
 class RealWorld:
-    """One real-world run of a lock scenario over per-node backends.  ``run()`` returns the history.
+    """One real-world run of a scenario over per-node backends.  ``run()`` returns the history.
 
     ``nodes`` limits the run to some of the scenario's nodes (a Spark task runs
     one); ``start_epoch`` (``time.time()`` seconds) makes true time wall-clock
     ms since then, so histories of several processes merge; ``health`` is
-    polled and returns a reason when the server is gone.
+    polled and returns a reason when the server is gone.  ``workload`` (or
+    ``writer_factory`` / ``record_bodies_under``) as for :class:`model.sim.SimWorld`.
     """
 
     def __init__(self, scenario: Scenario, backends: Mapping[str, Backend], *, seed: int | None = None,
@@ -164,19 +96,14 @@ class RealWorld:
                  duration_ms: int | None = None, start_epoch: float | None = None,
                  health: Callable[[], str | None] | None = None,
                  writer_factory: WriterFactory | None = None, record_bodies_under: str | None = None,
-                 ) -> None:
+                 workload: Workload | None = None) -> None:
         scenario.validate()
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
-        self.sink = sink
         self.duration_ms = scenario.duration_ms if duration_ms is None else duration_ms
         if self.duration_ms <= 0:
             raise ConfigError("duration_ms", self.duration_ms, "must be > 0")
-        self.start_epoch = start_epoch
-        self._t0 = time.monotonic()
         self.health = health
-        self.writer_factory = writer_factory or register_writer_factory(scenario)
-        self.record_bodies_under = record_bodies_under
         names = list(nodes) if nodes is not None else scenario.workload.nodes()
         for n in names:
             if n not in scenario.workload.nodes():
@@ -184,258 +111,47 @@ class RealWorld:
                                   f"is not a node of this run ({', '.join(scenario.workload.nodes())})")
             if n not in backends:
                 raise ConfigError("node", n, "has no backend")
-        self.events: list[Event] = []
-        self._lock = threading.RLock()
-        self._stop = threading.Event()
         self._fatal: str | None = None
-        self._store_keys = {scenario.lock.lock_key: "lock", scenario.workload.register_key: "register"}
-        faults = scenario.faults
-        self.nodes: dict[str, _Node] = {}
+        self.world = ThreadWorld(self._perform, _wall_clock, start_epoch)
+        workload = workload or LockWorkload(scenario, writer_factory, record_bodies_under)
+        self.kernel = Kernel(self.world, workload, nodes=node_clocks(scenario, names), faults=scenario.faults,
+                             policy=retry_policy(scenario), seed=self.seed, new_id=lambda: str(uuid.uuid4()),
+                             sink=sink, on_error=self._on_error)
         for name in names:
-            spec = scenario.clocks.get(name)
-            clock = NodeClock() if spec is None else NodeClock(
-                spec.offset_ms, spec.drift_ppm, tuple(ClockJump(j.at_ms, j.by_ms) for j in spec.jumps))
-            self.nodes[name] = _Node(
-                name, clock, backends[name],
-                heartbeat_faults=HeartbeatStartFaults.of(faults, name),
-                triggered=[p for p in faults.pauses if p.node == name and p.trigger != "time"],
-            )
+            self.kernel.nodes[name].backend = backends[name]
 
-    # ---- time ----------------------------------------------------------------------
+    @property
+    def events(self) -> list[Event]:
+        """The history so far."""
+        return self.kernel.events
 
     def now_ms(self) -> int:
         """True time: ms since the run started (monotonic), or since ``start_epoch`` (wall clock)."""
-        if self.start_epoch is not None:
-            return int((time.time() - self.start_epoch) * 1000)
-        return int((time.monotonic() - self._t0) * 1000)
+        return self.world.now()
 
-    def _read_clock(self, node: _Node) -> int:
-        true = self.now_ms()
-        skew = node.clock.read(true) - EPOCH_MS - true
-        return int(time.time() * 1000) + skew
-
-    # ---- history ---------------------------------------------------------------------
-
-    def record(self, node: str, process: str, type_: str, f: str, value: Any = None) -> None:
-        """Append an event and stream it to the sink at once."""
-        n = self.nodes.get(node)
-        with self._lock:
-            event = Event(len(self.events), self.now_ms(), node, process, type_, f, value,
-                          self._read_clock(n) if n else None)
-            self.events.append(event)
-            if self.sink is not None:
-                self.sink(event)
-            if n is not None and n.triggered and process == node:
-                self._trigger_pauses(n, f, type_)
-
-    def _trigger_pauses(self, node: _Node, f: str, type_: str) -> None:
-        now = self.now_ms()
-        wanted = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}.get((f, type_))
-        for p in [p for p in node.triggered if p.trigger == wanted and p.at_ms <= now]:
-            node.triggered.remove(p)
-            node.paused_until = max(node.paused_until, now + p.duration_ms)
-            self.record(node.name, "nemesis", "info", "pause-start",
-                        {"node": node.name, "trigger": p.trigger})
-            timer = threading.Timer(p.duration_ms / 1000, self._pause_end, args=(node,))
-            timer.daemon = True
-            timer.start()
-
-    def _pause_end(self, node: _Node) -> None:
-        if not self._stop.is_set():
-            self.record(node.name, "nemesis", "info", "pause-end", {"node": node.name})
-
-    # ---- tasks ---------------------------------------------------------------------
-
-    def _start_writer(self, node: _Node) -> None:
-        node.incarnation += 1
-        rng = random.Random(f"{self.seed}/{node.name}/{node.incarnation}")
-        body = self.writer_factory(WriterContext(node.name, node.incarnation, rng, lambda: str(uuid.uuid4())))
-        self._spawn(node, WRITER_TASK, body)
-
-    def _spawn(self, node: _Node, name: str, body: Generator[Effect, Any, Any]) -> _Task:
-        task = _Task(node, name)
-        node.tasks[name] = task
-        task.thread = threading.Thread(target=self._drive, args=(task, body), name=f"{node.name}/{name}",
-                                       daemon=True)
-        task.thread.start()
-        return task
-
-    def _kill(self, task: _Task, cause: str) -> None:
-        if task.alive and task.killed is None:
-            task.killed = cause
-            task.wake.set()
-
-    def _check(self, task: _Task) -> None:
-        if task.killed is not None:
-            raise _Killed(task.killed)
-        if self._stop.is_set():
-            raise _Killed("stop")
-
-    def _gate(self, task: _Task) -> None:
-        """Hold the task while its node is paused."""
-        while self.now_ms() < task.node.paused_until:
-            self._check(task)
-            time.sleep(min(POLL_S, max(0.001, (task.node.paused_until - self.now_ms()) / 1000)))
-        self._check(task)
-
-    def _drive(self, task: _Task, gen: Generator[Effect, Any, Any]) -> None:
-        node = task.node
-        process = node.process_name(task.name)
-        loop = TaskLoop(gen)
+    def _perform(self, node: Node, effect: StorageEffect) -> StoreResult:
+        """One attempt on the node's backend; a successful write is recorded from the client's view."""
         try:
-            while (effect := loop.next_effect(task)) is not None:
-                self._check(task)
-                self._gate(task)
-                try:
-                    loop.answer(self._perform(task, process, effect))
-                except Interrupted as e:
-                    loop.fail(e)
-        except _Killed as k:
-            if k.args and k.args[0] == "death":
-                self.record(node.name, process, "info", "thread-died", {"task": task.name})
+            result = node.backend.perform(effect)
         except StorageError as e:
-            self.record(node.name, process, "info", "storage-error", {"status": e.status, "code": e.code})
-            self._fatal = f"{process}: {e}"
-        finally:
-            task.alive = False
-            with contextlib.suppress(Exception):
-                gen.close()
-            if node.tasks.get(task.name) is task:
-                del node.tasks[task.name]
-            task.done.set()
-
-    def _sleep(self, task: _Task, ms: int) -> None:
-        task.in_sleep = True
-        try:
-            deadline = time.monotonic() + task.node.clock.true_duration(ms) / 1000
-            while True:
-                if task.pending_interrupt:
-                    task.pending_interrupt = False
-                    raise Interrupted()
-                if task.cancel_requested:
-                    raise _Killed("cancel")
-                self._check(task)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                task.wake.wait(min(left, 0.5))
-                task.wake.clear()
-        finally:
-            task.in_sleep = False
-        self._gate(task)
-
-    def _perform(self, task: _Task, process: str, effect: Effect) -> Any:
-        node = task.node
-        if isinstance(effect, Now):
-            return self._read_clock(node)
-        if isinstance(effect, Record):
-            self.record(node.name, process, effect.type, effect.f, effect.value)
-            return None
-        if isinstance(effect, Sleep):
-            self._sleep(task, effect.ms)
-            return None
-        if isinstance(effect, Spawn):
-            if not node.heartbeat_faults.allows(effect.name):
-                effect.body.close()
-                return False
-            self._spawn(node, effect.name, effect.body)
-            return True
-        if isinstance(effect, Cancel):
-            target = node.tasks.get(effect.name)
-            if target is not None and target.alive:
-                target.cancel_requested = True
-                target.wake.set()
-                while not target.done.wait(POLL_S):
-                    self._check(task)
-            return True
-        if isinstance(effect, Interrupt):
-            target = node.tasks.get(effect.name)
-            if target is not None and target.alive:
-                target.pending_interrupt = True
-                target.wake.set()
-            return None
-        if isinstance(effect, IsAlive):
-            target = node.tasks.get(effect.name)
-            return target is not None and target.alive
-        result = node.backend.perform(effect)
-        if result.ok:
-            self._observe_write(node, effect, result)
-        self._gate(task)
+            raise WorldError(str(e), {"status": e.status, "code": e.code}) from e
+        if result.ok and isinstance(effect, CreateIfAbsent | ReplaceIfMatch | Put | FencedPut):
+            self.kernel.observe_write(node, effect.key, effect.body, result.version, {"observed": "client"})
         return result
 
-    def _observe_write(self, node: _Node, effect: StorageEffect, result: StoreResult) -> None:
-        """The store side, from the client's view of a successful write (see the module doc)."""
-        if not isinstance(effect, CreateIfAbsent | ReplaceIfMatch | Put | FencedPut):
-            return
-        kind = self._store_keys.get(effect.key)
-        body = effect.body
-        if kind == "lock":
-            data = LockData.decode(body)
-            self.record(node.name, "store", "info", "lock-file", {
-                "owner": data.owner, "expired": data.expired, "valid_until": data.valid_until,
-                "version": result.version, "observed": "client"})
-        elif kind == "register":
-            self.record(node.name, "store", "info", "register", {"body": body.decode(), "observed": "client"})
-        elif self.record_bodies_under is not None and effect.key.startswith(self.record_bodies_under):
-            self.record(node.name, "store", "info", "object", {
-                "key": effect.key, "version": result.version, "size": len(body), "body": body.decode(),
-                "observed": "client"})
-
-    # ---- faults at fixed times ----------------------------------------------------
-
-    def _wait_until(self, at_ms: int) -> bool:
-        while (left := at_ms - self.now_ms()) > 0:
-            if self._stop.wait(min(left / 1000, 0.2)):
-                return False
-        return not self._stop.is_set()
-
-    def _nemesis(self) -> None:
-        faults = self.scenario.faults
-        timed: list[tuple[int, int, str, Any]] = []
-        for i, p in enumerate(faults.pauses):
-            if p.trigger == "time" and p.node in self.nodes:
-                timed += [(p.at_ms, i, "pause-start", p), (p.at_ms + p.duration_ms, i, "pause-end", p)]
-        for i, c in enumerate(faults.crashes):
-            if c.node in self.nodes:
-                timed.append((c.at_ms, i, "crash", c))
-                if c.restart_after_ms >= 0:
-                    timed.append((c.at_ms + c.restart_after_ms, i, "restart", c))
-        for i, d in enumerate(faults.writer_deaths):
-            if d.node in self.nodes:
-                timed.append((d.at_ms, i, "writer-death", d))
-        for i, k in enumerate(faults.cutoffs):
-            if k.node in self.nodes:
-                timed += [(k.start_ms, i, "cutoff-start", k), (k.end_ms, i, "cutoff-end", k)]
-        timed.sort(key=lambda t: (t[0], t[2], t[1]))
-        for at, _, kind, spec in timed:
-            if at >= self.duration_ms or not self._wait_until(at):
-                return
-            node = self.nodes[spec.node]
-            if kind == "pause-start":
-                node.paused_until = max(node.paused_until, spec.at_ms + spec.duration_ms)
-            self.record(node.name, "nemesis", "info", kind, {"node": node.name})
-            if kind == "crash":
-                for task in list(node.tasks.values()):
-                    self._kill(task, "crash")
-            elif kind == "restart":
-                self._start_writer(node)
-            elif kind == "writer-death":
-                writer = node.tasks.get(WRITER_TASK)
-                if writer is not None:
-                    self._kill(writer, "death")
-
-    # ---- the run ------------------------------------------------------------------
+    def _on_error(self, process: str, error: WorldError) -> None:
+        self._fatal = f"{process}: {error}"
 
     def run(self) -> list[Event]:
         """Run for ``duration_ms`` of real time; return the history (raise ServerDied if the server died)."""
-        self._t0 = time.monotonic()
-        self.record("-", "nemesis", "info", "run-start", {
+        k = self.kernel
+        self.world.reset_clock()
+        k.record("-", "nemesis", "info", "run-start", {
             "seed": self.seed, "scenario": self.scenario.name, "world": "real",
-            "nodes": list(self.nodes), "backend": next(iter(self.nodes.values())).backend.describe()})
-        for node in self.nodes.values():
-            self._start_writer(node)
-        nemesis = threading.Thread(target=self._nemesis, name="nemesis", daemon=True)
-        nemesis.start()
+            "nodes": list(k.nodes), "backend": next(iter(k.nodes.values())).backend.describe()})
+        for node in k.nodes.values():
+            k.start_writer(node)
+        self.world.start(k.nemesis(until_ms=self.duration_ms))
         died: str | None = None
         next_health = 0.0
         while self.now_ms() < self.duration_ms:
@@ -449,20 +165,18 @@ class RealWorld:
                 if died is not None:
                     break
         if died is not None:
-            self.record("-", "nemesis", "info", "server-died", {"reason": died})
-        self._stop.set()
-        for node in self.nodes.values():
-            for task in list(node.tasks.values()):
-                self._kill(task, "stop")
-        deadline = time.monotonic() + 15
-        for node in self.nodes.values():
-            for task in list(node.tasks.values()):
-                if task.thread is not None:
-                    task.thread.join(max(0.0, deadline - time.monotonic()))
-        self.record("-", "nemesis", "info", "run-end", {} if died is None else {"error": died})
+            k.record("-", "nemesis", "info", "server-died", {"reason": died})
+        self.world.stop()
+        k.record("-", "nemesis", "info", "run-end", {} if died is None else {"error": died})
         if died is not None:
-            raise ServerDied(died, list(self.events))
-        return self.events
+            raise ServerDied(died, list(k.events))
+        return k.events
+
+
+def _wall_clock(node: Node, true_ms: int) -> int:
+    """A node's clock in the real world: the machine's wall clock plus the node's injected skew."""
+    skew = node.clock.read(true_ms) - EPOCH_MS - true_ms
+    return int(time.time() * 1000) + skew
 
 
 # ---- health of the server ------------------------------------------------------------
@@ -526,8 +240,7 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
     ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`).
     """
     cfg = scenario.storage
-    kw: dict[str, Any] = {"timeout_s": cfg.timeout_ms / 1000, "sdk_retries": cfg.sdk_retries,
-                          "retry_backoff_s": cfg.retry_backoff_ms / 1000}
+    kw: dict[str, Any] = {"timeout_s": cfg.timeout_ms / 1000}
     if client is not None:
         kw["client"] = client
     proxy: FaultProxy | None = None

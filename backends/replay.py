@@ -95,8 +95,6 @@ class ReplayStore:
         self.prefix = backend.prefix
         self.steps: list[ReplayStep] = []
         self.version_notes: list[str] = []
-        self.node = "-"
-        self.now = 0
         self._r2m: dict[str, dict[str, str]] = {}  # key -> real tag -> model tag
         self._m2r: dict[str, dict[str, str]] = {}
 
@@ -144,7 +142,7 @@ class ReplayStore:
         """The model's object (kept in step with the backend)."""
         return self.model.peek(key)
 
-    def apply(self, effect: StorageEffect) -> StoreResult:
+    def apply(self, effect: StorageEffect, *, node: str = "-", now: int = 0) -> StoreResult:
         """Apply to the model and to the backend; record the step; answer with the backend's result."""
         m = self.model.apply(self._model_effect(effect))
         r = self.backend.perform(self._real_effect(effect))
@@ -165,7 +163,7 @@ class ReplayStore:
                 notes.append(vnote)
         if not agree and (is_write(effect) or isinstance(effect, Read)):
             self._resync(key)
-        self.steps.append(ReplayStep(len(self.steps), self.now, self.node, type(effect).__name__, key, mc, rc,
+        self.steps.append(ReplayStep(len(self.steps), now, node, type(effect).__name__, key, mc, rc,
                                      agree, "; ".join(notes)))
         return r
 
@@ -177,16 +175,6 @@ class ReplayStore:
             self._pair(key, r.version, written.version)
         elif r.outcome is Outcome.NOT_FOUND:
             self.model.apply(Delete(key))
-
-
-class _ReplayWorld(SimWorld):
-    """The simulated world, telling the replay store which node applies at which virtual time."""
-
-    def _apply(self, node: Any, effect: StorageEffect) -> StoreResult:
-        store = self.store
-        assert isinstance(store, ReplayStore)
-        store.node, store.now = node.name, int(self.env.now)
-        return super()._apply(node, effect)
 
 
 @dataclass
@@ -263,7 +251,7 @@ def replay(scenario: Scenario, seed: int, backend: Backend, *, backend_name: str
     """
     clear(backend)
     store = ReplayStore(backend, scenario.storage.flavor)
-    events = _ReplayWorld(scenario, seed, sink, store=store).run()
+    events = SimWorld(scenario, seed, sink, store=store).run()
     verdict = check_lock_history(events, scenario.checkers)
     if original_verdict is None and original is not None:
         original_verdict = check_lock_history(original, scenario.checkers).verdict

@@ -24,9 +24,9 @@ class BotoS3Backend(Backend):
 
     def __init__(self, endpoint: str | None, bucket: str, prefix: str, *, access_key: str | None = None,
                  secret_key: str | None = None, region: str = "us-east-1", timeout_s: float = 10.0,
-                 sdk_retries: int = 0, retry_backoff_s: float = 0.05, native_retries: bool = False,
+                 native_retries: bool = False,
                  max_pool: int = 64) -> None:
-        super().__init__(prefix, sdk_retries=sdk_retries, retry_backoff_s=retry_backoff_s)
+        super().__init__(prefix)
         import boto3
         from botocore.config import Config
 

@@ -30,9 +30,9 @@ from backends.registry import open_endpoint
 from model.checkers.lock_run import check_lock_history
 from model.config import Dist, LockConfig, Scenario, StorageConfig, WorkloadConfig
 from model.effects import CreateIfAbsent, Effect, Read, ReplaceIfMatch, Sleep, StorageEffect, StoreResult
+from model.kernel import WriterContext
 from model.lockfile import LockData
 from model.metrics import lock_metrics
-from model.sim import WriterContext
 from model.storage_lock import StorageLockProvider
 
 
@@ -87,11 +87,11 @@ def harness_round_trips(backend: Backend, n: int) -> tuple[list[float], int]:
         yield Sleep(0)
 
     world = RealWorld(sc, {"w1": counting}, writer_factory=factory)
-    node = world.nodes["w1"]
-    world._start_writer(node)  # drive just the writer, not the timed run loop
+    node = world.kernel.nodes["w1"]
+    world.kernel.start_writer(node)  # drive just the writer, not the timed run loop
     task = node.tasks.get("writer")
-    if task is not None and task.thread is not None:
-        task.thread.join()
+    if task is not None:
+        task.done.wait()
     return times, counting.requests // max(1, n)
 
 
@@ -151,7 +151,7 @@ def contended(ep: Any, writers: int, seconds: float) -> dict[str, Any]:
     from backends.realworld import map_scenario_keys
 
     sc = map_scenario_keys(sc, "bench-c/")
-    backends = {n: ep.backend("bench-c/", timeout_s=3, sdk_retries=2, retry_backoff_s=0.05)
+    backends = {n: ep.backend("bench-c/", timeout_s=3)
                 for n in sc.workload.nodes()}
     try:
         events = RealWorld(sc, backends).run()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from backends.base import Backend
+from backends.client import call
 from backends.endpoint import Endpoint
 from backends.fixtures import azurite_endpoint, fake_gcs_endpoint, moto_endpoint, seaweedfs_endpoint  # noqa: F401
+from model.client import RetryPolicy
 from model.effects import (
     CreateIfAbsent,
     Delete,
@@ -83,9 +85,8 @@ def test_every_effect(backend: Backend) -> None:
 
 
 def test_a_412_is_not_retried(backend: Backend) -> None:
-    backend.sdk_retries = 3
     k = f"{backend.prefix}retry"
     assert backend.perform(CreateIfAbsent(k, b"x")).ok
-    lost = backend.perform(CreateIfAbsent(k, b"y"))
+    lost = call(backend, CreateIfAbsent(k, b"y"), RetryPolicy(3))
     assert lost.outcome is Outcome.PRECONDITION_FAILED
     assert lost.attempts == 1 and not lost.ambiguous

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from backends.client import call
 from backends.endpoint import Endpoint
 from backends.fault_proxy import FaultProxy, ProxyError, object_key
 from backends.fixtures import fake_gcs_endpoint, moto_endpoint  # noqa: F401
+from model.client import RetryPolicy
 from model.config import Cutoff, Dist, ErrorRule
 from model.effects import CreateIfAbsent, Outcome, Put, Read, ReplaceIfMatch
 
@@ -38,15 +40,15 @@ def prefix(request: pytest.FixtureRequest) -> Iterator[str]:
 def test_lost_reply_is_applied_and_the_sdk_retry_sees_412(ep: Endpoint, tmp_path: Path, prefix: str) -> None:
     rule = ErrorRule(node="w1", key=prefix + "lock", method="write", status="lost-reply", count=1)
     with _proxy(ep, tmp_path, errors=[rule]) as p:
-        b = ep.backend(prefix, url=p.url("w1"), timeout_s=3, sdk_retries=1, retry_backoff_s=0.01)
-        res = b.perform(CreateIfAbsent(prefix + "lock", b"mine"))
+        b = ep.backend(prefix, url=p.url("w1"), timeout_s=3)
+        res = call(b, CreateIfAbsent(prefix + "lock", b"mine"), RetryPolicy(1, 10))
         assert res.outcome is Outcome.PRECONDITION_FAILED and res.ambiguous and res.attempts == 2
-        assert [a.outcome for a in b.last_answers()] == [Outcome.TIMEOUT, Outcome.PRECONDITION_FAILED]
+        assert [a.outcome for a in b.last_answers()] == [Outcome.PRECONDITION_FAILED]
         got = b.perform(Read(prefix + "lock"))
         assert got.ok and got.body == b"mine"  # the server applied the first attempt
         assert p.stats.actions["lost-reply"] == 1
         # without an SDK retry the client is left with an unknown outcome
-        p.rule_hits.clear()
+        p.matcher.hits.clear()
         b0 = ep.backend(prefix, url=p.url("w1"), timeout_s=3)
         res = b0.perform(ReplaceIfMatch(prefix + "lock", b"again", got.version or ""))
         assert res.outcome is Outcome.TIMEOUT

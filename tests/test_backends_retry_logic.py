@@ -1,11 +1,13 @@
-"""Outcome mapping, sdk_retries (attempts / ambiguous) and URL parsing, without a server."""
+"""Outcome mapping, the client policy over a backend (attempts / ambiguous) and URL parsing, no server."""
 
 from __future__ import annotations
 
 import pytest
 
 from backends.base import Backend, StorageError, outcome_for_status
+from backends.client import call
 from backends.endpoint import from_url
+from model.client import RetryPolicy
 from model.effects import CreateIfAbsent, Outcome, Read, StoreResult
 
 
@@ -15,8 +17,8 @@ class Scripted(Backend):
     dialect = "s3"
     client = "scripted"
 
-    def __init__(self, statuses: list[int | None], **kw: object) -> None:
-        super().__init__("t/", retry_backoff_s=0.0, **kw)  # type: ignore[arg-type]
+    def __init__(self, statuses: list[int | None]) -> None:
+        super().__init__("t/")
         self.statuses = list(statuses)
         self.calls = 0
 
@@ -49,29 +51,36 @@ def test_status_mapping(status: int, outcome: Outcome | None) -> None:
     assert outcome_for_status(status) is outcome
 
 
-def test_no_retries_by_default() -> None:
-    b = Scripted([None])
+def test_perform_makes_one_attempt() -> None:
+    b = Scripted([None, 200])
     res = b.perform(CreateIfAbsent("t/k", b"x"))
-    assert res.outcome is Outcome.TIMEOUT and res.attempts == 1 and not res.ambiguous
+    assert res.outcome is Outcome.TIMEOUT and res.attempts == 1 and not res.ambiguous and b.calls == 1
 
 
 def test_lost_reply_then_412_is_flagged_ambiguous() -> None:
-    b = Scripted([None, 412], sdk_retries=2)
-    res = b.perform(CreateIfAbsent("t/k", b"x"))
+    b = Scripted([None, 412])
+    res = call(b, CreateIfAbsent("t/k", b"x"), RetryPolicy(2))
     assert res.outcome is Outcome.PRECONDITION_FAILED and res.attempts == 2 and res.ambiguous
-    assert [a.status for a in b.last_answers()] == [None, 412]
+    assert b.calls == 2 and [a.status for a in b.last_answers()] == [412]
 
 
 def test_5xx_and_429_are_retried_until_the_budget_runs_out() -> None:
-    b = Scripted([503, 429, 500], sdk_retries=2)
-    res = b.perform(CreateIfAbsent("t/k", b"x"))
-    assert res.outcome is Outcome.UNAVAILABLE and res.attempts == 3 and res.ambiguous
+    b = Scripted([503, 429, 500])
+    res = call(b, CreateIfAbsent("t/k", b"x"), RetryPolicy(2))
+    # answered refusals, not a lost reply: the write was not applied, so the result is not ambiguous
+    assert res.outcome is Outcome.UNAVAILABLE and res.attempts == 3 and not res.ambiguous and b.calls == 3
+
+
+def test_409_is_retried_like_the_simulated_client() -> None:
+    b = Scripted([409, 200])
+    res = call(b, CreateIfAbsent("t/k", b"x"), RetryPolicy(3))
+    assert res.outcome is Outcome.OK and res.attempts == 2 and not res.ambiguous
 
 
 def test_a_definite_answer_is_not_retried() -> None:
-    for status, outcome in ((412, Outcome.PRECONDITION_FAILED), (200, Outcome.OK), (409, Outcome.CONFLICT)):
-        b = Scripted([status, 200], sdk_retries=3)
-        res = b.perform(CreateIfAbsent("t/k", b"x"))
+    for status, outcome in ((412, Outcome.PRECONDITION_FAILED), (200, Outcome.OK)):
+        b = Scripted([status, 200])
+        res = call(b, CreateIfAbsent("t/k", b"x"), RetryPolicy(3))
         assert res.outcome is outcome and res.attempts == 1 and not res.ambiguous and b.calls == 1
 
 

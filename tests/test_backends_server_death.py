@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from backends.client import call
 from backends.conformance import run_suite
 from backends.launchers.process import LaunchError, ServerProcess
 from backends.registry import open_endpoint
 from model.checkers import linearizable as lin
+from model.client import RetryPolicy
 from model.effects import CreateIfAbsent, Outcome, Read, StoreResult
 
 pytestmark = pytest.mark.backends
@@ -23,11 +25,11 @@ DEAD = (Outcome.TIMEOUT, Outcome.UNAVAILABLE)
 def test_killed_server_gives_unknown_outcomes_quickly(name: str) -> None:
     with open_endpoint(name) as ep:
         assert ep.process is not None
-        b = ep.backend("t/", timeout_s=2, sdk_retries=2, retry_backoff_s=0.01)
+        b = ep.backend("t/", timeout_s=2)
         assert b.perform(CreateIfAbsent("t/a", b"1")).ok
         ep.process.kill()
         t0 = time.monotonic()
-        res = b.perform(CreateIfAbsent("t/b", b"1"))
+        res = call(b, CreateIfAbsent("t/b", b"1"), RetryPolicy(2, 10))
         assert res.outcome in DEAD
         assert res.attempts == 3 and res.ambiguous
         assert all(a.outcome in DEAD for a in b.last_answers())
