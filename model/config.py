@@ -115,7 +115,8 @@ class StorageConfig:
     conflict_prob: float = 0.0
 
     def validate(self) -> None:
-        _require(self.flavor in ("s3", "gcs"), "storage.flavor", self.flavor, "must be s3 or gcs")
+        _require(self.flavor in ("s3", "gcs", "azure"), "storage.flavor", self.flavor,
+                 "must be s3, gcs or azure")
         self.latency_ms.validate("storage.latency_ms")
         _require(self.timeout_ms > 0, "storage.timeout_ms", self.timeout_ms, "must be > 0")
         _require(self.sdk_retries >= 0, "storage.sdk_retries", self.sdk_retries, "must be >= 0")

@@ -1,12 +1,18 @@
-"""An in-memory object store with the conditional-write semantics of S3 and GCS.
+"""An in-memory object store with the conditional-write semantics of S3, GCS and Azure Blob.
 
 S3: the version tag is the ETag, the MD5 of the body (quoted hex, as S3 sends it).
 ``If-None-Match: *`` answers 412 when the key exists; ``If-Match`` answers 412 on
-a mismatch and 404 when the key is absent.
+a mismatch and 404 when the key is absent; deleting a missing key answers 204.
 
 GCS: the version tag is the generation, a number that grows with every write
 to the bucket.  ``ifGenerationMatch=0`` means "absent"; any other mismatch,
-including a missing object, answers 412.
+including a missing object, answers 412; deleting a missing object answers 404.
+
+Azure: the version tag is an opaque ETag, new on every write (a rewrite of the same
+body gets a new one).  ``If-Match`` on a missing blob answers 412; a create on an
+existing blob is Azure's 409 BlobAlreadyExists, which the Azure backend maps to 412
+(``backends/azure_blob.py``); deleting a missing blob answers 404.  The tests hold
+every launched server to its flavor (``tests/test_backends_store_contract.py``).
 
 The store applies each request atomically at one instant; latency, lost
 replies and injected errors are the interpreter's business (see ``sim.py``).
@@ -31,7 +37,7 @@ from model.effects import (
     StoreResult,
 )
 
-FLAVORS = ("s3", "gcs")
+FLAVORS = ("s3", "gcs", "azure")
 
 
 @dataclass(frozen=True)
@@ -45,8 +51,11 @@ class Store(Protocol):
 
     flavor: str
 
-    def apply(self, effect: StorageEffect) -> StoreResult:
-        """Execute one storage effect atomically and return the service's answer."""
+    def apply(self, effect: StorageEffect, *, node: str = "-", now: int = 0) -> StoreResult:
+        """Execute one storage effect atomically and return the service's answer.
+
+        ``node`` and ``now`` (true ms) say who sent it and when, for stores that log their steps.
+        """
         ...
 
     def peek(self, key: str) -> StoredObject | None:
@@ -72,7 +81,7 @@ class ObjectStore:
         if self.flavor == "s3":
             return '"' + hashlib.md5(body, usedforsecurity=False).hexdigest() + '"'
         self._generation += 1
-        return str(self._generation)
+        return f'"0x{self._generation:X}"' if self.flavor == "azure" else str(self._generation)
 
     def _write(self, key: str, body: bytes) -> StoreResult:
         version = self._new_version(body)
@@ -88,8 +97,8 @@ class ObjectStore:
             return Outcome.PRECONDITION_FAILED
         return None
 
-    def apply(self, effect: StorageEffect) -> StoreResult:
-        """Execute one storage effect and return the service's answer."""
+    def apply(self, effect: StorageEffect, *, node: str = "-", now: int = 0) -> StoreResult:
+        """Execute one storage effect and return the service's answer (``node``/``now`` are unused)."""
         match effect:
             case Read(key):
                 obj = self.objects.get(key)
@@ -114,7 +123,8 @@ class ObjectStore:
                 keys = sorted(k for k in self.objects if k.startswith(prefix))
                 return StoreResult(Outcome.OK, body="\n".join(keys).encode())
             case Delete(key):
-                if self.objects.pop(key, None) is None:
+                # S3 answers 204 to deleting a missing key; GCS answers 404
+                if self.objects.pop(key, None) is None and self.flavor != "s3":
                     return StoreResult(Outcome.NOT_FOUND)
                 return StoreResult(Outcome.OK)
         raise TypeError(f"not a storage effect: {effect!r}")
