@@ -119,7 +119,7 @@ class ThreadWorld:
         self._read_clock = read_clock
         self.start_epoch = start_epoch
         self._t0 = time.monotonic()
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
         self.handles: list[Handle] = []
         self._count = 0
 
@@ -144,7 +144,7 @@ class ThreadWorld:
     def start(self, gen: Gen) -> Handle:
         self._count += 1
         h = Handle(self, gen, f"task-{self._count}")
-        with self._lock:
+        with self.lock:
             self.handles.append(h)
         h.thread.start()
         return h
@@ -152,12 +152,9 @@ class ThreadWorld:
     def request(self, node: Node, effect: StorageEffect) -> Answered:
         return Answered(self._perform(node, effect))
 
-    def locked(self) -> threading.RLock:
-        return self._lock
-
     def stop(self, join_s: float = 15.0) -> None:
         """Interrupt every running generator with cause ``stop`` and wait for their threads."""
-        with self._lock:
+        with self.lock:
             handles = list(self.handles)
         for h in handles:
             if h.is_alive:

@@ -1,23 +1,32 @@
 """Benchmark of the RFC-91 lock model (not a test; prints figures, asserts nothing).
 
-1. Simulated lock operations per second: tryLock attempts, renewals and
-   releases of the ``rfc91-safe`` scenario, divided by the wall-clock seconds
-   the simulation took (one process, one core).
+1. The simulator against SimPy's floor: lock operations (tryLock attempts,
+   renewals, releases) of ``rfc91-safe`` per second, the SimPy events each one
+   costs, and the ratio of the simulation's rate to raw SimPy timeout events per
+   second, measured in the same run by CPU time.  The ratio is stated for the 11
+   SimPy events a lock operation took in the first simulator (ops/s x 11 / raw
+   events/s), so fewer events per operation count as speed.  With
+   ``--instructions`` the same ratio is also measured in instructions under
+   valgrind's callgrind (repeatable on a loaded machine; slow).
 2. The time the Hypothesis search takes to find the long-pause violation and
    shrink it, median over 5 search seeds (the search of
    tests/test_lock_properties.py::test_hypothesis_finds_and_shrinks_the_long_pause).
 
-Run: python benchmarks/bench_lock_model.py
+Run: python benchmarks/bench_lock_model.py [--instructions] [--skip-search]
 """
 
 from __future__ import annotations
 
+import argparse
 import random
+import re
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+import simpy
 from hypothesis import Phase, find, settings
 from hypothesis import strategies as st
 
@@ -33,16 +42,81 @@ from scenarios import loader  # noqa: E402
 LOCK_OPS = {"try-lock", "renew", "release"}
 
 
-def lock_ops_per_second(repeats: int = 3) -> tuple[float, int, float]:
+FIRST_SIMULATOR_EVENTS_PER_OP = 11  # SimPy events per lock operation of the first simulator (issue 13)
+
+
+def raw_simpy(events: int = 200_000) -> None:
+    """``events`` SimPy timeouts of 10 processes: the floor a SimPy simulation cannot beat."""
+    env = simpy.Environment()
+
+    def tick(env: simpy.Environment) -> simpy.events.ProcessGenerator:
+        while True:
+            yield env.timeout(1)
+
+    for _ in range(10):
+        env.process(tick(env))
+    env.run(until=events // 10)
+
+
+def lock_run() -> tuple[int, int]:
+    """One run of rfc91-safe (seed 1): its lock operations and the SimPy events it took."""
     scenario = loader.load("rfc91-safe")
+    counted = [0]
+    step = simpy.Environment.step
+
+    def counting(env: simpy.Environment) -> None:
+        counted[0] += 1
+        step(env)
+
+    simpy.Environment.step = counting  # type: ignore[method-assign]
+    try:
+        events = run_scenario(scenario, 1)
+    finally:
+        simpy.Environment.step = step  # type: ignore[method-assign]
+    return sum(1 for e in events if e.f in LOCK_OPS and e.type != "invoke"), counted[0]
+
+
+def cpu_seconds(fn: object, repeats: int = 3) -> float:
     best = float("inf")
-    ops = 0
-    for seed in range(repeats):
-        started = time.perf_counter()
-        events = run_scenario(scenario, seed)
-        best = min(best, time.perf_counter() - started)
-        ops = sum(1 for e in events if e.f in LOCK_OPS and e.type != "invoke")
-    return ops / best, ops, best
+    for _ in range(repeats):
+        started = time.process_time()
+        fn()  # type: ignore[operator]
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def simulator_vs_simpy() -> None:
+    ops, events = lock_run()
+    sim_s = cpu_seconds(lock_run)
+    raw_s = cpu_seconds(raw_simpy)
+    raw_rate = 200_000 / raw_s
+    print(f"simulator: rfc91-safe (30 simulated minutes): {ops} lock operations, {events} SimPy events "
+          f"({events / ops:.1f} per operation), {ops / sim_s:,.0f} operations/s, {events / sim_s:,.0f} "
+          f"SimPy events/s; raw SimPy timeouts {raw_rate:,.0f}/s")
+    ratio = ops * FIRST_SIMULATOR_EVENTS_PER_OP / sim_s / raw_rate
+    print(f"simulator / raw SimPy (CPU time, in the first simulator's 11 events per operation): "
+          f"1/{1 / ratio:.2f}; in its own events: 1/{raw_rate / (events / sim_s):.2f}")
+
+
+def _instructions(code: str) -> int:
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                          "-c", code], capture_output=True, text=True, check=True).stderr
+    found = re.search(r"refs:\s+([\d,]+)", out)
+    assert found, out[-500:]
+    return int(found.group(1).replace(",", ""))
+
+
+def instructions_vs_simpy() -> None:
+    here = Path(__file__).resolve()
+    prelude = f"import sys; sys.path[:0] = [{str(here.parent)!r}, {str(here.parents[1] / 'tests')!r}]; " \
+              "import bench_lock_model as b; "
+    base = _instructions(prelude + "pass")
+    raw = _instructions(prelude + "b.raw_simpy()") - base
+    sim = _instructions(prelude + "b.lock_run()") - base
+    ops, _ = lock_run()
+    per_event, per_op = raw / 200_000, sim / ops
+    print(f"instructions: raw SimPy {per_event:,.0f} per timeout event; rfc91-safe {per_op:,.0f} per lock "
+          f"operation -> 1/{per_op / (per_event * FIRST_SIMULATOR_EVENTS_PER_OP):.2f} of the floor")
 
 
 def time_to_find_long_pause(search_seed: int) -> tuple[float, int]:
@@ -61,9 +135,15 @@ def time_to_find_long_pause(search_seed: int) -> tuple[float, int]:
 
 
 def main() -> None:
-    rate, ops, seconds = lock_ops_per_second()
-    print(f"simulated lock operations: {ops} in {seconds:.2f} s -> {rate:,.0f} ops/s "
-          f"(rfc91-safe, 30 simulated minutes, one process)")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--instructions", action="store_true", help="also count instructions under callgrind")
+    ap.add_argument("--skip-search", action="store_true", help="only the simulator figures")
+    args = ap.parse_args()
+    simulator_vs_simpy()
+    if args.instructions:
+        instructions_vs_simpy()
+    if args.skip_search:
+        return
     runs = [time_to_find_long_pause(seed) for seed in range(5)]
     times = [t for t, _ in runs]
     print("long-pause search (find + shrink), 5 search seeds: "

@@ -55,5 +55,8 @@ class Call:
         if answer.outcome.unknown and self.attempts <= self.policy.retries:
             self.ambiguous = self.ambiguous or (answer.outcome is Outcome.TIMEOUT and self.write)
             return self.policy.backoff_ms * self.attempts
-        self.result = replace(answer, attempts=self.attempts, ambiguous=self.ambiguous)
+        if self.attempts == answer.attempts and self.ambiguous == answer.ambiguous:
+            self.result = answer  # the common case: one attempt, nothing to add
+        else:
+            self.result = replace(answer, attempts=self.attempts, ambiguous=self.ambiguous)
         return None

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -147,9 +147,8 @@ class World(Protocol):
         """Send one attempt of a storage request of ``node``; its reply (a StoreResult) is waited for."""
         ...
 
-    def locked(self) -> contextlib.AbstractContextManager[Any]:
-        """Guards the kernel's shared state where tasks run in parallel (threads)."""
-        ...
+    lock: contextlib.AbstractContextManager[Any]
+    """Guards the kernel's shared state where tasks run in parallel (threads)."""
 
 
 # ---- nodes and tasks -----------------------------------------------------------------------
@@ -183,6 +182,7 @@ class Node:
 
 
 _TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
+_INSTANT = frozenset({Now, Record, Spawn, Interrupt, IsAlive})  # effects that never wait
 
 
 class Kernel:
@@ -213,7 +213,7 @@ class Kernel:
     def record(self, node: str, process: str, type_: str, f: str, value: Any = None) -> None:
         """Append an event (and stream it to the sink, so a crashed run keeps what it wrote)."""
         n = self.nodes.get(node)
-        with self.world.locked():
+        with self.world.lock:
             event = Event(len(self.events), self.world.now(), node, process, type_, f, value,
                           self.world.read_clock(n) if n else None)
             self.events.append(event)
@@ -274,13 +274,14 @@ class Kernel:
 
     # ---- waiting -------------------------------------------------------------------------
 
-    def _paused_until(self, node: Node) -> int:
-        now = self.world.now()
-        return max((end for start, end in node.pauses if start <= now < end), default=now)
+    def _paused_until(self, node: Node, now: int) -> int:
+        """The end of the pause ``node`` is in at ``now`` (``now`` when none); past pauses are dropped."""
+        node.pauses = [(start, end) for start, end in node.pauses if end > now]
+        return max((end for start, end in node.pauses if start <= now), default=now)
 
     def _gate(self, task: Task) -> Gen:
-        """Hold the task while its node is paused."""
-        while (until := self._paused_until(task.node)) > (now := self.world.now()):
+        """Hold the task while its node is paused (callers skip it when the node has no pauses left)."""
+        while (until := self._paused_until(task.node, now := self.world.now())) > now:
             yield from self._wait(task, self.world.timeout(until - now))
 
     def _wait(self, task: Task, event: Any) -> Gen:
@@ -305,9 +306,13 @@ class Kernel:
         loop = TaskLoop(gen)
         try:
             while (effect := loop.next_effect(task)) is not None:
-                yield from self._gate(task)
+                if node.pauses:
+                    yield from self._gate(task)
                 try:
-                    loop.answer((yield from self._perform(task, process, effect)))
+                    if type(effect) in _INSTANT:  # no generator for the effects that never wait
+                        loop.answer(self._instant(task, process, effect))
+                    else:
+                        loop.answer((yield from self._perform(task, effect)))
                 except Interrupted as e:
                     loop.fail(e)
         except Killed as k:
@@ -325,15 +330,39 @@ class Kernel:
                 del node.tasks[task.name]
             task.done.succeed()
 
-    def _perform(self, task: Task, process: str, effect: Effect) -> Gen:
+    def _instant(self, task: Task, process: str, effect: Effect) -> Any:
+        """Perform an effect that completes at once (see ``_INSTANT``)."""
         node = task.node
-        if isinstance(effect, Now):
+        if type(effect) is Now:
             return self.world.read_clock(node)
         if isinstance(effect, Record):
             self.record(node.name, process, effect.type, effect.f, effect.value)
             return None
+        if isinstance(effect, Spawn):
+            if not node.heartbeat_faults.allows(effect.name):
+                effect.body.close()
+                return False
+            self.spawn(node, effect.name, effect.body)
+            return True
+        if isinstance(effect, Interrupt):
+            target = node.tasks.get(effect.name)
+            if target is not None and target.alive:
+                with self.world.lock:
+                    sleeping = target.in_sleep
+                    if not sleeping:
+                        target.pending_interrupt = True
+                if sleeping and target.handle is not None:
+                    target.handle.interrupt("interrupt")
+            return None
+        assert isinstance(effect, IsAlive), effect
+        target = node.tasks.get(effect.name)
+        return target is not None and target.alive
+
+    def _perform(self, task: Task, effect: Effect) -> Gen:
+        """Perform an effect that waits: a sleep, a cancel, a storage call."""
+        node = task.node
         if isinstance(effect, Sleep):
-            with self.world.locked():
+            with self.world.lock:
                 if task.pending_interrupt:  # an interrupt that raced the start of the sleep (threads)
                     task.pending_interrupt = False
                     raise Interrupted()
@@ -344,45 +373,28 @@ class Kernel:
                 yield from self._wait(task, self.world.timeout(node.clock.true_duration(effect.ms)))
             finally:
                 task.in_sleep = False
-            yield from self._gate(task)
+            if node.pauses:
+                yield from self._gate(task)
             return None
-        if isinstance(effect, Spawn):
-            if not node.heartbeat_faults.allows(effect.name):
-                effect.body.close()
-                return False
-            self.spawn(node, effect.name, effect.body)
-            return True
         if isinstance(effect, Cancel):
             target = node.tasks.get(effect.name)
             if target is not None and target.alive:
-                with self.world.locked():
+                with self.world.lock:
                     target.cancel_requested = True
                     sleeping = target.in_sleep
                 if sleeping:
                     self.kill(target, "cancel")
                 yield from self._wait(task, target.done)
             return True
-        if isinstance(effect, Interrupt):
-            target = node.tasks.get(effect.name)
-            if target is not None and target.alive:
-                with self.world.locked():
-                    sleeping = target.in_sleep
-                    if not sleeping:
-                        target.pending_interrupt = True
-                if sleeping and target.handle is not None:
-                    target.handle.interrupt("interrupt")
-            return None
-        if isinstance(effect, IsAlive):
-            target = node.tasks.get(effect.name)
-            return target is not None and target.alive
-        return (yield from self._storage(task, effect))
+        return (yield from self._storage(task, effect))  # type: ignore[arg-type]
 
     def _storage(self, task: Task, effect: StorageEffect) -> Gen:
         """One storage call: attempts through the world, retried by the client policy."""
         call = Call(self.policy, effect)
         while True:
             answer: StoreResult = yield from self._wait(task, self.world.request(task.node, effect))
-            yield from self._gate(task)
+            if task.node.pauses:
+                yield from self._gate(task)
             backoff = call.after(answer)
             if backoff is None:
                 assert call.result is not None
@@ -413,9 +425,3 @@ class Kernel:
             writer = node.tasks.get(WRITER_TASK)
             if writer is not None:
                 self.kill(writer, "death")
-
-
-@contextlib.contextmanager
-def no_lock() -> Iterator[None]:
-    """The lock of a world whose tasks never run in parallel (SimPy)."""
-    yield

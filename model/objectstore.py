@@ -132,4 +132,7 @@ class ObjectStore:
 
 def is_write(effect: StorageEffect) -> bool:
     """True for effects that may change the store."""
-    return isinstance(effect, CreateIfAbsent | ReplaceIfMatch | Put | FencedPut | Delete)
+    return type(effect) in _WRITES
+
+
+_WRITES = frozenset({CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, Delete})

@@ -39,7 +39,7 @@ from model.config import Scenario
 from model.effects import Outcome, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
-from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory, no_lock
+from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
 from model.objectstore import ObjectStore, Store, is_write
 from model.workload import draw
 from model.workloads.lock import LockWorkload
@@ -64,6 +64,13 @@ def retry_policy(scenario: Scenario) -> RetryPolicy:
     return RetryPolicy(scenario.storage.sdk_retries, scenario.storage.retry_backoff_ms)
 
 
+class _Step:
+    """What ``simpy.events.Initialize`` calls back: a function instead of a process's generator."""
+
+    def __init__(self, fn: Callable[[Any], None]) -> None:
+        self._resume = fn
+
+
 class SimNetwork:
     """Carries a node's request to the store and its reply back, with latency and the fault plan."""
 
@@ -78,33 +85,46 @@ class SimNetwork:
         self.last_write_at: dict[str, int] = {}
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
-        """Send one attempt; the returned SimPy event fires with its StoreResult."""
+        """Send one attempt; the returned SimPy event fires with its StoreResult.
+
+        The request starts in an event of its own at the current instant (as a new SimPy
+        process would, with the same priority), then moves on timeouts' callbacks: no
+        process, no generator, the same order of events.
+        """
         reply = self.env.event()
-        self.env.process(self._carry(node, effect, reply))
+        # Initialize reads only ``_resume`` of its process argument
+        simpy.events.Initialize(self.env, _Step(lambda _: self._send(node, effect, reply)))  # type: ignore[arg-type]
         return reply
 
-    def _carry(self, node: Node, effect: StorageEffect, reply: Any) -> Generator[Any, Any, None]:
+    def _later(self, ms: int, then: Callable[[Any], None]) -> None:
+        self.env.timeout(ms).callbacks.append(then)
+
+    def _send(self, node: Node, effect: StorageEffect, reply: Any) -> None:
         cfg = self.cfg
         sent = int(self.env.now)
         key = getattr(effect, "key", getattr(effect, "prefix", ""))
         action = self.matcher.decide(node.name, is_write(effect), key, sent)
         if action in ("cutoff", "timeout"):
-            yield self.env.timeout(cfg.timeout_ms)
-            reply.succeed(StoreResult(Outcome.TIMEOUT))
+            self._later(cfg.timeout_ms, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
             return
-        yield self.env.timeout(draw(self.rng, cfg.latency_ms))
-        if action in ERROR_OUTCOMES:
-            result = StoreResult(ERROR_OUTCOMES[action])
-        else:
-            result = self._apply(node, effect)
-        if action == "lost-reply":
-            yield self.env.timeout(max(0, sent + cfg.timeout_ms - int(self.env.now)))
-            reply.succeed(StoreResult(Outcome.TIMEOUT))
-            return
-        yield self.env.timeout(draw(self.rng, cfg.latency_ms))
-        if self.env.now - sent > cfg.timeout_ms:
-            result = StoreResult(Outcome.TIMEOUT)
-        reply.succeed(result)
+
+        def arrive(_: Any) -> None:
+            if action in ERROR_OUTCOMES:
+                result = StoreResult(ERROR_OUTCOMES[action])
+            else:
+                result = self._apply(node, effect)
+            if action == "lost-reply":
+                wait = max(0, sent + cfg.timeout_ms - int(self.env.now))
+                self._later(wait, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
+                return
+
+            def back(_: Any) -> None:
+                late = self.env.now - sent > cfg.timeout_ms
+                reply.succeed(StoreResult(Outcome.TIMEOUT) if late else result)
+
+            self._later(draw(self.rng, cfg.latency_ms), back)
+
+        self._later(draw(self.rng, cfg.latency_ms), arrive)
 
     def _apply(self, node: Node, effect: StorageEffect) -> StoreResult:
         """Apply at the store, with S3's 409 for overlapping conditional writes, and record what changed."""
@@ -133,31 +153,25 @@ class SimPyWorld:
 
     Interrupt: type[BaseException] = simpy.Interrupt
 
+    lock: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()  # tasks never run in parallel
+
     def __init__(self, env: simpy.Environment) -> None:
         self.env = env
         self.network: SimNetwork | None = None
+        # the hot primitives are SimPy's own (virtual times are integers: every delay is)
+        self.timeout: Callable[[int], Any] = env.timeout
+        self.event: Callable[[], Any] = env.event
+        self.start: Callable[[Generator[Any, Any, Any]], Any] = env.process
 
     def now(self) -> int:
-        return int(self.env.now)
+        return self.env.now  # type: ignore[return-value]  # an int: every delay is one
 
     def read_clock(self, node: Node) -> int:
-        return node.clock.read(int(self.env.now))
-
-    def timeout(self, ms: int) -> Any:
-        return self.env.timeout(ms)
-
-    def event(self) -> Any:
-        return self.env.event()
-
-    def start(self, gen: Generator[Any, Any, Any]) -> Any:
-        return self.env.process(gen)
+        return node.clock.read(self.env.now)  # type: ignore[arg-type]
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
         assert self.network is not None
         return self.network.request(node, effect)
-
-    def locked(self) -> contextlib.AbstractContextManager[Any]:
-        return no_lock()
 
 
 class SimWorld:

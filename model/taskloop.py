@@ -15,6 +15,8 @@ from typing import Any, Protocol
 
 from model.effects import Effect, Interrupted, Now, Record
 
+_NOT_INTERRUPTIBLE = frozenset({Record, Now})  # logging and reading the clock, as in Java
+
 
 class TaskState(Protocol):
     """The flags an interpreter keeps per task."""
@@ -41,7 +43,7 @@ class TaskLoop:
             self._throw, self._send = None, None
             if task.cancel_requested:
                 return None
-            if task.pending_interrupt and not isinstance(effect, Record | Now):
+            if task.pending_interrupt and type(effect) not in _NOT_INTERRUPTIBLE:
                 task.pending_interrupt = False
                 self._throw = Interrupted()
                 continue
