@@ -171,7 +171,8 @@ class RegisterModel(Model[Hashable]):
         if input[0] == "cas" and output[0] == FAIL:
             return f"{holds}, so the cas would have succeeded"
         if input[0] == "cas":
-            return f"{holds}, not the expected {self.describe_state(input[1][0])}"
+            expected = input[1][0]
+            return f"{holds}, not absent" if expected is None else f"{holds}, not the expected {expected!r}"
         return holds
 
 
