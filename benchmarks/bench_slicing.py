@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.nbcc.files import BaseFile, LogFile  # noqa: E402
 from model.nbcc.slicing import FileGroupFiles, Rule, build_file_slices  # noqa: E402
-from model.nbcc.timeline import Instant, State, Timeline  # noqa: E402
+from model.nbcc.timeline import Timeline  # noqa: E402
+from model.timeline.layout import BaseFile, Instant, LogFile, State  # noqa: E402  # noqa: E402
 
 
 def synthetic_table(

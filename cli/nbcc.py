@@ -6,8 +6,11 @@ checked with the slicing rule given by ``--rule`` plugged into every reader view
 directory (``--out``) gets ``history.jsonl``, ``verdict.json``, ``plan.json`` and the table itself
 under ``table/`` (readable with ``hcc slices OUT/table``).
 
+The table is a Hudi table (version 8, MERGE_ON_READ): hudi-rs lists its file slices; its data
+files hold JSON rows, not Parquet and Avro log blocks.
+
 Exit codes: 0 when the verdict is the expected one (``ok`` for the completion-time rule with the
-lock time source, ``violation`` otherwise, or ``--expect``), 1 when not, 2 for bad input.
+skew-adjusting generator, ``violation`` otherwise, or ``--expect``), 1 when not, 2 for bad input.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ import random
 from pathlib import Path
 from typing import Any
 
-from engines.rundir import write_atomic, write_json
+from engines.rundir import write_json, write_table
 from model.config import ConfigError
 from model.history import Event
 from model.nbcc.sim_checks import check_history, rel
-from model.nbcc.sim_table import TIME_SOURCES, random_plan, run_table
+from model.nbcc.sim_table import random_plan, run_table
 from model.nbcc.slicing import Rule
+from model.timeline.timegen import GENERATORS
 
 RULES = {
     "completion": Rule.COMPLETION_TIME,
@@ -52,10 +56,11 @@ def register(subparsers: Any) -> None:
         help="slicing rule of the readers (default completion)",
     )
     r.add_argument(
-        "--time-source",
-        choices=TIME_SOURCES,
-        default="lock",
-        help="lock (RFC-66) or monotonic (CAS counter, no lock: unsafe)",
+        "--time-generator",
+        choices=GENERATORS,
+        default="skew-adjusting",
+        help="skew-adjusting (under the table lock, RFC-66), monotonic (CAS counter, no lock: unsafe) "
+        "or local-clock (no lock: unsafe)",
     )
     r.add_argument("--batches", type=int, default=4, help="deltacommits per writer (default 4)")
     r.add_argument("--buckets", type=int, default=3, help="file groups / buckets (default 3)")
@@ -90,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         args.buckets,
         compactions=args.compactions,
         fail_prob=args.fail_prob,
-        time_source=args.time_source,
+        time_generator=args.time_generator,
     )
     out = Path(args.out) if args.out else Path("out") / "runs" / f"nbcc-seed{args.seed}-{args.rule}"
     out.mkdir(parents=True, exist_ok=True)
@@ -102,13 +107,13 @@ def run(args: argparse.Namespace) -> int:
         result = run_table(plan, args.seed, sink)
     verdict = check_history(result.events, result.objects, plan.base, rule)
     expect = args.expect or (
-        "ok" if rule is Rule.COMPLETION_TIME and args.time_source == "lock" else "violation"
+        "ok" if rule is Rule.COMPLETION_TIME and args.time_generator == "skew-adjusting" else "violation"
     )
     table = result.table()
     summary = {
         "seed": args.seed,
         "rule": rule.value,
-        "time_source": args.time_source,
+        "time_generator": args.time_generator,
         "expect": expect,
         "matches_expectation": verdict.verdict == expect,
         "out": str(out),
@@ -121,9 +126,7 @@ def run(args: argparse.Namespace) -> int:
     }
     write_json(out / "plan.json", dataclasses.asdict(plan))
     write_json(out / "verdict.json", summary)
-    for key, body in result.objects.items():
-        if key.startswith(plan.base + "/"):
-            write_atomic(out / "table" / key[len(plan.base) + 1 :], body.decode())
+    write_table(out, result.objects, plan.base + "/")
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
@@ -133,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(summary: dict[str, Any], instants: Any) -> None:
     print(
-        f"nbcc seed={summary['seed']} rule={summary['rule']} time-source={summary['time_source']}: "
+        f"nbcc seed={summary['seed']} rule={summary['rule']} time-generator={summary['time_generator']}: "
         f"verdict={summary['verdict']} (expected {summary['expect']})"
     )
     print(

@@ -20,7 +20,6 @@ import pytest
 
 from backends.hudi_table_source import load_table, open_listing
 from cli import slices as cmd_slices
-from model.nbcc.files import format_instant, parse_instant, parse_log_file_name
 from model.nbcc.findings import (
     BASE_BY_REQUEST_TIME,
     KNOWN_HUDI_RS_DEVIATIONS,
@@ -37,6 +36,7 @@ from model.nbcc.findings import (
 from model.nbcc.slicing import FileSlice, Rule, incremental
 from model.nbcc.timeline import ArchivedInstantError
 from model.nbcc.timeline_reader import HudiTable, find_table_root, read_table
+from model.timeline.layout import format_instant, parse_instant, parse_log_file_name
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "hudi-tables"
 if not DATA.is_dir():

@@ -10,14 +10,6 @@ from hypothesis import find as hfind
 from hypothesis import strategies as st
 
 from model.nbcc.checks import check_plan, check_slices, expected_plan_logs
-from model.nbcc.files import (
-    BaseFile,
-    LogFile,
-    format_instant,
-    parse_base_file_name,
-    parse_instant,
-    parse_log_file_name,
-)
 from model.nbcc.slicing import (
     FileGroupFiles,
     Rule,
@@ -30,7 +22,17 @@ from model.nbcc.slicing import (
     slicer,
     snapshot,
 )
-from model.nbcc.timeline import ArchivedInstantError, Instant, State, Timeline
+from model.nbcc.timeline import ArchivedInstantError, Timeline
+from model.timeline.layout import (
+    BaseFile,
+    Instant,
+    LogFile,
+    State,
+    format_instant,
+    parse_base_file_name,
+    parse_instant,
+    parse_log_file_name,
+)
 
 FID = "fg"
 

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model.nbcc.files import parse_instant, parse_log_file_name
 from model.nbcc.slicing import FileGroupId, FileSlice, Rule
 from model.nbcc.timeline_reader import HudiTable
+from model.timeline.layout import parse_instant, parse_log_file_name
 
 BASE_BY_REQUEST_TIME = "base-by-request-time"
 LOG_AFTER_AS_OF = "log-after-as-of"

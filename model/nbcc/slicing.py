@@ -1,7 +1,7 @@
 """File slicing by completion time (RFC-66), compaction plans, and the snapshot, time-travel and
 incremental selections; plus the legacy/buggy rules kept as explicit alternatives for checkers.
 
-All functions are pure.  Instants are integers (:mod:`model.nbcc.files`).  A completion-time
+All functions are pure.  Instants are instant numbers (:mod:`model.timeline.layout`).  A completion-time
 lookup is any ``Callable[[int], int | None]`` (e.g. :meth:`Timeline.completion_time`): it returns
 the completion time of the instant requested at the given time, None when that instant has not
 completed, and raises (never returns None) when the answer lies in an unloaded archive.
@@ -28,7 +28,7 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from model.nbcc.files import BaseFile, LogFile
+from model.timeline.layout import BaseFile, LogFile
 
 CompletionLookup = Callable[[int], int | None]
 
