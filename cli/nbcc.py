@@ -2,7 +2,9 @@
 
 Writers with a bucket index append logs to shared file groups while a compaction service is
 scheduled mid-flight; writers fail mid-deltacommit and retry.  The history and the final table are
-checked with the slicing rule given by ``--rule`` plugged into every reader view.  The run
+checked with the slicing rule given by ``--rule`` plugged into every reader view.  ``--faults FILE``
+takes the ``[faults]`` table of a scenario file (error rules, lost replies, pauses, cut-offs,
+crashes; nodes ``w1``..``wN`` write, ``w{N+1}`` compacts).  The run
 directory (``--out``) gets ``history.jsonl``, ``verdict.json``, ``plan.json`` and the table itself
 under ``table/`` (readable with ``hcc slices OUT/table``).
 
@@ -19,16 +21,18 @@ import argparse
 import dataclasses
 import json
 import random
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from engines.rundir import write_json, write_table
-from model.config import ConfigError
+from model.config import ConfigError, FaultPlan
 from model.history import Event
 from model.nbcc.sim_checks import check_history, rel
 from model.nbcc.sim_table import random_plan, run_table
 from model.nbcc.slicing import Rule
 from model.timeline.timegen import GENERATORS
+from scenarios.loader import build
 
 RULES = {
     "completion": Rule.COMPLETION_TIME,
@@ -66,6 +70,7 @@ def register(subparsers: Any) -> None:
     r.add_argument("--buckets", type=int, default=3, help="file groups / buckets (default 3)")
     r.add_argument("--compactions", type=int, default=3, help="compaction slots (default 3)")
     r.add_argument("--fail-prob", type=float, default=0.25, help="chance a batch has injected failures")
+    r.add_argument("--faults", metavar="FILE", help="a TOML file whose [faults] table is the fault plan")
     r.add_argument("--expect", choices=("ok", "violation"), help="expected verdict (see the exit codes)")
     r.add_argument("--out", help="run directory (default out/runs/nbcc-seed<N>-<rule>)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -84,9 +89,25 @@ def _check_args(args: argparse.Namespace) -> None:
         raise ConfigError("--fail-prob", args.fail_prob, "must be in [0, 1]")
 
 
+def load_faults(path: str) -> FaultPlan:
+    """The ``[faults]`` table of a TOML file; ConfigError names the file or the field."""
+    try:
+        raw = tomllib.loads(Path(path).read_text())
+    except OSError as e:
+        raise ConfigError("--faults", path, f"cannot be read: {e.strerror}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError("--faults", path, f"is not valid TOML: {e}") from e
+    faults = raw.get("faults", {})
+    if not isinstance(faults, dict):
+        raise ConfigError("faults", faults, "must be a table")
+    plan: FaultPlan = build(FaultPlan, faults, "faults")
+    return plan
+
+
 def run(args: argparse.Namespace) -> int:
     """Run, check, write the run directory, print the verdict; return the exit code."""
     _check_args(args)
+    faults = load_faults(args.faults) if args.faults else None
     rule = RULES[args.rule]
     plan = random_plan(
         random.Random(args.seed),
@@ -96,7 +117,9 @@ def run(args: argparse.Namespace) -> int:
         compactions=args.compactions,
         fail_prob=args.fail_prob,
         time_generator=args.time_generator,
+        faults=faults,
     )
+    plan.validate()
     out = Path(args.out) if args.out else Path("out") / "runs" / f"nbcc-seed{args.seed}-{args.rule}"
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "history.jsonl", "w") as history:
