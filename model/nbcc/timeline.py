@@ -50,6 +50,8 @@ class Timeline:
         for i in self.instants:
             if i.requested in seen:
                 raise ValueError(f"duplicate instant time {i.requested} on the timeline")
+            if i.completed is not None and i.completed < i.requested:
+                raise ValueError(f"instant {i.requested}: completion {i.completed} precedes request")
             seen.add(i.requested)
         object.__setattr__(self, "instants", tuple(sorted(self.instants)))
         object.__setattr__(self, "_by_time", {i.requested: i for i in self.instants})

@@ -241,7 +241,7 @@ _LOG_RE = re.compile(
 )
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class BaseFile:
     """A base (columnar) file: the start of a file slice."""
 
