@@ -22,7 +22,7 @@ from model.history import Event
 from model.metrics import lock_metrics
 from model.sim import run_scenario
 from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run, run_timeline, timeline_metrics
+from model.timeline.run import check_timeline_run, simulate_timeline, timeline_metrics
 from reports.report import write_report
 from scenarios.loader import to_toml
 from scenarios.timeline_loader import to_toml as timeline_toml
@@ -129,7 +129,8 @@ def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None
 
 
 def execute_timeline(ts: TimelineScenario, seed: int | None, out: Path) -> dict[str, Any]:
-    """Run, stream the history to ``out``, check, write verdict and metrics; returns the summary."""
+    """Run, stream the history to ``out``, check, write verdict, metrics and the table (``table/``);
+    returns the summary."""
     seed = ts.scenario.seed if seed is None else seed
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / SCENARIO, timeline_toml(ts))
@@ -139,7 +140,9 @@ def execute_timeline(ts: TimelineScenario, seed: int | None, out: Path) -> dict[
             history.write(event.to_json() + "\n")
             history.flush()
 
-        events = run_timeline(ts, seed, sink)
+        run = simulate_timeline(ts, seed, sink)
+    events = run.events
+    write_table(out, run.objects, ts.base_path + "/")
     verdict = check_timeline_run(ts, events)
     metrics = timeline_metrics(events)
     summary = {
