@@ -103,10 +103,12 @@ def register_writer_factory(scenario: Scenario) -> WriterFactory:
     """The lock model's workload: Hudi's lock provider guarding a register read-modify-write."""
 
     def make(ctx: WriterContext) -> Generator[Effect, Any, Any]:
-        provider = StorageLockProvider(scenario.lock, ctx.new_id)
+        def new_provider() -> StorageLockProvider:
+            return StorageLockProvider(scenario.lock, ctx.new_id, scenario.storage.flavor)
+
         start = scenario.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
         return RegisterWriter(
-            provider, scenario.workload, ctx.rng, fenced=scenario.lock.variant == "fenced", start_ms=start
+            new_provider, scenario.workload, ctx.rng, fenced=scenario.lock.variant == "fenced", start_ms=start
         ).run()
 
     return make
