@@ -12,11 +12,20 @@ Semantics worth knowing:
   after the task that sent them dies (a crash does not unsend a request).
 - A pause stops every task of a node: no effect starts, and no reply or wake-up
   is acted on, until the pause ends.
-- ``Interrupt`` is delivered at the target's current sleep, or at its next
-  effect when it is waiting on storage (a sent request is not recalled).
+- ``Interrupt`` is delivered where the target's interrupt policy allows it
+  (``model.taskloop``): at once when it sleeps interruptibly, else at its next
+  effect the policy accepts (a sent request is not recalled).  The writer's
+  policy is ``workload.interrupt``.
 - The client retries unknown outcomes (timeouts, 409, 429, 5xx) up to
-  ``storage.sdk_retries`` times, as SDKs do; that retry is what turns a lost
-  reply into a 412.
+  ``sdk_retries`` times, with the settings of ``model.config.client_settings``
+  (Hudi's lock clients make one attempt; older releases let the SDK retry,
+  which turns a lost reply into a 412).
+- ``Cancel`` with a timeout gives up after it (the task stops after its step);
+  ``Now(monotonic=True)`` reads the node's drifting, never-jumping clock.
+- ``ShutdownHook`` effects register JVM shutdown hooks; a graceful shutdown
+  (``faults.shutdowns``) runs them as tasks while the node's other tasks go on,
+  then stops the node like a crash.
+- With ``lock.audit`` the store starts with the table's audit enable file.
 """
 
 from __future__ import annotations
@@ -30,26 +39,30 @@ from typing import Any
 import simpy
 
 from model.clock import ClockJump, NodeClock
-from model.config import ErrorRule, Pause, Scenario
+from model.config import ErrorRule, Pause, Scenario, client_settings
 from model.effects import (
     Cancel,
+    CheckInterrupt,
     Effect,
     Interrupt,
     Interrupted,
     IsAlive,
     Now,
     Outcome,
+    Put,
     Record,
+    ShutdownHook,
     Sleep,
     Spawn,
     StorageEffect,
     StoreResult,
 )
 from model.history import Event
+from model.lock_audit import enable_body, enable_key
 from model.lockfile import LockData
 from model.objectstore import ObjectStore, Store, is_write
 from model.storage_lock import WRITER_TASK, StorageLockProvider
-from model.taskloop import HeartbeatStartFaults, TaskLoop
+from model.taskloop import HeartbeatStartFaults, Policy, TaskLoop, any_action, interrupt_policy
 from model.workload import RegisterWriter, draw
 
 ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "429": Outcome.THROTTLED, "503": Outcome.UNAVAILABLE}
@@ -69,6 +82,8 @@ class _Task:
     pending_interrupt: bool = False
     cancel_requested: bool = False
     done: Any = None
+    policy: Policy = any_action  # where this task notices an interrupt
+    sleep_interruptible: bool = False  # the current sleep may be ended by an interrupt
 
 
 @dataclass
@@ -81,6 +96,7 @@ class _Node:
     incarnation: int = 0
     heartbeat_faults: HeartbeatStartFaults = field(default_factory=HeartbeatStartFaults)
     triggered: list[Pause] = field(default_factory=list)  # pauses that wait for an event of the node
+    hooks: dict[str, Callable[[], Generator[Effect, Any, Any]]] = field(default_factory=dict)  # JVM hooks
 
     def process_name(self, task: str) -> str:
         return self.name if task == WRITER_TASK else f"{self.name}/{task}"
@@ -135,6 +151,9 @@ class SimWorld:
         self.sink = sink
         self.env = simpy.Environment()
         self.store: Store = store or ObjectStore(scenario.storage.flavor)
+        self.client = client_settings(scenario)
+        if scenario.lock.audit:  # the table has Hudi's lock audit enabled (hudi-cli "locks audit enable")
+            self.store.apply(Put(enable_key(scenario.lock.base_path), enable_body()))
         self.net_rng = random.Random(f"{self.seed}/net")
         self.id_rng = random.Random(f"{self.seed}/ids")
         self.events: list[Event] = []
@@ -202,10 +221,11 @@ class SimWorld:
         node.incarnation += 1
         rng = random.Random(f"{self.seed}/{node.name}/{node.incarnation}")
         body = self.writer_factory(WriterContext(node.name, node.incarnation, rng, self._new_owner_id))
-        self._spawn(node, WRITER_TASK, body)
+        self._spawn(node, WRITER_TASK, body, interrupt_policy(self.scenario.workload.interrupt))
 
-    def _spawn(self, node: _Node, name: str, body: Generator[Effect, Any, Any]) -> _Task:
-        task = _Task(node, name, done=self.env.event())
+    def _spawn(self, node: _Node, name: str, body: Generator[Effect, Any, Any],
+               policy: Policy = any_action) -> _Task:
+        task = _Task(node, name, done=self.env.event(), policy=policy)
         node.tasks[name] = task
         task.process = self.env.process(self._drive(task, body))
         return task
@@ -239,6 +259,8 @@ class SimWorld:
         for i, k in enumerate(faults.cutoffs):
             timed.append((k.start_ms, i, "cutoff-start", k))
             timed.append((k.end_ms, i, "cutoff-end", k))
+        for i, sd in enumerate(faults.shutdowns):
+            timed.append((sd.at_ms, i, "shutdown", sd))
         timed.sort(key=lambda t: (t[0], t[2], t[1]))
         for at, _, kind, spec in timed:
             if at > self.env.now:
@@ -246,6 +268,7 @@ class SimWorld:
             node = self.nodes[spec.node]
             self.record(node.name, "nemesis", "info", kind, {"node": node.name})
             if kind == "crash":
+                node.hooks.clear()
                 for task in list(node.tasks.values()):
                     self._kill(task, "crash")
             elif kind == "restart":
@@ -254,6 +277,22 @@ class SimWorld:
                 writer = node.tasks.get(WRITER_TASK)
                 if writer is not None:
                     self._kill(writer, "death")
+            elif kind == "shutdown":
+                self.env.process(self._shutdown(node, spec.restart_after_ms))
+
+    def _shutdown(self, node: _Node, restart_after_ms: int) -> Generator[Any, Any, None]:
+        """A graceful shutdown: run the shutdown hooks as tasks (the others go on), then stop the node."""
+        hooks, node.hooks = list(node.hooks.values()), {}
+        running = [self._spawn(node, f"shutdown-hook-{i}", hook()) for i, hook in enumerate(hooks)]
+        if running:
+            yield self.env.all_of([t.done for t in running])
+        self.record(node.name, "nemesis", "info", "shutdown-stop", {"node": node.name})
+        for task in list(node.tasks.values()):
+            self._kill(task, "crash")
+        if restart_after_ms >= 0:
+            yield self.env.timeout(restart_after_ms)
+            self.record(node.name, "nemesis", "info", "restart", {"node": node.name})
+            self._start_writer(node)
 
     def _kill(self, task: _Task, cause: str) -> None:
         if task.alive and task.process is not None and task.process.is_alive:
@@ -277,7 +316,7 @@ class SimWorld:
                 return (yield event)
             except simpy.Interrupt as i:
                 if i.cause == "interrupt":
-                    if task.in_sleep:
+                    if task.in_sleep and task.sleep_interruptible:
                         raise Interrupted() from None
                     task.pending_interrupt = True
                     continue
@@ -286,7 +325,7 @@ class SimWorld:
     def _drive(self, task: _Task, gen: Generator[Effect, Any, Any]) -> Generator[Any, Any, None]:
         node = task.node
         process = node.process_name(task.name)
-        loop = TaskLoop(gen)
+        loop = TaskLoop(gen, task.policy)
         try:
             while (effect := loop.next_effect(task)) is not None:
                 yield from self._gate(task)
@@ -307,12 +346,20 @@ class SimWorld:
     def _perform(self, task: _Task, process: str, effect: Effect) -> Generator[Any, Any, Any]:
         node = task.node
         if isinstance(effect, Now):
-            return node.clock.read(int(self.env.now))
+            now = int(self.env.now)
+            return node.clock.monotonic(now) if effect.monotonic else node.clock.read(now)
         if isinstance(effect, Record):
             self.record(node.name, process, effect.type, effect.f, effect.value)
             return None
+        if isinstance(effect, ShutdownHook):
+            if effect.hook is None:
+                node.hooks.pop(effect.key, None)
+            else:
+                node.hooks[effect.key] = effect.hook
+            return None
         if isinstance(effect, Sleep):
             task.in_sleep = True
+            task.sleep_interruptible = task.policy(effect)
             try:
                 yield from self._wait(task, self.env.timeout(node.clock.true_duration(effect.ms)))
             finally:
@@ -331,12 +378,17 @@ class SimWorld:
                 target.cancel_requested = True
                 if target.in_sleep:
                     self._kill(target, "cancel")
-                yield from self._wait(task, target.done)
+                if effect.timeout_ms is None:
+                    yield from self._wait(task, target.done)
+                else:
+                    limit = self.env.timeout(node.clock.true_duration(effect.timeout_ms))
+                    yield from self._wait(task, self.env.any_of([target.done, limit]))
+                    return bool(target.done.triggered)
             return True
         if isinstance(effect, Interrupt):
             target = node.tasks.get(effect.name)
             if target is not None and target.alive:
-                if target.in_sleep:
+                if target.in_sleep and target.sleep_interruptible:
                     target.process.interrupt("interrupt")
                 else:
                     target.pending_interrupt = True
@@ -344,12 +396,14 @@ class SimWorld:
         if isinstance(effect, IsAlive):
             target = node.tasks.get(effect.name)
             return target is not None and target.alive
+        if isinstance(effect, CheckInterrupt):  # answered by the task loop; never performed here
+            return None
         return (yield from self._storage(task, effect))
 
     # ---- storage: the client with its retries, and the network ----------------
 
     def _storage(self, task: _Task, effect: StorageEffect) -> Generator[Any, Any, StoreResult]:
-        cfg = self.scenario.storage
+        cfg = self.client
         attempts, ambiguous = 0, False
         while True:
             attempts += 1
@@ -393,11 +447,12 @@ class SimWorld:
 
     def _request(self, node: _Node, effect: StorageEffect, reply: Any) -> Generator[Any, Any, None]:
         cfg = self.scenario.storage
+        timeout_ms = self.client.timeout_ms
         sent = int(self.env.now)
         rule = self._matching_rule(node, effect)
         cut = any(start <= sent < end for start, end in node.cutoffs)
         if cut or (rule is not None and rule.status == "timeout"):
-            yield self.env.timeout(cfg.timeout_ms)
+            yield self.env.timeout(timeout_ms)
             reply.succeed(StoreResult(Outcome.TIMEOUT))
             return
         yield self.env.timeout(draw(self.net_rng, cfg.latency_ms))
@@ -406,11 +461,11 @@ class SimWorld:
         else:
             result = self._apply(node, effect)
         if rule is not None and rule.status == "lost-reply":
-            yield self.env.timeout(max(0, sent + cfg.timeout_ms - int(self.env.now)))
+            yield self.env.timeout(max(0, sent + timeout_ms - int(self.env.now)))
             reply.succeed(StoreResult(Outcome.TIMEOUT))
             return
         yield self.env.timeout(draw(self.net_rng, cfg.latency_ms))
-        if self.env.now - sent > cfg.timeout_ms:
+        if self.env.now - sent > timeout_ms:
             result = StoreResult(Outcome.TIMEOUT)
         reply.succeed(result)
 
