@@ -10,13 +10,17 @@ built by :func:`model.sim.register_writer_factory` with a
 - ``Sleep``: a wait on the task's own event (interruptible), of the true
   duration the node's drift gives;
 - ``Spawn`` / ``Cancel`` / ``Interrupt`` / ``IsAlive``: threads, with the
-  simulated world's semantics (an interrupt is delivered at the target's
-  sleep, or at its next effect; a cancel stops a sleeping task at once, else
-  after its current step, and the caller waits for it);
+  simulated world's semantics (an interrupt is delivered where the target's
+  interrupt policy allows, as in ``model.taskloop``; a cancel stops a sleeping
+  task at once, else after its current step, and the caller waits for it, at
+  most ``timeout_ms`` when the Cancel has one);
+- ``Now(monotonic=True)``: ms since the run started plus the node's drift;
+  ``ShutdownHook``: kept per node and run on a graceful shutdown
+  (``faults.shutdowns``) before the node's threads are stopped;
 - storage effects: :meth:`backends.base.Backend.perform` of the node's own
   backend, whose endpoint is the node's port of the :mod:`fault proxy
   <backends.fault_proxy>` when the fault plan has error rules or cutoffs (or
-  latency is asked for); the backend's ``sdk_retries`` is ``storage.sdk_retries``;
+  latency is asked for); timeout and retries are ``model.config.client_settings``;
 - pauses: a gate every task of the node waits at before each effect, after a
   sleep and after a storage reply (timed pauses, and the ``acquired`` /
   ``write`` triggers); crashes, restarts and writer deaths kill threads at
@@ -69,9 +73,10 @@ from backends.fault_proxy import FaultProxy
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS, ClockJump, NodeClock
-from model.config import ConfigError, Dist, Pause, Scenario
+from model.config import ConfigError, Dist, Pause, Scenario, client_settings
 from model.effects import (
     Cancel,
+    CheckInterrupt,
     CreateIfAbsent,
     Effect,
     FencedPut,
@@ -82,16 +87,18 @@ from model.effects import (
     Put,
     Record,
     ReplaceIfMatch,
+    ShutdownHook,
     Sleep,
     Spawn,
     StorageEffect,
     StoreResult,
 )
 from model.history import Event
+from model.lock_audit import enable_body, enable_key
 from model.lockfile import LockData
 from model.sim import WriterContext, WriterFactory, register_writer_factory
 from model.storage_lock import WRITER_TASK
-from model.taskloop import HeartbeatStartFaults, TaskLoop
+from model.taskloop import HeartbeatStartFaults, Policy, TaskLoop, any_action, interrupt_policy
 
 POLL_S = 0.05
 
@@ -121,6 +128,7 @@ class _Task:
     killed: str | None = None
     wake: threading.Event = field(default_factory=threading.Event)
     done: threading.Event = field(default_factory=threading.Event)
+    policy: Policy = any_action
 
 
 @dataclass
@@ -133,6 +141,7 @@ class _Node:
     heartbeat_faults: HeartbeatStartFaults = field(default_factory=HeartbeatStartFaults)
     triggered: list[Pause] = field(default_factory=list)
     paused_until: int = 0
+    hooks: dict[str, Callable[[], Generator[Effect, Any, Any]]] = field(default_factory=dict)
 
     def process_name(self, task: str) -> str:
         return self.name if task == WRITER_TASK else f"{self.name}/{task}"
@@ -250,10 +259,11 @@ class RealWorld:
         node.incarnation += 1
         rng = random.Random(f"{self.seed}/{node.name}/{node.incarnation}")
         body = self.writer_factory(WriterContext(node.name, node.incarnation, rng, lambda: str(uuid.uuid4())))
-        self._spawn(node, WRITER_TASK, body)
+        self._spawn(node, WRITER_TASK, body, interrupt_policy(self.scenario.workload.interrupt))
 
-    def _spawn(self, node: _Node, name: str, body: Generator[Effect, Any, Any]) -> _Task:
-        task = _Task(node, name)
+    def _spawn(self, node: _Node, name: str, body: Generator[Effect, Any, Any],
+               policy: Policy = any_action) -> _Task:
+        task = _Task(node, name, policy=policy)
         node.tasks[name] = task
         task.thread = threading.Thread(target=self._drive, args=(task, body), name=f"{node.name}/{name}",
                                        daemon=True)
@@ -281,7 +291,7 @@ class RealWorld:
     def _drive(self, task: _Task, gen: Generator[Effect, Any, Any]) -> None:
         node = task.node
         process = node.process_name(task.name)
-        loop = TaskLoop(gen)
+        loop = TaskLoop(gen, task.policy)
         try:
             while (effect := loop.next_effect(task)) is not None:
                 self._check(task)
@@ -304,12 +314,13 @@ class RealWorld:
                 del node.tasks[task.name]
             task.done.set()
 
-    def _sleep(self, task: _Task, ms: int) -> None:
+    def _sleep(self, task: _Task, effect: Sleep) -> None:
         task.in_sleep = True
+        interruptible = task.policy(effect)
         try:
-            deadline = time.monotonic() + task.node.clock.true_duration(ms) / 1000
+            deadline = time.monotonic() + task.node.clock.true_duration(effect.ms) / 1000
             while True:
-                if task.pending_interrupt:
+                if task.pending_interrupt and interruptible:
                     task.pending_interrupt = False
                     raise Interrupted()
                 if task.cancel_requested:
@@ -327,12 +338,18 @@ class RealWorld:
     def _perform(self, task: _Task, process: str, effect: Effect) -> Any:
         node = task.node
         if isinstance(effect, Now):
-            return self._read_clock(node)
+            return node.clock.monotonic(self.now_ms()) if effect.monotonic else self._read_clock(node)
         if isinstance(effect, Record):
             self.record(node.name, process, effect.type, effect.f, effect.value)
             return None
+        if isinstance(effect, ShutdownHook):
+            if effect.hook is None:
+                node.hooks.pop(effect.key, None)
+            else:
+                node.hooks[effect.key] = effect.hook
+            return None
         if isinstance(effect, Sleep):
-            self._sleep(task, effect.ms)
+            self._sleep(task, effect)
             return None
         if isinstance(effect, Spawn):
             if not node.heartbeat_faults.allows(effect.name):
@@ -345,8 +362,12 @@ class RealWorld:
             if target is not None and target.alive:
                 target.cancel_requested = True
                 target.wake.set()
+                limit = None if effect.timeout_ms is None else (
+                    time.monotonic() + node.clock.true_duration(effect.timeout_ms) / 1000)
                 while not target.done.wait(POLL_S):
                     self._check(task)
+                    if limit is not None and time.monotonic() >= limit:
+                        return False
             return True
         if isinstance(effect, Interrupt):
             target = node.tasks.get(effect.name)
@@ -357,6 +378,8 @@ class RealWorld:
         if isinstance(effect, IsAlive):
             target = node.tasks.get(effect.name)
             return target is not None and target.alive
+        if isinstance(effect, CheckInterrupt):  # answered by the task loop; never performed here
+            return None
         result = node.backend.perform(effect)
         if result.ok:
             self._observe_write(node, effect, result)
@@ -406,6 +429,9 @@ class RealWorld:
         for i, k in enumerate(faults.cutoffs):
             if k.node in self.nodes:
                 timed += [(k.start_ms, i, "cutoff-start", k), (k.end_ms, i, "cutoff-end", k)]
+        for i, sd in enumerate(faults.shutdowns):
+            if sd.node in self.nodes:
+                timed.append((sd.at_ms, i, "shutdown", sd))
         timed.sort(key=lambda t: (t[0], t[2], t[1]))
         for at, _, kind, spec in timed:
             if at >= self.duration_ms or not self._wait_until(at):
@@ -415,6 +441,7 @@ class RealWorld:
                 node.paused_until = max(node.paused_until, spec.at_ms + spec.duration_ms)
             self.record(node.name, "nemesis", "info", kind, {"node": node.name})
             if kind == "crash":
+                node.hooks.clear()
                 for task in list(node.tasks.values()):
                     self._kill(task, "crash")
             elif kind == "restart":
@@ -423,6 +450,24 @@ class RealWorld:
                 writer = node.tasks.get(WRITER_TASK)
                 if writer is not None:
                     self._kill(writer, "death")
+            elif kind == "shutdown":
+                threading.Thread(target=self._shutdown, args=(node, spec.restart_after_ms),
+                                 name=f"{node.name}/shutdown", daemon=True).start()
+
+    def _shutdown(self, node: _Node, restart_after_ms: int) -> None:
+        """A graceful shutdown: run the shutdown hooks as tasks (the others go on), then stop the node."""
+        hooks, node.hooks = list(node.hooks.values()), {}
+        running = [self._spawn(node, f"shutdown-hook-{i}", hook()) for i, hook in enumerate(hooks)]
+        for t in running:
+            while not t.done.wait(POLL_S):
+                if self._stop.is_set():
+                    return
+        self.record(node.name, "nemesis", "info", "shutdown-stop", {"node": node.name})
+        for task in list(node.tasks.values()):
+            self._kill(task, "crash")
+        if restart_after_ms >= 0 and self._wait_until(self.now_ms() + restart_after_ms):
+            self.record(node.name, "nemesis", "info", "restart", {"node": node.name})
+            self._start_writer(node)
 
     # ---- the run ------------------------------------------------------------------
 
@@ -525,7 +570,7 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
 
     ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`).
     """
-    cfg = scenario.storage
+    cfg = client_settings(scenario)
     kw: dict[str, Any] = {"timeout_s": cfg.timeout_ms / 1000, "sdk_retries": cfg.sdk_retries,
                           "retry_backoff_s": cfg.retry_backoff_ms / 1000}
     if client is not None:
@@ -568,6 +613,15 @@ def clear_prefix(ep: Endpoint, prefix: str) -> None:
                 b.perform(Delete(key))
 
 
+def seed_audit_enable_file(ep: Endpoint, prefix: str, scenario: Scenario) -> None:
+    """Write the table's lock-audit enable file (as ``hudi-cli locks audit enable`` does).
+
+    ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`).
+    """
+    with ep.backend(prefix) as b:
+        b.perform(Put(enable_key(scenario.lock.base_path), enable_body()))
+
+
 def read_prefix(ep: Endpoint, prefix: str) -> dict[str, bytes]:
     """Every object under ``prefix``: key -> body (the final store of a run, for checkers that need it)."""
     from model.effects import ListPrefix, Read
@@ -596,6 +650,8 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
     scenario = map_scenario_keys(scenario, prefix)
     log_dir = log_dir or Path("runs") / "tmp" / "realworld"
     clear_prefix(ep, prefix)
+    if scenario.lock.audit:
+        seed_audit_enable_file(ep, prefix, scenario)
     holder: list[RealWorld] = []
     nodes = scenario.workload.nodes()
     with node_backends(scenario, ep, nodes, prefix=prefix, log_dir=log_dir, seed=seed,
