@@ -52,11 +52,13 @@ from backends.threadworld import ThreadWorld
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS
-from model.config import ConfigError, Dist, Scenario
+from model.config import ConfigError, Dist, Scenario, client_settings
 from model.effects import CreateIfAbsent, FencedPut, Put, ReplaceIfMatch, StorageEffect, StoreResult
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WorldError
+from model.lock_audit import enable_body, enable_key
 from model.sim import WriterFactory, node_clocks, retry_policy
+from model.taskloop import interrupt_policy
 from model.workloads.lock import LockWorkload
 
 
@@ -116,7 +118,8 @@ class RealWorld:
         workload = workload or LockWorkload(scenario, writer_factory, record_bodies_under)
         self.kernel = Kernel(self.world, workload, nodes=node_clocks(scenario, names), faults=scenario.faults,
                              policy=retry_policy(scenario), seed=self.seed, new_id=lambda: str(uuid.uuid4()),
-                             sink=sink, on_error=self._on_error)
+                             sink=sink, on_error=self._on_error,
+                             writer_policy=interrupt_policy(scenario.workload.interrupt))
         for name in names:
             self.kernel.nodes[name].backend = backends[name]
 
@@ -239,7 +242,7 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
 
     ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`).
     """
-    cfg = scenario.storage
+    cfg = client_settings(scenario)
     kw: dict[str, Any] = {"timeout_s": cfg.timeout_ms / 1000}
     if client is not None:
         kw["client"] = client
@@ -281,6 +284,15 @@ def clear_prefix(ep: Endpoint, prefix: str) -> None:
                 b.perform(Delete(key))
 
 
+def seed_audit_enable_file(ep: Endpoint, prefix: str, scenario: Scenario) -> None:
+    """Write the table's lock-audit enable file (as ``hudi-cli locks audit enable`` does).
+
+    ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`).
+    """
+    with ep.backend(prefix) as b:
+        b.perform(Put(enable_key(scenario.lock.base_path), enable_body()))
+
+
 def read_prefix(ep: Endpoint, prefix: str) -> dict[str, bytes]:
     """Every object under ``prefix``: key -> body (the final store of a run, for checkers that need it)."""
     from model.effects import ListPrefix, Read
@@ -309,6 +321,8 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
     scenario = map_scenario_keys(scenario, prefix)
     log_dir = log_dir or Path("runs") / "tmp" / "realworld"
     clear_prefix(ep, prefix)
+    if scenario.lock.audit:
+        seed_audit_enable_file(ep, prefix, scenario)
     holder: list[RealWorld] = []
     nodes = scenario.workload.nodes()
     with node_backends(scenario, ep, nodes, prefix=prefix, log_dir=log_dir, seed=seed,

@@ -68,6 +68,10 @@ class Signal:
     def poll(self) -> tuple[bool, Any]:
         return self._fired.is_set(), self._value
 
+    @property
+    def triggered(self) -> bool:
+        return self._fired.is_set()
+
     def left(self) -> float:
         return 0.5
 
@@ -75,6 +79,24 @@ class Signal:
         with self._lock:
             if not self._fired.is_set():
                 self._waiters.add(h)
+
+
+class AnyOf:
+    """Done when the first of several timeouts / signals is (``ThreadWorld.any_of``)."""
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+
+    def poll(self) -> tuple[bool, Any]:
+        return any(p.poll()[0] for p in self.parts), None
+
+    def left(self) -> float:
+        return min(p.left() for p in self.parts)
+
+    def watch(self, h: Handle) -> None:
+        for p in self.parts:
+            if isinstance(p, Signal):
+                p.watch(h)
 
 
 class Answered:
@@ -145,6 +167,9 @@ class ThreadWorld:
     def event(self) -> Signal:
         return Signal()
 
+    def any_of(self, events: list[Any]) -> AnyOf:
+        return AnyOf(events)
+
     def start(self, gen: Gen) -> Handle:
         h = Handle(gen)
         with self.lock:
@@ -199,7 +224,7 @@ class ThreadWorld:
                 except Interruption:
                     return  # a generator with no use for the cause (the nemesis at the end of a run)
                 send, throw = None, None
-                if isinstance(waiting, Signal):
+                if isinstance(waiting, Signal | AnyOf):
                     waiting.watch(h)
                 while True:
                     if h.causes:

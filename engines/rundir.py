@@ -1,26 +1,33 @@
-"""Run directories: the history (streamed as it happens), verdicts, metrics and the resolved scenario.
+"""Run directories: the history (streamed as it happens), verdicts, metrics, the resolved scenario, the table.
 
 The history is appended and flushed line by line, so a run that crashes keeps
 every event written so far; every other file is written atomically (a
-temporary file, then a rename), so a reader never sees half of one.
+temporary file, then a rename), so a reader never sees half of one.  A
+simulated lock run also leaves its final store under ``table/`` (the lock file,
+the register and Hudi's lock audit trail in ``table/.hoodie/.locks/audit/``),
+and its verdict says, per violation, whether Hudi's audit validator
+(``hcc check-audit`` on that trail) would have seen it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backends.hudi_audit import AuditFormatError, read_local, validate, visible_to_audit
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import Scenario
 from model.history import Event
 from model.metrics import lock_metrics
-from model.sim import run_scenario
+from model.objectstore import ObjectStore
+from model.sim import SimWorld
 from model.timeline.config import TimelineScenario
 from model.timeline.run import check_timeline_run, simulate_timeline, timeline_metrics
 from reports.report import write_report
@@ -81,20 +88,27 @@ class RunResult:
     out: Path
     verdict: Verdict
     metrics: dict[str, Any]
+    # Hudi's audit validator on the run's own audit trail (None: the run left no audit files).
+    audit: dict[str, Any] | None = None
+    audit_visible: tuple[bool, ...] = ()  # per violation: would the audit validator have seen it?
 
     @property
     def matches_expectation(self) -> bool:
         return self.verdict.verdict == self.scenario.expect
 
     def summary(self) -> dict[str, Any]:
-        """The object ``hcc run --json`` prints."""
+        """The object ``hcc run --json`` prints (violations carry ``audit_visible`` when there is a trail)."""
+        verdict = self.verdict.to_dict()
+        for v, seen in zip(verdict["violations"], self.audit_visible, strict=False):
+            v["audit_visible"] = seen
         return {
             "scenario": self.scenario.name,
             "seed": self.seed,
             "expect": self.scenario.expect,
             "matches_expectation": self.matches_expectation,
             "out": str(self.out),
-            **self.verdict.to_dict(),
+            **verdict,
+            "audit": self.audit,
             "metrics": self.metrics,
         }
 
@@ -117,15 +131,34 @@ def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None
             history.write(event.to_json() + "\n")
             history.flush()
 
-        events = run_scenario(scenario, seed, sink)
+        world = SimWorld(scenario, seed, sink)
+        events = world.run()
     verdict = check_lock_history(events, scenario.checkers)
     metrics = lock_metrics(events)
-    result = RunResult(scenario, seed, out, verdict, metrics)
+    shutil.rmtree(out / TABLE, ignore_errors=True)  # a rerun into the same folder leaves no stale files
+    assert isinstance(world.store, ObjectStore)
+    table = write_table(out, {k: o.body for k, o in world.store.objects.items()},
+                        prefix=scenario.lock.base_path.rstrip("/") + "/")
+    audit, seen = audit_of_run(table, verdict)
+    result = RunResult(scenario, seed, out, verdict, metrics, audit, seen)
     write_json(out / METRICS, metrics)
     write_json(out / VERDICT, {k: v for k, v in result.summary().items() if k != "metrics"})
     if report:
         write_report(out, write_atomic, required=False)
     return result
+
+
+def audit_of_run(table: Path, verdict: Verdict) -> tuple[dict[str, Any] | None, tuple[bool, ...]]:
+    """Hudi's audit validator on a run's own ``table/`` and, per violation, whether it would have seen it."""
+    try:
+        result = validate(read_local(table))
+    except AuditFormatError:
+        return None, ()
+    seen = tuple(visible_to_audit(result, v.details) for v in verdict.violations)
+    summary = {"validator": result.result, "windows": len(result.windows), "overlaps": len(result.overlaps),
+               "without_end": len(result.unfinished), "violations_visible": sum(seen),
+               "violations_invisible": len(seen) - sum(seen)}
+    return summary, seen
 
 
 def execute_timeline(ts: TimelineScenario, seed: int | None, out: Path) -> dict[str, Any]:

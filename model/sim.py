@@ -35,12 +35,14 @@ import simpy
 
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
-from model.config import Scenario
-from model.effects import Outcome, StorageEffect, StoreResult
+from model.config import Scenario, client_settings
+from model.effects import Outcome, Put, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
+from model.lock_audit import enable_body, enable_key
 from model.objectstore import ObjectStore, Store, is_write
+from model.taskloop import interrupt_policy
 from model.workload import draw
 from model.workloads.lock import LockWorkload
 
@@ -60,8 +62,9 @@ def node_clocks(scenario: Scenario, nodes: list[str] | None = None) -> dict[str,
 
 
 def retry_policy(scenario: Scenario) -> RetryPolicy:
-    """The client's retry policy the scenario's storage settings give."""
-    return RetryPolicy(scenario.storage.sdk_retries, scenario.storage.retry_backoff_ms)
+    """The client's retry policy of the scenario (``model.config.client_settings``: Hudi's, by variant)."""
+    cs = client_settings(scenario)
+    return RetryPolicy(cs.sdk_retries, cs.retry_backoff_ms)
 
 
 class _Step:
@@ -78,6 +81,7 @@ class SimNetwork:
                  matcher: FaultMatcher, observe: Callable[[Node, str, bytes, str | None], None]) -> None:
         self.env = env
         self.cfg = scenario.storage
+        self.timeout_ms = client_settings(scenario).timeout_ms
         self.store = store
         self.rng = rng
         self.matcher = matcher
@@ -105,7 +109,7 @@ class SimNetwork:
         key = getattr(effect, "key", getattr(effect, "prefix", ""))
         action = self.matcher.decide(node.name, is_write(effect), key, sent)
         if action in ("cutoff", "timeout"):
-            self._later(cfg.timeout_ms, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
+            self._later(self.timeout_ms, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
             return
 
         def arrive(_: Any) -> None:
@@ -114,12 +118,12 @@ class SimNetwork:
             else:
                 result = self._apply(node, effect)
             if action == "lost-reply":
-                wait = max(0, sent + cfg.timeout_ms - int(self.env.now))
+                wait = max(0, sent + self.timeout_ms - int(self.env.now))
                 self._later(wait, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
                 return
 
             def back(_: Any) -> None:
-                late = self.env.now - sent > cfg.timeout_ms
+                late = self.env.now - sent > self.timeout_ms
                 reply.succeed(StoreResult(Outcome.TIMEOUT) if late else result)
 
             self._later(draw(self.rng, cfg.latency_ms), back)
@@ -161,6 +165,7 @@ class SimPyWorld:
         # the hot primitives are SimPy's own (virtual times are integers: every delay is)
         self.timeout: Callable[[int], Any] = env.timeout
         self.event: Callable[[], Any] = env.event
+        self.any_of: Callable[[list[Any]], Any] = env.any_of
         self.start: Callable[[Generator[Any, Any, Any]], Any] = env.process
 
     def now(self) -> int:
@@ -199,12 +204,14 @@ class SimWorld:
         self.workload: Workload = workload or LockWorkload(scenario, writer_factory, record_bodies_under)
         self.env = simpy.Environment()
         self.store: Store = store or ObjectStore(scenario.storage.flavor)
+        if scenario.lock.audit:  # the table has Hudi's lock audit enabled (hudi-cli "locks audit enable")
+            self.store.apply(Put(enable_key(scenario.lock.base_path), enable_body()))
         net_rng = random.Random(f"{self.seed}/net")
         self.id_rng = random.Random(f"{self.seed}/ids")
         self.world = SimPyWorld(self.env)
         self.kernel = Kernel(self.world, self.workload, nodes=node_clocks(scenario), faults=scenario.faults,
                              policy=retry_policy(scenario), seed=self.seed, new_id=self._new_owner_id,
-                             sink=sink)
+                             sink=sink, writer_policy=interrupt_policy(scenario.workload.interrupt))
         faults = scenario.faults
         matcher = FaultMatcher(faults.errors, faults.cutoffs, net_rng, self.workload.key_class)
         self.world.network = SimNetwork(self.env, scenario, self.store, net_rng, matcher,

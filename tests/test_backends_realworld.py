@@ -12,7 +12,7 @@ import pytest
 
 from backends.endpoint import Endpoint
 from backends.fixtures import fake_gcs_endpoint  # noqa: F401
-from backends.hudi_audit import check_audit, read_backend
+from backends.hudi_audit import read_backend, validate
 from backends.realworld import clear_prefix, merge_histories, run_node, run_realworld
 from backends.registry import open_endpoint
 from cli import realworld as cmd_realworld
@@ -126,8 +126,9 @@ def test_audit_files_read_from_a_bucket(fake_gcs_endpoint: Endpoint) -> None:  #
              '"lockHeld":true}']
         assert b.perform(Put(folder + "1_a.jsonl", "\n".join(a).encode())).ok
         assert b.perform(Put(folder + "2_b.jsonl", "\n".join(c).encode())).ok
-        verdict = check_audit(read_backend(b, "wh/t1"))
-    assert [v.kind for v in verdict.violations] == ["overlap"]
+        result = validate(read_backend(b, "wh/t1"))
+    assert result.result == "FAILED"
+    assert [(o.earlier.owner, o.later.owner) for o in result.overlaps] == [("a", "b")]
 
 
 @pytest.mark.parametrize("name,sets,marks", [
