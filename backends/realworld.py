@@ -437,32 +437,46 @@ class RealWorld:
         nemesis = threading.Thread(target=self._nemesis, name="nemesis", daemon=True)
         nemesis.start()
         died: str | None = None
+        end: dict[str, Any] = {}
+        try:
+            died = self._wait_for_end()
+            if died is not None:
+                self.record("-", "nemesis", "info", "server-died", {"reason": died})
+                end = {"error": died}
+        except BaseException as e:  # SIGINT / SIGTERM in the main thread: stop the writers, end the history
+            end = {"interrupted": type(e).__name__}
+            raise
+        finally:
+            self._stop_tasks(5 if "interrupted" in end else 15)
+            self.record("-", "nemesis", "info", "run-end", end)
+        if died is not None:
+            raise ServerDied(died, list(self.events))
+        return self.events
+
+    def _wait_for_end(self) -> str | None:
+        """Wait out the duration; the reason the server died, if it did."""
         next_health = 0.0
         while self.now_ms() < self.duration_ms:
             time.sleep(min(0.1, max(0.001, (self.duration_ms - self.now_ms()) / 1000)))
             if self._fatal is not None:
-                died = self._fatal
-                break
+                return self._fatal
             if self.health is not None and time.monotonic() >= next_health:
                 next_health = time.monotonic() + 0.5
                 died = self.health()
                 if died is not None:
-                    break
-        if died is not None:
-            self.record("-", "nemesis", "info", "server-died", {"reason": died})
+                    return died
+        return None
+
+    def _stop_tasks(self, timeout_s: float = 15) -> None:
         self._stop.set()
         for node in self.nodes.values():
             for task in list(node.tasks.values()):
                 self._kill(task, "stop")
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + timeout_s
         for node in self.nodes.values():
             for task in list(node.tasks.values()):
                 if task.thread is not None:
                     task.thread.join(max(0.0, deadline - time.monotonic()))
-        self.record("-", "nemesis", "info", "run-end", {} if died is None else {"error": died})
-        if died is not None:
-            raise ServerDied(died, list(self.events))
-        return self.events
 
 
 # ---- health of the server ------------------------------------------------------------
