@@ -16,10 +16,9 @@ import argparse
 import dataclasses
 import json
 import random
-from pathlib import Path
 from typing import Any
 
-from engines.rundir import write_atomic, write_json
+from engines.rundir import link_latest, marks_interrupted, prepare_out, write_atomic, write_json
 from model.config import ConfigError
 from model.history import Event
 from model.nbcc.sim_checks import check_history, rel
@@ -62,7 +61,9 @@ def register(subparsers: Any) -> None:
     r.add_argument("--compactions", type=int, default=3, help="compaction slots (default 3)")
     r.add_argument("--fail-prob", type=float, default=0.25, help="chance a batch has injected failures")
     r.add_argument("--expect", choices=("ok", "violation"), help="expected verdict (see the exit codes)")
-    r.add_argument("--out", help="run directory (default out/runs/nbcc-seed<N>-<rule>)")
+    r.add_argument("--out", help="run directory, new or empty "
+                                 "(default: a new folder out/runs/nbcc-RULE/seedN-TIME)")
+    r.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(func=run)
 
@@ -92,12 +93,14 @@ def run(args: argparse.Namespace) -> int:
         fail_prob=args.fail_prob,
         time_source=args.time_source,
     )
-    out = Path(args.out) if args.out else Path("out") / "runs" / f"nbcc-seed{args.seed}-{args.rule}"
+    out = prepare_out(args.out, force=args.force, name=f"nbcc-{args.rule}", seed=args.seed)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "history.jsonl", "w") as history:
+    with marks_interrupted(out, {"seed": args.seed, "rule": rule.value, "time_source": args.time_source}), \
+            open(out / "history.jsonl", "w") as history:
 
         def sink(event: Event) -> None:
             history.write(event.to_json() + "\n")
+            history.flush()
 
         result = run_table(plan, args.seed, sink)
     verdict = check_history(result.events, result.objects, plan.base, rule)
@@ -124,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     for key, body in result.objects.items():
         if key.startswith(plan.base + "/"):
             write_atomic(out / "table" / key[len(plan.base) + 1 :], body.decode())
+    link_latest(out)
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
