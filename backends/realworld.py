@@ -66,6 +66,7 @@ from typing import Any
 from backends.base import Backend, StorageError
 from backends.endpoint import Endpoint
 from backends.fault_proxy import FaultProxy
+from backends.launchers.workdir import server_dir
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS, ClockJump, NodeClock
@@ -608,7 +609,7 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
     """
     seed = scenario.seed if seed is None else seed
     scenario = map_scenario_keys(scenario, prefix)
-    log_dir = log_dir or Path("runs") / "tmp" / "realworld"
+    log_dir = log_dir or server_dir("realworld")
     clear_prefix(ep, prefix)
     holder: list[RealWorld] = []
     nodes = scenario.workload.nodes()
@@ -647,9 +648,9 @@ def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, du
     seed = scenario.seed if seed is None else seed
     scenario = map_scenario_keys(scenario, prefix)
     holder: list[RealWorld] = []
-    with node_backends(scenario, ep, [node], prefix=prefix, log_dir=log_dir or Path("runs") / "tmp" / node,
-                       seed=seed, clock_ms=lambda: holder[0].now_ms() if holder else 0,
-                       client=client) as (backends, _):
+    log_dir = log_dir or server_dir(f"realworld-{node}")
+    with node_backends(scenario, ep, [node], prefix=prefix, log_dir=log_dir, seed=seed,
+                       clock_ms=lambda: holder[0].now_ms() if holder else 0, client=client) as (backends, _):
         world = RealWorld(scenario, backends, seed=seed, sink=sink, nodes=[node], duration_ms=duration_ms,
                           start_epoch=start_epoch, health=endpoint_health(ep), writer_factory=writer_factory,
                           record_bodies_under=record_bodies_under)

@@ -20,6 +20,7 @@ Run: python benchmarks/soak_lock.py [--minutes 20] [--every 30] [--backends fake
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 import threading
@@ -92,10 +93,8 @@ def main() -> int:
     workers = [threading.Thread(target=soak, args=(n,), name=f"soak-{n}") for n in names]
     for w in workers:
         w.start()
-    try:
+    with contextlib.suppress(threading.BrokenBarrierError):  # a server did not start: reported below
         ready.wait()
-    except threading.BrokenBarrierError:
-        pass
     sampler = Sampler(list(streams.values()), args.every)
     sampler.start()
     for w in workers:

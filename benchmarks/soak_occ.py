@@ -36,8 +36,8 @@ from scenarios import timeline_loader
 def soak_scenario(minutes: float, writers: int, prefix: str) -> TimelineScenario:
     """tl-occ-put-if-absent for ``minutes``, keys under ``prefix``, with errors, pauses and cutoffs."""
     duration = int(minutes * 60_000)
-    ts = timeline_loader.load("tl-occ-put-if-absent", [f"duration_ms={duration}", f"workload.writers={writers}",
-                                                       "storage.timeout_ms=1000"])
+    ts = timeline_loader.load("tl-occ-put-if-absent", [
+        f"duration_ms={duration}", f"workload.writers={writers}", "storage.timeout_ms=1000"])
     check_occ_scenario(ts)
     end = duration - 10_000
     nodes = ts.scenario.workload.nodes()
@@ -115,7 +115,8 @@ def main() -> int:
     print(f"commits {m['commits']} ({m['commits_per_s']}/s), per writer {m['commits_per_writer']}, "
           f"OCC conflicts {m['conflicts']}, aborts {m['aborts']} {m['abort_reasons']}, "
           f"commit latency p50 {m['commit_latency_ms']['p50']} ms p99 {m['commit_latency_ms']['p99']} ms")
-    print(f"verdict {verdict.verdict} (expected {sc.expect}); violations {[v.kind for v in verdict.violations]}; "
+    print(f"verdict {verdict.verdict} (expected {sc.expect}); "
+          f"violations {[v.kind for v in verdict.violations]}; "
           f"findings {sorted({f.kind for f in verdict.findings})}")
     return 0 if complete and verdict.verdict == sc.expect else 1
 

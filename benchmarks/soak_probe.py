@@ -146,15 +146,17 @@ def print_summary(sampler: Sampler) -> None:
     print(f"harness RSS: first quarter {a:.1f} MiB, last quarter {b:.1f} MiB (x{b / a:.3f})")
     fds = [s.harness_fds for s in samples]
     thr = [s.harness_threads for s in samples]
-    print(f"harness fds: min {min(fds)}, max {max(fds)}, last {fds[-1]}; threads min {min(thr)}, max {max(thr)}")
+    print(f"harness fds: min {min(fds)}, max {max(fds)}, last {fds[-1]}; "
+          f"threads min {min(thr)}, max {max(thr)}")
     for name in samples[0].per_stream:
         rss = [s.per_stream[name]["server_rss_kib"] or 0 for s in samples[:-1]]  # the last: server stopped
         sfds = [s.per_stream[name]["server_fds"] or 0 for s in samples[:-1]]
         a, b = _quarters([r / 1024 for r in rss])
         rates = [s.per_stream[name]["events_per_s"] for s in samples[1:-1]]
         ra, rb = _quarters(rates) if len(rates) >= 4 else (0.0, 0.0)
-        print(f"{name}: server RSS first quarter {a:.1f} MiB, last quarter {b:.1f} MiB (x{b / max(a, 1e-9):.3f}); "
-              f"server fds min {min(sfds)}, max {max(sfds)}; events/s first quarter {ra:.1f}, last {rb:.1f}")
+        print(f"{name}: server RSS first quarter {a:.1f} MiB, last quarter {b:.1f} MiB "
+              f"(x{b / max(a, 1e-9):.3f}); server fds min {min(sfds)}, max {max(sfds)}; "
+              f"events/s first quarter {ra:.1f}, last {rb:.1f}")
 
 
 def history_complete(path: Path, expected_events: int) -> tuple[bool, list[Event], str]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from backends.launchers.workdir import server_dir
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
@@ -147,7 +148,7 @@ def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms
     nodes = scenario.workload.nodes()
     check_parallelism(engine, len(nodes))
     seed = scenario.seed if seed is None else seed
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    log_dir = log_dir or server_dir("contention")
 
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
         return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir)) for n in nodes]

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backends.launchers.workdir import server_dir
 from engines.contention import WriterTask, check_parallelism, run_tasks
 from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS
@@ -161,7 +162,7 @@ def run_occ(ts: TimelineScenario, backend: str, engine: Any, *, duration_ms: int
     nodes = ts.scenario.workload.nodes()
     check_parallelism(engine, len(nodes))
     seed = ts.scenario.seed if seed is None else seed
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    log_dir = log_dir or server_dir("contention")
     mapped: list[TimelineScenario] = []
 
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
@@ -277,7 +278,7 @@ def run_nbcc(settings: NbccSettings, backend: str, engine: Any, *, duration_ms: 
     settings.validate()
     nodes = [f"w{i}" for i in range(1, settings.writers + 2)]
     check_parallelism(engine, len(nodes))
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    log_dir = log_dir or server_dir("contention")
     plans: list[TablePlan] = []
 
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
