@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from backends.base import Backend, StorageError
+from backends.secrets import redact_url
 from model.effects import Outcome, StoreResult
 
 
@@ -59,7 +60,8 @@ class GcsBackend(Backend):
 
     def describe(self) -> str:
         """One line naming the client, endpoint, bucket and prefix."""
-        return f"google-cloud-storage {self.endpoint or 'gcs'} bucket={self.bucket_name} prefix={self.prefix}"
+        where = redact_url(self.endpoint or "gcs")
+        return f"google-cloud-storage {where} bucket={self.bucket_name} prefix={self.prefix}"
 
     def _call(self, fn: Any) -> tuple[Outcome, Any]:
         import requests

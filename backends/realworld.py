@@ -48,6 +48,7 @@ from typing import Any
 from backends.base import Backend, StorageError
 from backends.endpoint import Endpoint
 from backends.fault_proxy import FaultProxy
+from backends.launchers.workdir import server_dir
 from backends.threadworld import ThreadWorld
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
@@ -156,24 +157,35 @@ class RealWorld:
             k.start_writer(node)
         self.world.start(k.nemesis(until_ms=self.duration_ms))
         died: str | None = None
+        end: dict[str, Any] = {}
+        try:
+            died = self._wait_for_end()
+            if died is not None:
+                k.record("-", "nemesis", "info", "server-died", {"reason": died})
+                end = {"error": died}
+        except BaseException as e:  # SIGINT / SIGTERM in the main thread: stop the writers, end the history
+            end = {"interrupted": type(e).__name__}
+            raise
+        finally:
+            self.world.stop(5 if "interrupted" in end else 15)
+            k.record("-", "nemesis", "info", "run-end", end)
+        if died is not None:
+            raise ServerDied(died, list(k.events))
+        return k.events
+
+    def _wait_for_end(self) -> str | None:
+        """Wait out the duration; the reason the server died, if it did."""
         next_health = 0.0
         while self.now_ms() < self.duration_ms:
             time.sleep(min(0.1, max(0.001, (self.duration_ms - self.now_ms()) / 1000)))
             if self._fatal is not None:
-                died = self._fatal
-                break
+                return self._fatal
             if self.health is not None and time.monotonic() >= next_health:
                 next_health = time.monotonic() + 0.5
                 died = self.health()
                 if died is not None:
-                    break
-        if died is not None:
-            k.record("-", "nemesis", "info", "server-died", {"reason": died})
-        self.world.stop()
-        k.record("-", "nemesis", "info", "run-end", {} if died is None else {"error": died})
-        if died is not None:
-            raise ServerDied(died, list(k.events))
-        return k.events
+                    return died
+        return None
 
 
 def _wall_clock(node: Node, true_ms: int) -> int:
@@ -319,7 +331,7 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
     """
     seed = scenario.seed if seed is None else seed
     scenario = map_scenario_keys(scenario, prefix)
-    log_dir = log_dir or Path("runs") / "tmp" / "realworld"
+    log_dir = log_dir or server_dir("realworld")
     clear_prefix(ep, prefix)
     if scenario.lock.audit:
         seed_audit_enable_file(ep, prefix, scenario)
@@ -360,9 +372,9 @@ def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, du
     seed = scenario.seed if seed is None else seed
     scenario = map_scenario_keys(scenario, prefix)
     holder: list[RealWorld] = []
-    with node_backends(scenario, ep, [node], prefix=prefix, log_dir=log_dir or Path("runs") / "tmp" / node,
-                       seed=seed, clock_ms=lambda: holder[0].now_ms() if holder else 0,
-                       client=client) as (backends, _):
+    log_dir = log_dir or server_dir(f"realworld-{node}")
+    with node_backends(scenario, ep, [node], prefix=prefix, log_dir=log_dir, seed=seed,
+                       clock_ms=lambda: holder[0].now_ms() if holder else 0, client=client) as (backends, _):
         world = RealWorld(scenario, backends, seed=seed, sink=sink, nodes=[node], duration_ms=duration_ms,
                           start_epoch=start_epoch, health=endpoint_health(ep), writer_factory=writer_factory,
                           record_bodies_under=record_bodies_under)

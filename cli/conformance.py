@@ -19,6 +19,7 @@ from typing import Any
 from backends import registry
 from backends.conformance import DEFAULT_CLIENTS, DEFAULT_ROUNDS, run_suite
 from backends.launchers.process import LaunchError, Unavailable
+from backends.secrets import redact, redact_url
 
 
 def register(subparsers: Any) -> None:
@@ -45,7 +46,7 @@ def register(subparsers: Any) -> None:
 
 
 def _bad(what: str, value: object, why: str) -> int:
-    print(f"hcc conformance: bad {what} {value!r}: {why}", file=sys.stderr)
+    print(redact(f"hcc conformance: bad {what} {value!r}: {why}"), file=sys.stderr)
     return 2
 
 
@@ -59,22 +60,23 @@ def run(args: argparse.Namespace) -> int:
         return _bad("--rounds", args.rounds, "must be at least 1")
     if args.clients < 2:
         return _bad("--clients", args.clients, "must be at least 2")
+    name = redact_url(args.backend)  # what outputs may show of the backend
     log = None if args.quiet or args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
     try:
         with registry.open_endpoint(args.backend) as ep:
             if args.client and ep.kind != "s3":
                 return _bad("--client", args.client,
-                            f"only applies to S3 backends ({args.backend} is {ep.kind})")
+                            f"only applies to S3 backends ({name} is {ep.kind})")
             if getattr(args, "create_bucket", False):
                 with ep.backend("hcc-conformance/") as b:
                     b.ensure_container()
-            report = run_suite(args.backend, ep, rounds=args.rounds, clients=args.clients, client=args.client,
+            report = run_suite(name, ep, rounds=args.rounds, clients=args.clients, client=args.client,
                                log=log)
     except Unavailable as e:
-        print(f"hcc conformance: {args.backend} unavailable here: {e}", file=sys.stderr)
+        print(f"hcc conformance: {name} unavailable here: {redact(str(e))}", file=sys.stderr)
         return 1
     except LaunchError as e:
-        print(f"hcc conformance: {args.backend} did not start: {e}", file=sys.stderr)
+        print(f"hcc conformance: {name} did not start: {redact(str(e))}", file=sys.stderr)
         return 1
-    print(report.dumps() if args.json else report.table())
+    print(redact(report.dumps() if args.json else report.table()))
     return 0 if report.passed else 1

@@ -25,7 +25,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from engines.rundir import write_json, write_table
+from engines.rundir import link_latest, marks_interrupted, prepare_out, write_json, write_table
 from model.config import ConfigError, FaultPlan
 from model.history import Event
 from model.nbcc.sim_checks import check_history, rel
@@ -72,7 +72,9 @@ def register(subparsers: Any) -> None:
     r.add_argument("--fail-prob", type=float, default=0.25, help="chance a batch has injected failures")
     r.add_argument("--faults", metavar="FILE", help="a TOML file whose [faults] table is the fault plan")
     r.add_argument("--expect", choices=("ok", "violation"), help="expected verdict (see the exit codes)")
-    r.add_argument("--out", help="run directory (default out/runs/nbcc-seed<N>-<rule>)")
+    r.add_argument("--out", help="run directory, new or empty "
+                                 "(default: a new folder out/runs/nbcc-RULE/seedN-TIME)")
+    r.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(func=run)
 
@@ -120,12 +122,14 @@ def run(args: argparse.Namespace) -> int:
         faults=faults,
     )
     plan.validate()
-    out = Path(args.out) if args.out else Path("out") / "runs" / f"nbcc-seed{args.seed}-{args.rule}"
+    out = prepare_out(args.out, force=args.force, name=f"nbcc-{args.rule}", seed=args.seed)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "history.jsonl", "w") as history:
+    with marks_interrupted(out, {"seed": args.seed, "rule": rule.value, "time_source": args.time_source}), \
+            open(out / "history.jsonl", "w") as history:
 
         def sink(event: Event) -> None:
             history.write(event.to_json() + "\n")
+            history.flush()
 
         result = run_table(plan, args.seed, sink)
     verdict = check_history(result.events, result.objects, plan.base, rule)
@@ -150,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     write_json(out / "plan.json", dataclasses.asdict(plan))
     write_json(out / "verdict.json", summary)
     write_table(out, result.objects, plan.base + "/")
+    link_latest(out)
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:

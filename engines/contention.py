@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from backends.launchers.workdir import server_dir
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
@@ -147,7 +148,7 @@ def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms
     nodes = scenario.workload.nodes()
     check_parallelism(engine, len(nodes))
     seed = scenario.seed if seed is None else seed
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    log_dir = log_dir or server_dir("contention")
 
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
         return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir)) for n in nodes]
@@ -166,7 +167,17 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     This is ``hcc contention`` and ``hcc run`` of a scenario with ``world = "spark"``.
     """
     from engines.contention import run_contention
-    from engines.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
+    from engines.rundir import (
+        HISTORY,
+        METRICS,
+        SCENARIO,
+        VERDICT,
+        link_latest,
+        marks_interrupted,
+        new_run_dir,
+        write_atomic,
+        write_json,
+    )
     from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
     from scenarios import loader
 
@@ -177,11 +188,14 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
         session = start_for_tasks(master, writers)
     except SparkUnavailable as e:
         raise ConfigError("--master", master, str(e)) from e
-    out = out or Path("out") / "contention" / f"{scenario.name}-{backend}"
+    out = out or new_run_dir(f"{scenario.name}-{backend}", seed)
+    head = {"scenario": scenario.name, "backend": backend, "expect": scenario.expect, "seed": seed,
+            "writers": writers, "duration_ms": duration_ms}
     try:
         engine = SparkEngine(session=session)
-        result = run_contention(scenario, backend, engine, seed=seed, duration_ms=duration_ms,
-                                log_dir=out / "logs")
+        with marks_interrupted(out, head):
+            result = run_contention(scenario, backend, engine, seed=seed, duration_ms=duration_ms,
+                                    log_dir=out / "logs")
     finally:
         session.stop()
     write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
@@ -195,4 +209,5 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     from reports.report import write_report
 
     write_report(out, write_atomic, required=False)  # every contention run of the lock gets its report
+    link_latest(out)
     return {**summary, "metrics": result.metrics}

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backends.launchers.workdir import server_dir
 from engines.contention import WriterTask, check_parallelism, run_tasks
 from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS
@@ -154,7 +155,7 @@ def run_occ(ts: TimelineScenario, backend: str, engine: Any, *, duration_ms: int
     nodes = ts.scenario.workload.nodes()
     check_parallelism(engine, len(nodes))
     seed = ts.scenario.seed if seed is None else seed
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    log_dir = log_dir or server_dir("contention")
     mapped: list[TimelineScenario] = []
 
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
@@ -270,7 +271,7 @@ def run_nbcc(settings: NbccSettings, backend: str, engine: Any, *, duration_ms: 
     settings.validate()
     nodes = [f"w{i}" for i in range(1, settings.writers + 2)]
     check_parallelism(engine, len(nodes))
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    log_dir = log_dir or server_dir("contention")
     plans: list[TablePlan] = []
 
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
@@ -300,7 +301,17 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
     import tomli_w
 
     from engines.contention_commits import NbccSettings, run_nbcc, run_occ
-    from engines.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
+    from engines.rundir import (
+        HISTORY,
+        METRICS,
+        SCENARIO,
+        VERDICT,
+        link_latest,
+        marks_interrupted,
+        new_run_dir,
+        write_atomic,
+        write_json,
+    )
     from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
     from scenarios import timeline_loader
 
@@ -321,13 +332,17 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
         session = start_for_tasks(master, tasks)
     except SparkUnavailable as e:
         raise ConfigError("--master", master, str(e)) from e
-    out = out or Path("out") / "contention" / f"{name}-{backend}"
+    out = out or new_run_dir(f"{name}-{backend}", seed)
+    head = {"scenario": name, "workload": workload, "backend": backend, "expect": expect, "seed": seed,
+            "writers": tasks, "duration_ms": duration_ms}
     try:
         engine = SparkEngine(session=session)
-        if workload == "occ":
-            result = run_occ(ts, backend, engine, duration_ms=duration_ms, seed=seed, log_dir=out / "logs")
-        else:
-            result = run_nbcc(settings, backend, engine, duration_ms=duration_ms, log_dir=out / "logs")
+        with marks_interrupted(out, head):
+            if workload == "occ":
+                result = run_occ(ts, backend, engine, duration_ms=duration_ms, seed=seed,
+                                 log_dir=out / "logs")
+            else:
+                result = run_nbcc(settings, backend, engine, duration_ms=duration_ms, log_dir=out / "logs")
     finally:
         session.stop()
     write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
@@ -337,4 +352,5 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
                "matches_expectation": result.verdict.verdict == expect, "seed": seed, "writers": tasks,
                "duration_ms": duration_ms, "out": str(out), **result.verdict.to_dict()}
     write_json(out / VERDICT, summary)
+    link_latest(out)
     return {**summary, "metrics": result.metrics}

@@ -3,7 +3,10 @@
 A run directory is what ``hcc run`` writes: ``history.jsonl``, ``verdict.json``,
 ``metrics.json`` and ``scenario.toml``.  Anything missing or unreadable raises
 ``RunDirError`` naming the directory, the file and what is wrong, before any
-report file is written.
+report file is written; so does a run stopped by a signal (``"verdict": "interrupted"``).
+
+:func:`find_runs` follows the store's ``latest`` links (``engines/rundir.py``): the store
+``out/runs`` gives the newest run of each scenario, a scenario's folder its newest run.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ VERDICT = "verdict.json"
 METRICS = "metrics.json"
 SCENARIO = "scenario.toml"
 RUN_FILES = (HISTORY, VERDICT, METRICS, SCENARIO)
+LATEST = "latest"
 
 
 class RunDirError(ValueError):
@@ -92,6 +96,10 @@ def load_run(path: Path | str) -> RunData:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise RunDirError(path, f"{SCENARIO} is not valid TOML ({e})") from None
     verdict = _read_json(path, VERDICT, ("verdict", "violations", "findings"))
+    if verdict["verdict"] == "interrupted":
+        raise RunDirError(path, f"the run was interrupted by {verdict.get('signal') or 'a signal'} after "
+                                f"{verdict.get('events', '?')} events: no verdict to report or gate "
+                                f"(its {HISTORY} is kept)")
     if verdict["verdict"] not in ("ok", "violation"):
         raise RunDirError(path, f"{VERDICT}: field verdict = {verdict['verdict']!r} is not ok or violation")
     for field in ("violations", "findings"):
@@ -100,6 +108,12 @@ def load_run(path: Path | str) -> RunData:
                 for v in verdict[field]):
             raise RunDirError(path, f"{VERDICT}: field {field} is not a list of violations "
                                     "(kind, message, events)")
+    seed = verdict.get("seed", scenario.get("seed", 0))
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise RunDirError(path, f"{VERDICT}: field seed = {seed!r} is not an integer")
+    for field in ("name", "expect"):
+        if not isinstance(scenario.get(field, ""), str):
+            raise RunDirError(path, f"{SCENARIO}: field {field} = {scenario[field]!r} is not a string")
     metrics = _read_json(path, METRICS, ("acquisitions", "writers"))
     try:
         events = loads((path / HISTORY).read_text())
@@ -120,17 +134,39 @@ def load_run(path: Path | str) -> RunData:
     return RunData(path, scenario, verdict, metrics, tuple(events))
 
 
+def _children(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if p.name != LATEST)
+
+
+def is_one_run(path: Path | str) -> bool:
+    """True when ``path`` is one run: a run directory, or a scenario's folder of the store (its latest)."""
+    path = Path(path)
+    if is_run_dir(path):
+        return True
+    return path.is_dir() and is_run_dir(path / LATEST) and any(is_run_dir(p) for p in _children(path))
+
+
 def find_runs(path: Path | str) -> list[Path]:
-    """The run directories at ``path``: itself, or its sub-folders (``hcc run --all --out DIR``)."""
+    """The run directories at ``path``.
+
+    ``path`` itself when it is one; in a scenario's folder of the store, the run its
+    ``latest`` link points at; in the store, each scenario's latest run; else the run
+    directories one level down (``hcc run --all --out DIR``).
+    """
     path = Path(path)
     if not path.exists():
-        raise RunDirError(path, "does not exist")
+        raise RunDirError(path, "does not exist" + (" (a broken latest link?)" if path.is_symlink() else ""))
     if is_run_dir(path):
         return [path]
     if not path.is_dir():
         raise RunDirError(path, "is not a directory")
-    runs = sorted(p for p in path.iterdir() if is_run_dir(p))
+    children = _children(path)
+    runs = [p for p in children if is_run_dir(p)]
+    if runs and is_run_dir(path / LATEST):
+        return [(path / LATEST).resolve()]
     if not runs:
-        raise RunDirError(path, f"holds no run directory "
-                                f"(none of {', '.join(RUN_FILES)} here or one level down)")
+        runs = [(p / LATEST).resolve() for p in children if is_run_dir(p / LATEST)]
+    if not runs:
+        raise RunDirError(path, f"holds no run directory (none of {', '.join(RUN_FILES)} here or one "
+                                f"level down, and no {LATEST} link)")
     return runs

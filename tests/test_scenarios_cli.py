@@ -78,7 +78,7 @@ def test_run_json_exit_codes_and_run_directory(tmp_path: Path, capsys: pytest.Ca
                 "run",
                 "rfc91-long-pause",
                 "--out",
-                str(out),
+                str(tmp_path / "run2"),
                 "--set",
                 "faults.pauses[0].duration_ms=2000",
                 "--json",
