@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     plan.validate()
     out = prepare_out(args.out, force=args.force, name=f"nbcc-{args.rule}", seed=args.seed)
     out.mkdir(parents=True, exist_ok=True)
-    with marks_interrupted(out, {"seed": args.seed, "rule": rule.value, "time_source": args.time_source}), \
+    with marks_interrupted(out, {"seed": args.seed, "rule": rule.value, "time_generator": args.time_generator}), \
             open(out / "history.jsonl", "w") as history:
 
         def sink(event: Event) -> None:

@@ -69,7 +69,7 @@ def test_skew_beyond_the_setting_makes_times_run_backwards() -> None:
     _, ok = times_run({"w1": ClockSpec(offset_ms=150)})
     assert ok == set()
     # whether a run hits it depends on how close generations come: some seeds of 60 s do not
-    found = [times_run({"w1": ClockSpec(offset_ms=400)}, seed, duration_ms=60_000)[1] for seed in (1, 2, 3)]
+    found = [times_run({"w1": ClockSpec(offset_ms=400)}, seed, duration_ms=60_000)[1] for seed in range(1, 9)]
     assert any({"time-not-increasing", "completion-order"} <= v for v in found), found
 
 
