@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backends.hudi_audit import AuditFormatError, read_local, validate, visible_to_audit
+from backends.hudi_audit import AuditFormatError, read_local, validate, violation_owners, visible_to_audit
 from backends.secrets import redact_url
 from engines.lifecycle import INTERRUPTS, signal_name
 from model.checkers.lock_run import check_lock_history
@@ -276,9 +276,11 @@ def audit_of_run(table: Path, verdict: Verdict) -> tuple[dict[str, Any] | None, 
     except AuditFormatError:
         return None, ()
     seen = tuple(visible_to_audit(result, v.details) for v in verdict.violations)
+    real = {violation_owners(v.details) for v in verdict.violations}
+    false_alarms = sum(1 for pair in result.overlapping_owner_pairs() if pair not in real)
     summary = {"validator": result.result, "windows": len(result.windows), "overlaps": len(result.overlaps),
                "without_end": len(result.unfinished), "violations_visible": sum(seen),
-               "violations_invisible": len(seen) - sum(seen)}
+               "violations_invisible": len(seen) - sum(seen), "overlaps_without_violation": false_alarms}
     return summary, seen
 
 

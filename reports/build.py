@@ -50,7 +50,9 @@ def _audit_text(audit: dict[str, Any] | None) -> list[str]:
     return [f"Hudi's audit validator ('locks audit validate' rule, hcc check-audit) on this run's own audit "
             f"trail (table/.hoodie/.locks/audit): {audit['validator']}, {audit['overlaps']} overlap(s) in "
             f"{audit['windows']} window(s); of the violations, {audit['violations_visible']} are "
-            f"audit-visible and {audit['violations_invisible']} are not (column audit-visible)."]
+            f"audit-visible and {audit['violations_invisible']} are not (column audit-visible); "
+            f"{audit.get('overlaps_without_violation', 0)} owner pair(s) it flags overlap in no violation "
+            "(timestamps are each writer's own clock)."]
 
 
 def _group_summary(g: Group, nodes: dict[str, str]) -> dict[str, Any]:

@@ -264,4 +264,8 @@ def test_audit_visibility_is_the_validators_overlap_of_the_violations_owners(tmp
     audit, seen = audit_of_run(t, verdict)
     assert seen == (True, True, False)
     assert audit is not None and (audit["violations_visible"], audit["violations_invisible"]) == (2, 1)
+    assert audit["overlaps_without_violation"] == 0
+    _, alone = audit_of_run(t, Verdict((), ()))  # the validator's overlap with no violation behind it
+    assert audit_of_run(t, Verdict((), ()))[0]["overlaps_without_violation"] == 1  # type: ignore[index]
+    assert alone == ()
     assert audit_of_run(tmp_path / "no-table", verdict) == (None, ())

@@ -662,3 +662,18 @@ def test_interrupt_policies(name: str, performed: list[object], still_pending: b
         loop.answer(None)
     assert seen == performed and task.pending_interrupt is still_pending
     assert any_action(Read("k")) and not any_action(Sleep(1, interruptible=False))
+
+
+def test_expiring_with_the_heartbeat_running_throws_unless_from_the_shutdown_hook() -> None:
+    d = Driver()
+    p = provider(d)
+    acquired(d, p)
+    with pytest.raises(HoodieLockError, match="Must stop heartbeat"):
+        d.run(p._expire())
+    assert d.kinds() == ["Read", "CreateIfAbsent", "Read"]  # nothing sent
+
+
+def test_renewing_without_a_lock_returns_false_without_a_request() -> None:
+    d = Driver()
+    p = provider(d)
+    assert d.run(p.renew()) is False and d.requests == []
