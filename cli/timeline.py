@@ -3,7 +3,8 @@
 A timeline scenario file is a lock-model scenario file (world, clocks, faults, lock,
 storage, writers) with a ``[timeline]`` table (``model/timeline/config.py``).  Names are
 looked up in ``scenarios/timeline/``.  The run directory holds history.jsonl, verdict.json,
-metrics.json and scenario.toml (every default filled in), as for ``hcc run``.
+metrics.json and scenario.toml (every default filled in), as for ``hcc run``, and the table the
+writers left (``table/``: a Hudi COPY_ON_WRITE table, readable with ``hcc slices OUT/table``).
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from model.timeline.layout import (
     instant_path,
     parse_instant,
     parse_instant_path,
+    properties_key,
 )
 from model.timeline.layout import data_key as _data_key
 from model.timeline.metadata import (
@@ -268,7 +269,7 @@ def load_table(objects: Mapping[str, bytes], base: str) -> HudiTable:
 def needed_for_load(key: str, base: str) -> bool:
     """True for the objects :func:`load_table` reads (besides listing): the properties and the
     bodies of compaction and commit instants.  A sans-I/O reader fetches only these."""
-    if key == f"{base}/.hoodie/hoodie.properties":
+    if key == properties_key(base):
         return True
     inst = parse_instant_path(key, base, LAYOUT)
     return inst is not None and (inst.requested_action == "compaction" or inst.action == "commit")

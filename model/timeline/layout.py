@@ -16,10 +16,13 @@ model has two integer forms and one codec between them:
   instant numbers.
 
 Time zone: the simulation formats and parses instants in **UTC** and its tables say so
-(``hoodie.table.timeline.timezone=UTC``).  Hudi's default for that property is ``LOCAL``
-(``HoodieTableConfig.TIMELINE_TIMEZONE``; ``HoodieInstantTimeGenerator.commitTimeZone`` starts as
-``HoodieTimelineTimeZone.LOCAL`` and formats with ``ZoneId.systemDefault()``), so a real writer
-formats its clock in the JVM's zone unless the table says ``UTC``.
+(``hoodie.table.timeline.timezone=UTC``).  Hudi's default for that property is ``LOCAL``: in
+apache/hudi, ``hudi-common/src/main/java/org/apache/hudi/common/table/HoodieTableConfig.java``
+declares ``TIMELINE_TIMEZONE`` with ``defaultValue(HoodieTimelineTimeZone.LOCAL)``, and
+``.../common/table/timeline/HoodieInstantTimeGenerator.java`` starts ``commitTimeZone`` as
+``HoodieTimelineTimeZone.LOCAL``, formatting with ``ZoneId.systemDefault()`` unless it is ``UTC``
+(``formatDateWitTimeZone``).  So a real writer names instants in its JVM's zone unless the table
+says ``UTC``; readers compare the strings, so a zone only matters when times are converted.
 
 Instant files (``<base>/.hoodie/`` in layout 1, table version 6; ``<base>/.hoodie/timeline/`` in
 layout 2, table versions 8 and 9):
