@@ -252,3 +252,19 @@ def test_register_model_semantics() -> None:
     assert m.step("a", ("cas", ("a", "b")), (INFO, None)) == (True, "b")
     assert m.step("c", ("cas", ("a", "b")), (INFO, None)) == (True, "c")
     assert m.read_only(("cas", (1, 2)), ("fail", None)) and not m.read_only(("cas", (1, 2)), (OK, None))
+
+
+@pytest.mark.parametrize("counterexample", [False, True])
+def test_a_quickly_illegal_key_is_found_beside_a_hard_one(counterexample: bool) -> None:
+    # key 'a' would need more than 2^22 configurations; key 'b' is illegal at once.  The keys share
+    # the time, so the verdict comes from 'b' (sequentially, 'a' would use up the whole limit).
+    ops = [_kv(i, i, "put", "a", str(i), OK, None, 0, 10) for i in range(22)]
+    ops.append(_kv(22, 30, "get", "a", None, OK, "never", 20, 21))
+    ops += [_kv(23, 31, "put", "b", "x", OK, None, 0, 1), _kv(24, 32, "get", "b", None, OK, "y", 2, 3)]
+    verdict = check_operations(ops, model=KVModel(), timeout=60, counterexample=counterexample)
+    assert verdict.result == "illegal"
+    results = [(p.name, p.result) for p in verdict.partitions]
+    assert results == [("key 'a'", "unknown"), ("key 'b'", "illegal")]
+    if counterexample:
+        expected = "key 'b': after put('b', 'x') by p31, get('b')='y' by p32 cannot be placed"
+        assert expected in verdict.explain()

@@ -37,12 +37,13 @@ from model.checkers.lin_models import (
     PowersetModel,
     RegisterModel,
 )
-from model.checkers.lin_search import ILLEGAL, OK_RESULT, UNKNOWN, search
+from model.checkers.lin_search import ILLEGAL, OK_RESULT, UNKNOWN, PartitionSearch
 
 __all__ = ["INVOKE", "OK", "FAIL", "INFO", "Event", "Operation", "Verdict", "PartitionResult", "Blocked",
            "pair", "check", "check_operations", "Model", "RegisterModel", "KVModel", "NondeterministicModel",
            "PowersetModel", "OK_RESULT", "ILLEGAL", "UNKNOWN", "describe_op", "who", "jsonable"]
 
+_FIRST_SLICE_S = 0.01  # time slice of each undecided sub-history in the first round (doubling)
 _SHOWN_SETTERS = 2  # state-changing operations named before a blocked one
 _SHOWN_BLOCKED = 3  # blocked operations named per reason in one line
 
@@ -285,32 +286,49 @@ def check_operations(ops: Sequence[Operation], initial: Any = None, *, model: Mo
                      memo: bool = True) -> Verdict:
     """Check paired operations under ``model`` (default: a register starting at ``initial``).
 
-    ``timeout`` (seconds, shared by every sub-history) makes the result ``unknown`` when it
-    passes.  Without ``counterexample`` the check stops at the first illegal sub-history and
-    records no prefix.
+    The sub-histories share the time in rounds of doubling slices (Porcupine checks them in
+    parallel): one that is quickly illegal is found although another would take long.  Without
+    ``counterexample`` the check stops at the first illegal sub-history and records no prefix;
+    with it, the round in which one is found is finished (the others get as long) and the rest
+    stay undecided (``unknown``: not needed for the verdict).  ``timeout`` (seconds, for the
+    whole check) makes the result ``unknown`` unless a sub-history was found illegal.
     """
     model = model if model is not None else RegisterModel(initial)
     t0 = time.monotonic()
     deadline = None if timeout is None else t0 + timeout
-    results: list[PartitionResult] = []
-    overall = OK_RESULT
-    for part in model.partition(ops):
-        name = model.partition_name(part)
-        r = search(model, part, deadline=deadline, memo=memo, partial=counterexample)
-        if r.result == ILLEGAL:
-            overall = ILLEGAL
-            if counterexample:
-                results.append(_explain_failure(model, name, part, r.order, r.steps))
-            else:
-                results.append(PartitionResult(name, ILLEGAL, tuple(part), steps=r.steps))
+    parts = model.partition(ops)
+    searches = [PartitionSearch(model, part, memo=memo, partial=counterexample) for part in parts]
+    undecided = [i for i, s in enumerate(searches) if s.result is None]
+    slice_s = _FIRST_SLICE_S
+    found = timed_out = False
+    while undecided and not (found or timed_out):
+        for i in list(undecided):
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                timed_out = True
                 break
+            end = now + slice_s if len(undecided) > 1 else None
+            if deadline is not None:
+                end = deadline if end is None else min(end, deadline)
+            r = searches[i].run(end)
+            if r is None:
+                continue
+            undecided.remove(i)
+            if r == ILLEGAL:
+                found = True
+                if not counterexample:
+                    break
+        slice_s *= 2
+    results: list[PartitionResult] = []
+    for part, srch in zip(parts, searches, strict=True):
+        name = model.partition_name(part)
+        if srch.result == ILLEGAL and counterexample:
+            results.append(_explain_failure(model, name, part, srch.order, srch.steps))
         else:
-            if r.result == UNKNOWN and overall == OK_RESULT:
-                overall = UNKNOWN
-            results.append(PartitionResult(name, r.result, tuple(part), tuple(part[i] for i in r.order),
-                                           steps=r.steps))
-            if r.result == UNKNOWN:
-                break  # the clock has run out for every later sub-history too
+            order = tuple(part[i] for i in srch.order) if srch.result != ILLEGAL else ()
+            results.append(PartitionResult(name, srch.result or UNKNOWN, tuple(part), order,
+                                           steps=srch.steps))
+    overall = ILLEGAL if found else (UNKNOWN if undecided else OK_RESULT)
     return Verdict(overall, len(ops), model, tuple(results), time.monotonic() - t0, timeout)
 
 
