@@ -268,3 +268,19 @@ def test_a_quickly_illegal_key_is_found_beside_a_hard_one(counterexample: bool) 
     if counterexample:
         expected = "key 'b': after put('b', 'x') by p31, get('b')='y' by p32 cannot be placed"
         assert expected in verdict.explain()
+
+
+def test_counterexample_spells_out_what_unknown_writes_could_have_done() -> None:
+    # the read of 1 fails whether or not the unknown write of 9 took effect: both are said
+    ops = [_op(0, 1, "write", 2, OK, None, 0, 1), _op(1, 2, "cas", (2, 5), OK, None, 2, 3),
+           _op(2, 3, "cas", (2, 7), "fail", None, 2.5, 3.5), _op(3, 4, "write", 9, INFO, None, 4, 0),
+           _op(4, 5, "read", None, OK, 1, 5, 6)]
+    verdict = check_operations(ops)
+    part = verdict.failed[0]
+    # the prefix holds the operations that returned; the unknown write is not needed to explain
+    assert [op.index for op in part.order] == [0, 1, 2]
+    assert verdict.explain() == (
+        "NOT linearizable: after write(2) by p1 and cas(2->5) by p2, read()=1 by p5 cannot be placed: "
+        "the register holds 5 (or 9 if write(9) info by p4 took effect)")
+    # reading 9 is fine: the unknown write took effect
+    assert check_operations(ops[:4] + [_op(4, 5, "read", None, OK, 9, 5, 6)]).valid

@@ -17,13 +17,17 @@ Two prunings beyond Porcupine's, both exact:
 - the result of ``step`` is memoised per operation and state.
 
 No step budget: the search ends with a verdict, or with ``UNKNOWN`` when ``deadline``
-(``time.monotonic()``) passes.  With ``partial`` the longest linearizable prefix met is kept:
-when the search fails, every operation that may follow that prefix is illegal there (a legal
-one would have made a longer prefix), which is the counterexample.
+(``time.monotonic()``) passes.  With ``partial`` the longest linearizable prefix met is kept,
+"longest" counting the operations with a known outcome (unknown ones may always be placed, so
+they would lengthen any prefix without explaining anything).  When the search fails, every
+operation with a known outcome that may follow that prefix is illegal there, and after any of
+the unknown operations that may follow it (a legal one would have made a longer prefix): the
+counterexample.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -76,6 +80,16 @@ class PartitionSearch:
         self.steps = self.backtracks = 0
         # entries: call of op i is node i, its return node n + i; head 2n, tail 2n + 1
         by_time = sorted(range(2 * n), key=lambda e: (ops[e].call, 0, e) if e < n else (ops[e - n].ret, 1, e))
+        # Within a run of calls (no return between them) the order only says which is tried first:
+        # unknown outcomes go last, so a prefix takes them only when it needs them.
+        runs: list[list[int]] = [[]]
+        for e in by_time:
+            if e < n:
+                runs[-1].append(e)
+            else:
+                runs.append([e])
+                runs.append([])
+        by_time = [e for run in runs for e in sorted(run, key=lambda e: e < n and math.isinf(ops[e].ret))]
         self.head, self.tail = 2 * n, 2 * n + 1
         self.nxt = [0] * (2 * n + 2)
         self.prv = [0] * (2 * n + 2)
@@ -92,8 +106,11 @@ class PartitionSearch:
         self.trans: list[dict[Hashable, Any]] = [{} for _ in range(n)]
         self.cache: set[tuple[int, Hashable]] = set()
         self.stack: list[tuple[int, Hashable, int]] = []
+        # the longest prefix counts the operations that returned (the others may always be placed,
+        # so a prefix could always be lengthened with them), then is the shortest
         self.best: list[int] = []
-        self.best_len = -1
+        self.best_score = -1
+        self.known = sum(1 << i for i, op in enumerate(ops) if not math.isinf(op.ret))
         self.state: Hashable = model.init()
         self.lin = 0
         self.scans = self.jumps = 0
@@ -144,7 +161,7 @@ class PartitionSearch:
         stack = self.stack
         push = stack.append
         pop = stack.pop
-        best, best_len = self.best, self.best_len
+        best, best_score, known, width = self.best, self.best_score, self.known, 2 * n + 2
         entry, state, lin = self.entry, self.state, self.lin
         steps, backtracks = self.steps, self.backtracks
         bits = _bits(n)
@@ -194,15 +211,17 @@ class PartitionSearch:
                     entry = nxt[entry]
                     continue
             # a return (its operation cannot be linearized next), or a failed read-only step: backtrack
-            if partial and len(stack) > best_len:
-                best_len = len(stack)
-                best = [s[0] for s in stack]
+            if partial:
+                score = (lin & known).bit_count() * width + n - len(stack)
+                if score > best_score:
+                    best_score = score
+                    best = [s[0] for s in stack]
             backtracks += 1
             if deadline is not None and not backtracks % _CHECK_EVERY and time.monotonic() > deadline:
                 # pause here; resuming meets the same entry and backtracks from it (counted twice)
                 self.entry, self.state, self.lin = entry, state, lin
                 self.steps, self.backtracks = steps, backtracks
-                self.best, self.best_len = best, best_len
+                self.best, self.best_score = best, best_score
                 self.order = best
                 return None
             while True:

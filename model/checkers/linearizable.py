@@ -44,6 +44,8 @@ __all__ = ["INVOKE", "OK", "FAIL", "INFO", "Event", "Operation", "Verdict", "Par
            "PowersetModel", "OK_RESULT", "ILLEGAL", "UNKNOWN", "describe_op", "who", "jsonable"]
 
 _FIRST_SLICE_S = 0.01  # time slice of each undecided sub-history in the first round (doubling)
+_MAX_UNKNOWN_EXPLORED = 12  # unknown operations whose effects a counterexample spells out
+_MAX_STATES_EXPLORED = 20_000
 _SHOWN_SETTERS = 2  # state-changing operations named before a blocked one
 _SHOWN_BLOCKED = 3  # blocked operations named per reason in one line
 
@@ -258,25 +260,61 @@ def jsonable(v: Any) -> Any:
     return v
 
 
+def _reachable(model: Model[Any], state: Hashable,
+               unknown: Sequence[Operation]) -> dict[Hashable, list[Operation]]:
+    """The states ``state`` may become when some of the ``unknown`` operations (always legal) take
+    effect, each with the first sequence found that leads there (only ``state`` when there are
+    too many to explore)."""
+    reach: dict[Hashable, list[Operation]] = {state: []}
+    if len(unknown) > _MAX_UNKNOWN_EXPLORED:
+        return reach
+    seen = {(0, state)}
+    frontier: list[tuple[int, Hashable, list[Operation]]] = [(0, state, [])]
+    while frontier and len(seen) < _MAX_STATES_EXPLORED:
+        nxt = []
+        for used, s, via in frontier:
+            for j, op in enumerate(unknown):
+                if used >> j & 1:
+                    continue
+                _, s2 = model.step(s, op.input, op.output)
+                key = (used | 1 << j, s2)
+                if key not in seen:
+                    seen.add(key)
+                    reach.setdefault(s2, via + [op])
+                    nxt.append((used | 1 << j, s2, via + [op]))
+        frontier = nxt
+    return reach
+
+
 def _explain_failure(model: Model[Any], name: str, ops: Sequence[Operation], order: Sequence[int],
                      steps: int) -> PartitionResult:
-    """Replay the longest prefix: the state it leaves, who set it, and which next operations fail."""
+    """Replay the longest prefix: the state it leaves, who set it, and which next operations fail
+    (in that state and in every state the unknown operations that may come next could make)."""
     state: Hashable = model.init()
     setters: list[Operation] = []
     done = set(order)
     for i in order:
-        legal, new = model.step(state, ops[i].input, ops[i].output)
+        _, new = model.step(state, ops[i].input, ops[i].output)
         if new != state:
             setters.append(ops[i])
         state = new
     rest = [op for i, op in enumerate(ops) if i not in done]
     deadline = min((op.ret for op in rest), default=math.inf)
-    blocked = []
     # the operations that may come next: invoked before the first pending one returned
-    for op in sorted((op for op in rest if op.call <= deadline), key=lambda o: (o.ret, o.call, o.index)):
-        legal, _ = model.step(state, op.input, op.output)
-        if not legal:
-            blocked.append(Blocked(op, model.why_not(state, op.input, op.output)))
+    nexts = [op for op in rest if op.call <= deadline]
+    reach = _reachable(model, state, [op for op in nexts if math.isinf(op.ret)])
+    blocked = []
+    for op in sorted(nexts, key=lambda o: (o.ret, o.call, o.index)):
+        if math.isinf(op.ret) or any(model.step(s, op.input, op.output)[0] for s in reach):
+            continue
+        reason = model.why_not(state, op.input, op.output)
+        others = [f"{model.describe_state(s)} if {' and '.join(describe_op(model, u) for u in via)} "
+                  "took effect" for s, via in reach.items() if via]
+        if others:
+            shown = others[:_SHOWN_BLOCKED] + ([f"{len(others) - _SHOWN_BLOCKED} more"]
+                                               if len(others) > _SHOWN_BLOCKED else [])
+            reason += f" (or {'; or '.join(shown)})"
+        blocked.append(Blocked(op, reason))
     return PartitionResult(name, ILLEGAL, tuple(ops), tuple(ops[i] for i in order),
                            model.describe_state(state), tuple(blocked), tuple(setters), steps)
 
