@@ -284,3 +284,12 @@ def test_counterexample_spells_out_what_unknown_writes_could_have_done() -> None
         "the register holds 5 (or 9 if write(9) info by p4 took effect)")
     # reading 9 is fine: the unknown write took effect
     assert check_operations(ops[:4] + [_op(4, 5, "read", None, OK, 9, 5, 6)]).valid
+
+
+def test_a_failed_write_or_put_did_not_take_effect() -> None:
+    ops = [_op(0, 1, "write", "x", "fail", None, 0, 1), _op(1, 2, "read", None, OK, None, 2, 3)]
+    assert check_operations(ops).valid
+    assert not check_operations(ops[:1] + [_op(1, 2, "read", None, OK, "x", 2, 3)]).valid
+    kv = [_kv(0, 1, "append", "k", "a", "fail", None, 0, 1), _kv(1, 2, "get", "k", None, OK, "", 2, 3)]
+    assert check_operations(kv, model=KVModel()).valid
+    assert not check_operations(kv[:1] + [_kv(1, 2, "get", "k", None, OK, "a", 2, 3)], model=KVModel()).valid
