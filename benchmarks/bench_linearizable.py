@@ -19,8 +19,9 @@ Figures (each printed with its goal):
    counterexamples say (longest prefix, operations that cannot follow it);
 4. the kv histories: verdicts and time against Porcupine's (partitioned kv model).
 
-Rounds alternate Porcupine and this checker (the machine is shared and noisy); each figure is
-the best round, and the ratios are printed per round too.
+Rounds alternate Porcupine and this checker (the machine is shared and noisy); times are the
+best round, ratios the median of the rounds' ratios (and best against best is printed too; a
+goal is met when both are).
 
 Run: python benchmarks/bench_linearizable.py --porcupine DIR [--porcupine-test-binary BIN] [--rounds 3]
 """
@@ -207,18 +208,22 @@ def run(args: argparse.Namespace) -> int:
     if "go" in best:
         ratio = best["verdict"] / best["go"]
         per_round = [row["verdict"] / row["go"] for row in rounds]
+        median = statistics.median(per_round)
         print(f"  Porcupine (Go, same run): {best['go']:.3f} s")
-        print(f"  ratio: {ratio:.2f}x (per round: {', '.join(f'{x:.2f}' for x in per_round)}; "
-              f"median {statistics.median(per_round):.2f}x)")
-        print(_verdict_line(f"<= {GOAL_VERDICT_RATIO:g}x Porcupine", ratio <= GOAL_VERDICT_RATIO))
+        listed = ", ".join(f"{x:.2f}" for x in per_round)
+        print(f"  ratio: {median:.2f}x, the median of the rounds ({listed}); best against best {ratio:.2f}x")
+        met = max(median, ratio) <= GOAL_VERDICT_RATIO
+        print(_verdict_line(f"<= {GOAL_VERDICT_RATIO:g}x Porcupine", met))
     slow = sorted(etcd, key=lambda c: -min(c.times["verdict"]))[:5]
     print("  slowest: " + "; ".join(
         f"{c.name} {min(c.times['verdict']) * 1e3:.0f} ms" +
         (f" (Porcupine {min(c.times['go']) * 1e3:.0f} ms)" if "go" in c.times else "") for c in slow))
 
     print("\n3. with counterexamples")
-    cx_ratio = best["counterexample"] / best["verdict"]
-    print(f"  time: {best['counterexample']:.3f} s, {cx_ratio:.2f}x the verdict-only time")
+    cx_ratio = max(best["counterexample"] / best["verdict"],
+                   statistics.median(row["counterexample"] / row["verdict"] for row in rounds))
+    print(f"  time: {best['counterexample']:.3f} s, {cx_ratio:.2f}x the verdict-only time (the larger of "
+          "best against best and the median of the rounds)")
     print(_verdict_line(f"<= {GOAL_COUNTEREXAMPLE_RATIO:g}x the verdict time",
                         cx_ratio <= GOAL_COUNTEREXAMPLE_RATIO))
     bad = [c.verdicts["counterexample"] for c in etcd if c.verdicts["counterexample"].result == "illegal"]
