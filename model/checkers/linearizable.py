@@ -195,8 +195,8 @@ class Verdict:
         if self.result == OK_RESULT:
             return f"linearizable ({self.operations} operations)"
         if self.result == UNKNOWN:
-            return (f"UNKNOWN: time limit of {self.timeout:g} s reached before a verdict "
-                    f"({self.operations} operations)")
+            limit = f"time limit of {self.timeout:g} s" if self.timeout is not None else "time limit"
+            return f"UNKNOWN: {limit} reached before a verdict ({self.operations} operations)"
         lines = [f"{p.name}: {p.sentence(self.model)}" if len(self.partitions) > 1 else p.sentence(self.model)
                  for p in self.failed if p.blocked]
         return "NOT linearizable" + (f": {lines[0]}" if lines else "") + (
@@ -208,9 +208,14 @@ class Verdict:
         def at(op: Operation) -> str:
             return f"{describe_op(self.model, op)} {op.interval()}" + (f" ({locate(op)})" if locate else "")
 
-        head = self.explain() if self.result != ILLEGAL else (
-            f"NOT linearizable ({self.operations} operations, {len(self.failed)} of "
-            f"{len(self.partitions)} sub-histories illegal)")
+        head = self.explain()
+        if self.result == ILLEGAL:
+            head = f"NOT linearizable ({self.operations} operations"
+            if len(self.partitions) > 1:
+                head += f", {len(self.failed)} of {len(self.partitions)} sub-histories illegal"
+                undecided = sum(p.result == UNKNOWN for p in self.partitions)
+                head += f", {undecided} undecided (not needed for the verdict)" if undecided else ""
+            head += ")"
         out = [head]
         for p in self.failed:
             out.append(f"{p.name}: longest linearizable prefix {len(p.order)} of {len(p.ops)} operations, "
