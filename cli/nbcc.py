@@ -124,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
     plan.validate()
     out = prepare_out(args.out, force=args.force, name=f"nbcc-{args.rule}", seed=args.seed)
     out.mkdir(parents=True, exist_ok=True)
-    with marks_interrupted(out, {"seed": args.seed, "rule": rule.value, "time_generator": args.time_generator}), \
+    marker = {"seed": args.seed, "rule": rule.value, "time_generator": args.time_generator}
+    with marks_interrupted(out, marker), \
             open(out / "history.jsonl", "w") as history:
 
         def sink(event: Event) -> None:

@@ -34,10 +34,11 @@ svg g.op:hover rect { stroke: #000; stroke-width: 2; }
 .scroll { overflow-x: auto; }
 """
 
-# a wide timeline opens scrolled to the first operation that cannot be placed
+# a wide timeline opens scrolled to show the first operation that cannot be placed
 SCROLL = ("for (const d of document.querySelectorAll('.whole')) { "
-          "const b = d.querySelector('g.blocked rect'); "
-          "if (b) d.scrollLeft = Math.max(0, b.x.baseVal.value - d.clientWidth / 2); }")
+          "const b = d.querySelector('g.blocked rect'); if (!b) continue; "
+          "const right = b.x.baseVal.value + b.width.baseVal.value + 40; "
+          "if (right > d.clientWidth) d.scrollLeft = right - d.clientWidth / 2; }")
 COLOURS = {"linearized": "#9be3a9", "blocked": "#ef7b7b", "setter": "#ffc36b", "other": "#e2e2e2"}
 ROW, BAR, LEFT, TOP = 30, 20, 90, 24
 
@@ -84,7 +85,7 @@ def _partition_svg(verdict: Verdict, part: PartitionResult, locate: Callable[[Op
     window = _window(part, rank, end_rank) if zoom else None
     lo, hi = window if window is not None else (0, end_rank)
     ops = [op for op in part.ops if rank[op.call] <= hi and rank_ret(op) >= lo]
-    step = max(14.0, min(48.0, 1100.0 / max(1.0, hi - lo + 1)))
+    step = max(14.0, min(90.0, 1100.0 / max(1.0, hi - lo + 1)))
 
     def x(r: float) -> float:
         return LEFT + 10 + (r - lo) * step

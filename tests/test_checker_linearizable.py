@@ -252,3 +252,44 @@ def test_register_model_semantics() -> None:
     assert m.step("a", ("cas", ("a", "b")), (INFO, None)) == (True, "b")
     assert m.step("c", ("cas", ("a", "b")), (INFO, None)) == (True, "c")
     assert m.read_only(("cas", (1, 2)), ("fail", None)) and not m.read_only(("cas", (1, 2)), (OK, None))
+
+
+@pytest.mark.parametrize("counterexample", [False, True])
+def test_a_quickly_illegal_key_is_found_beside_a_hard_one(counterexample: bool) -> None:
+    # key 'a' would need more than 2^22 configurations; key 'b' is illegal at once.  The keys share
+    # the time, so the verdict comes from 'b' (sequentially, 'a' would use up the whole limit).
+    ops = [_kv(i, i, "put", "a", str(i), OK, None, 0, 10) for i in range(22)]
+    ops.append(_kv(22, 30, "get", "a", None, OK, "never", 20, 21))
+    ops += [_kv(23, 31, "put", "b", "x", OK, None, 0, 1), _kv(24, 32, "get", "b", None, OK, "y", 2, 3)]
+    verdict = check_operations(ops, model=KVModel(), timeout=60, counterexample=counterexample)
+    assert verdict.result == "illegal"
+    results = [(p.name, p.result) for p in verdict.partitions]
+    assert results == [("key 'a'", "unknown"), ("key 'b'", "illegal")]
+    if counterexample:
+        expected = "key 'b': after put('b', 'x') by p31, get('b')='y' by p32 cannot be placed"
+        assert expected in verdict.explain()
+
+
+def test_counterexample_spells_out_what_unknown_writes_could_have_done() -> None:
+    # the read of 1 fails whether or not the unknown write of 9 took effect: both are said
+    ops = [_op(0, 1, "write", 2, OK, None, 0, 1), _op(1, 2, "cas", (2, 5), OK, None, 2, 3),
+           _op(2, 3, "cas", (2, 7), "fail", None, 2.5, 3.5), _op(3, 4, "write", 9, INFO, None, 4, 0),
+           _op(4, 5, "read", None, OK, 1, 5, 6)]
+    verdict = check_operations(ops)
+    part = verdict.failed[0]
+    # the prefix holds the operations that returned; the unknown write is not needed to explain
+    assert [op.index for op in part.order] == [0, 1, 2]
+    assert verdict.explain() == (
+        "NOT linearizable: after write(2) by p1 and cas(2->5) by p2, read()=1 by p5 cannot be placed: "
+        "the register holds 5 (or 9 if write(9) info by p4 took effect)")
+    # reading 9 is fine: the unknown write took effect
+    assert check_operations(ops[:4] + [_op(4, 5, "read", None, OK, 9, 5, 6)]).valid
+
+
+def test_a_failed_write_or_put_did_not_take_effect() -> None:
+    ops = [_op(0, 1, "write", "x", "fail", None, 0, 1), _op(1, 2, "read", None, OK, None, 2, 3)]
+    assert check_operations(ops).valid
+    assert not check_operations(ops[:1] + [_op(1, 2, "read", None, OK, "x", 2, 3)]).valid
+    kv = [_kv(0, 1, "append", "k", "a", "fail", None, 0, 1), _kv(1, 2, "get", "k", None, OK, "", 2, 3)]
+    assert check_operations(kv, model=KVModel()).valid
+    assert not check_operations(kv[:1] + [_kv(1, 2, "get", "k", None, OK, "a", 2, 3)], model=KVModel()).valid

@@ -167,3 +167,22 @@ def test_partitioning_by_key_changes_no_verdict() -> None:
         verdicts[split] += 1
         _assert_dead_end(KVModel(), ops, 10_000 + seed)
     assert verdicts[True] > 20 and verdicts[False] > 20, verdicts
+
+
+def test_a_search_paused_and_resumed_finds_the_same() -> None:
+    from model.checkers.lin_search import PartitionSearch
+
+    model = RegisterModel()
+    # 12 concurrent writes and a read of a value none wrote: thousands of backtracks, many pauses
+    hard = [Operation(i, i, "write", i, OK, None, 0, 10) for i in range(12)]
+    hard.append(Operation(12, "r", "read", None, OK, 99, 20, 21))
+    cases = [hard] + [_random_register_history(random.Random(seed), 24, 4) for seed in range(40)]
+    pauses = 0
+    for ops in cases:
+        whole = PartitionSearch(model, ops, partial=True)
+        assert whole.run() is not None
+        resumed = PartitionSearch(model, ops, partial=True)
+        while resumed.run(deadline=0.0) is None:  # the deadline has always passed: pause at each look
+            pauses += 1
+        assert (resumed.result, resumed.order, resumed.steps) == (whole.result, whole.order, whole.steps)
+    assert pauses > 10

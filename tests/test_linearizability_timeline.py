@@ -82,6 +82,23 @@ def test_linearizable_kv_history_draws_each_key() -> None:
     assert "blocked" not in html.split("<body>")[1].replace("g.blocked", "")
 
 
+def test_conformance_report_attaches_the_timeline_of_a_non_linearizable_race(tmp_path: Path) -> None:
+    from backends.conformance import PropertyResult, Report
+    from cli.conformance import write_timelines
+
+    verdict = check_operations(_race())
+    rep = Report("gs+http://h:1/b", "endpoint", "gcs", run_id="abc123",
+                 properties=[PropertyResult("create-race", False, verdict.explain(), verdict=verdict),
+                             PropertyResult("replace-race", True, "fine")])
+    [page] = write_timelines(rep, tmp_path)
+    assert page.name == "gs_http_h_1_b-abc123-create-race.html"
+    assert 'class="op blocked"' in page.read_text()
+    assert f"timeline: {page}" in rep.table()
+    data = rep.to_json()["properties"]
+    assert data[0]["timeline"] == str(page) and data[0]["counterexample"]["result"] == "illegal"
+    assert "timeline" not in data[1] and "counterexample" not in data[1]
+
+
 def _count(png: Path, rgb: tuple[int, int, int], tol: int = 10) -> int:
     np = pytest.importorskip("numpy")
     image = pytest.importorskip("PIL.Image")

@@ -117,7 +117,7 @@ class RegisterModel(Model[Hashable]):
     """One register written with conditional writes; the state is its value (``None``: absent).
 
     - ``read()``: ``ok`` with the value read; ``fail`` or ``info`` claims nothing.
-    - ``write(new)``: sets the value.
+    - ``write(new)``: sets the value (``fail``: it did not).
     - ``cas([expected, new])``: ``ok`` took effect (the value was ``expected``); ``fail`` is a
       claim that the value was not ``expected`` at some instant of the call (a 412); ``info``
       may take effect (when the value is ``expected``) or not.  ``expected`` ``None`` is a
@@ -138,7 +138,7 @@ class RegisterModel(Model[Hashable]):
         if f == "read":
             return (status != OK or result == state), state
         if f == "write":
-            return True, arg
+            return True, (state if status == FAIL else arg)
         if f == "cas":
             expected, new = arg
             if status == FAIL:
@@ -149,8 +149,7 @@ class RegisterModel(Model[Hashable]):
         raise ValueError(f"unknown register operation {f!r}")
 
     def read_only(self, input: Input, output: Output) -> bool:
-        f = input[0]
-        return f == "read" or (f == "cas" and output[0] == FAIL)
+        return input[0] == "read" or output[0] == FAIL
 
     def describe_operation(self, input: Input, output: Output) -> str:
         f, arg = input
@@ -180,7 +179,8 @@ class KVModel(Model[str]):
     """A key-value store of strings, partitioned by key (Porcupine's kv model).
 
     ``arg`` is ``(key, value)`` (``value`` ``None`` for ``get``); a ``get`` returns the value
-    (``""`` for a key never written), ``put`` sets it, ``append`` concatenates to it.
+    (``""`` for a key never written), ``put`` sets it, ``append`` concatenates to it; a ``fail``ed
+    put or append did not take effect.
     The per-partition state is the value of that partition's key.
     """
 
@@ -194,6 +194,8 @@ class KVModel(Model[str]):
         status, result = output
         if f == "get":
             return (status != OK or result == state), state
+        if status == FAIL:
+            return True, state  # a put or append that did not take effect
         if f == "put":
             return True, value
         if f == "append":
@@ -201,7 +203,7 @@ class KVModel(Model[str]):
         raise ValueError(f"unknown kv operation {f!r}")
 
     def read_only(self, input: Input, output: Output) -> bool:
-        return input[0] == "get"
+        return input[0] == "get" or output[0] == FAIL
 
     def partition(self, ops: Sequence[Operation]) -> list[list[Operation]]:
         parts: dict[Any, list[Operation]] = {}

@@ -37,12 +37,15 @@ from model.checkers.lin_models import (
     PowersetModel,
     RegisterModel,
 )
-from model.checkers.lin_search import ILLEGAL, OK_RESULT, UNKNOWN, search
+from model.checkers.lin_search import ILLEGAL, OK_RESULT, UNKNOWN, PartitionSearch
 
 __all__ = ["INVOKE", "OK", "FAIL", "INFO", "Event", "Operation", "Verdict", "PartitionResult", "Blocked",
            "pair", "check", "check_operations", "Model", "RegisterModel", "KVModel", "NondeterministicModel",
            "PowersetModel", "OK_RESULT", "ILLEGAL", "UNKNOWN", "describe_op", "who", "jsonable"]
 
+_FIRST_SLICE_S = 0.01  # time slice of each undecided sub-history in the first round (doubling)
+_MAX_UNKNOWN_EXPLORED = 12  # unknown operations whose effects a counterexample spells out
+_MAX_STATES_EXPLORED = 20_000
 _SHOWN_SETTERS = 2  # state-changing operations named before a blocked one
 _SHOWN_BLOCKED = 3  # blocked operations named per reason in one line
 
@@ -192,8 +195,8 @@ class Verdict:
         if self.result == OK_RESULT:
             return f"linearizable ({self.operations} operations)"
         if self.result == UNKNOWN:
-            return (f"UNKNOWN: time limit of {self.timeout:g} s reached before a verdict "
-                    f"({self.operations} operations)")
+            limit = f"time limit of {self.timeout:g} s" if self.timeout is not None else "time limit"
+            return f"UNKNOWN: {limit} reached before a verdict ({self.operations} operations)"
         lines = [f"{p.name}: {p.sentence(self.model)}" if len(self.partitions) > 1 else p.sentence(self.model)
                  for p in self.failed if p.blocked]
         return "NOT linearizable" + (f": {lines[0]}" if lines else "") + (
@@ -205,9 +208,14 @@ class Verdict:
         def at(op: Operation) -> str:
             return f"{describe_op(self.model, op)} {op.interval()}" + (f" ({locate(op)})" if locate else "")
 
-        head = self.explain() if self.result != ILLEGAL else (
-            f"NOT linearizable ({self.operations} operations, {len(self.failed)} of "
-            f"{len(self.partitions)} sub-histories illegal)")
+        head = self.explain()
+        if self.result == ILLEGAL:
+            head = f"NOT linearizable ({self.operations} operations"
+            if len(self.partitions) > 1:
+                head += f", {len(self.failed)} of {len(self.partitions)} sub-histories illegal"
+                undecided = sum(p.result == UNKNOWN for p in self.partitions)
+                head += f", {undecided} undecided (not needed for the verdict)" if undecided else ""
+            head += ")"
         out = [head]
         for p in self.failed:
             out.append(f"{p.name}: longest linearizable prefix {len(p.order)} of {len(p.ops)} operations, "
@@ -257,25 +265,61 @@ def jsonable(v: Any) -> Any:
     return v
 
 
+def _reachable(model: Model[Any], state: Hashable,
+               unknown: Sequence[Operation]) -> dict[Hashable, list[Operation]]:
+    """The states ``state`` may become when some of the ``unknown`` operations (always legal) take
+    effect, each with the first sequence found that leads there (only ``state`` when there are
+    too many to explore)."""
+    reach: dict[Hashable, list[Operation]] = {state: []}
+    if len(unknown) > _MAX_UNKNOWN_EXPLORED:
+        return reach
+    seen = {(0, state)}
+    frontier: list[tuple[int, Hashable, list[Operation]]] = [(0, state, [])]
+    while frontier and len(seen) < _MAX_STATES_EXPLORED:
+        nxt = []
+        for used, s, via in frontier:
+            for j, op in enumerate(unknown):
+                if used >> j & 1:
+                    continue
+                _, s2 = model.step(s, op.input, op.output)
+                key = (used | 1 << j, s2)
+                if key not in seen:
+                    seen.add(key)
+                    reach.setdefault(s2, via + [op])
+                    nxt.append((used | 1 << j, s2, via + [op]))
+        frontier = nxt
+    return reach
+
+
 def _explain_failure(model: Model[Any], name: str, ops: Sequence[Operation], order: Sequence[int],
                      steps: int) -> PartitionResult:
-    """Replay the longest prefix: the state it leaves, who set it, and which next operations fail."""
+    """Replay the longest prefix: the state it leaves, who set it, and which next operations fail
+    (in that state and in every state the unknown operations that may come next could make)."""
     state: Hashable = model.init()
     setters: list[Operation] = []
     done = set(order)
     for i in order:
-        legal, new = model.step(state, ops[i].input, ops[i].output)
+        _, new = model.step(state, ops[i].input, ops[i].output)
         if new != state:
             setters.append(ops[i])
         state = new
     rest = [op for i, op in enumerate(ops) if i not in done]
     deadline = min((op.ret for op in rest), default=math.inf)
-    blocked = []
     # the operations that may come next: invoked before the first pending one returned
-    for op in sorted((op for op in rest if op.call <= deadline), key=lambda o: (o.ret, o.call, o.index)):
-        legal, _ = model.step(state, op.input, op.output)
-        if not legal:
-            blocked.append(Blocked(op, model.why_not(state, op.input, op.output)))
+    nexts = [op for op in rest if op.call <= deadline]
+    reach = _reachable(model, state, [op for op in nexts if math.isinf(op.ret)])
+    blocked = []
+    for op in sorted(nexts, key=lambda o: (o.ret, o.call, o.index)):
+        if math.isinf(op.ret) or any(model.step(s, op.input, op.output)[0] for s in reach):
+            continue
+        reason = model.why_not(state, op.input, op.output)
+        others = [f"{model.describe_state(s)} if {' and '.join(describe_op(model, u) for u in via)} "
+                  "took effect" for s, via in reach.items() if via]
+        if others:
+            shown = others[:_SHOWN_BLOCKED] + ([f"{len(others) - _SHOWN_BLOCKED} more"]
+                                               if len(others) > _SHOWN_BLOCKED else [])
+            reason += f" (or {'; or '.join(shown)})"
+        blocked.append(Blocked(op, reason))
     return PartitionResult(name, ILLEGAL, tuple(ops), tuple(ops[i] for i in order),
                            model.describe_state(state), tuple(blocked), tuple(setters), steps)
 
@@ -285,32 +329,49 @@ def check_operations(ops: Sequence[Operation], initial: Any = None, *, model: Mo
                      memo: bool = True) -> Verdict:
     """Check paired operations under ``model`` (default: a register starting at ``initial``).
 
-    ``timeout`` (seconds, shared by every sub-history) makes the result ``unknown`` when it
-    passes.  Without ``counterexample`` the check stops at the first illegal sub-history and
-    records no prefix.
+    The sub-histories share the time in rounds of doubling slices (Porcupine checks them in
+    parallel): one that is quickly illegal is found although another would take long.  Without
+    ``counterexample`` the check stops at the first illegal sub-history and records no prefix;
+    with it, the round in which one is found is finished (the others get as long) and the rest
+    stay undecided (``unknown``: not needed for the verdict).  ``timeout`` (seconds, for the
+    whole check) makes the result ``unknown`` unless a sub-history was found illegal.
     """
     model = model if model is not None else RegisterModel(initial)
     t0 = time.monotonic()
     deadline = None if timeout is None else t0 + timeout
-    results: list[PartitionResult] = []
-    overall = OK_RESULT
-    for part in model.partition(ops):
-        name = model.partition_name(part)
-        r = search(model, part, deadline=deadline, memo=memo, partial=counterexample)
-        if r.result == ILLEGAL:
-            overall = ILLEGAL
-            if counterexample:
-                results.append(_explain_failure(model, name, part, r.order, r.steps))
-            else:
-                results.append(PartitionResult(name, ILLEGAL, tuple(part), steps=r.steps))
+    parts = model.partition(ops)
+    searches = [PartitionSearch(model, part, memo=memo, partial=counterexample) for part in parts]
+    undecided = [i for i, s in enumerate(searches) if s.result is None]
+    slice_s = _FIRST_SLICE_S
+    found = timed_out = False
+    while undecided and not (found or timed_out):
+        for i in list(undecided):
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                timed_out = True
                 break
+            end = now + slice_s if len(undecided) > 1 else None
+            if deadline is not None:
+                end = deadline if end is None else min(end, deadline)
+            r = searches[i].run(end)
+            if r is None:
+                continue
+            undecided.remove(i)
+            if r == ILLEGAL:
+                found = True
+                if not counterexample:
+                    break
+        slice_s *= 2
+    results: list[PartitionResult] = []
+    for part, srch in zip(parts, searches, strict=True):
+        name = model.partition_name(part)
+        if srch.result == ILLEGAL and counterexample:
+            results.append(_explain_failure(model, name, part, srch.order, srch.steps))
         else:
-            if r.result == UNKNOWN and overall == OK_RESULT:
-                overall = UNKNOWN
-            results.append(PartitionResult(name, r.result, tuple(part), tuple(part[i] for i in r.order),
-                                           steps=r.steps))
-            if r.result == UNKNOWN:
-                break  # the clock has run out for every later sub-history too
+            order = tuple(part[i] for i in srch.order) if srch.result != ILLEGAL else ()
+            results.append(PartitionResult(name, srch.result or UNKNOWN, tuple(part), order,
+                                           steps=srch.steps))
+    overall = ILLEGAL if found else (UNKNOWN if undecided else OK_RESULT)
     return Verdict(overall, len(ops), model, tuple(results), time.monotonic() - t0, timeout)
 
 
