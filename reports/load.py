@@ -81,6 +81,13 @@ def _read_json(path: Path, name: str, required: tuple[str, ...]) -> dict[str, An
     return raw
 
 
+def _refuse_interrupted(path: Path, verdict: dict[str, Any]) -> None:
+    if verdict["verdict"] == "interrupted":
+        raise RunDirError(path, f"the run was interrupted by {verdict.get('signal') or 'a signal'} after "
+                                f"{verdict.get('events', '?')} events: no verdict to report or gate "
+                                f"(its {HISTORY} is kept)")
+
+
 def load_run(path: Path | str) -> RunData:
     """Load one run directory; ``RunDirError`` says which file is missing or corrupted and why."""
     path = Path(path)
@@ -88,6 +95,8 @@ def load_run(path: Path | str) -> RunData:
         raise RunDirError(path, "does not exist")
     if not path.is_dir():
         raise RunDirError(path, "is not a directory")
+    if (path / VERDICT).is_file():
+        _refuse_interrupted(path, _read_json(path, VERDICT, ("verdict",)))
     missing = [f for f in RUN_FILES if not (path / f).is_file()]
     if missing:
         raise RunDirError(path, f"missing {', '.join(missing)} (not a complete run of 'hcc run')")
@@ -96,10 +105,6 @@ def load_run(path: Path | str) -> RunData:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise RunDirError(path, f"{SCENARIO} is not valid TOML ({e})") from None
     verdict = _read_json(path, VERDICT, ("verdict", "violations", "findings"))
-    if verdict["verdict"] == "interrupted":
-        raise RunDirError(path, f"the run was interrupted by {verdict.get('signal') or 'a signal'} after "
-                                f"{verdict.get('events', '?')} events: no verdict to report or gate "
-                                f"(its {HISTORY} is kept)")
     if verdict["verdict"] not in ("ok", "violation"):
         raise RunDirError(path, f"{VERDICT}: field verdict = {verdict['verdict']!r} is not ok or violation")
     for field in ("violations", "findings"):
