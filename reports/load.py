@@ -81,6 +81,11 @@ def _read_json(path: Path, name: str, required: tuple[str, ...]) -> dict[str, An
     return raw
 
 
+def _lock_file_value(v: Any) -> bool:
+    return (isinstance(v, dict) and isinstance(v.get("owner"), str) and isinstance(v.get("expired"), bool)
+            and isinstance(v.get("valid_until"), int) and not isinstance(v.get("valid_until"), bool))
+
+
 def _refuse_interrupted(path: Path, verdict: dict[str, Any]) -> None:
     if verdict["verdict"] == "interrupted":
         raise RunDirError(path, f"the run was interrupted by {verdict.get('signal') or 'a signal'} after "
@@ -130,6 +135,10 @@ def load_run(path: Path | str) -> RunData:
         if e.index != i:
             raise RunDirError(path, f"{HISTORY}: event {i} has index {e.index} "
                                     "(events missing or out of order)")
+    for i, e in enumerate(events):
+        if e.process == "store" and e.f == "lock-file" and not _lock_file_value(e.value):
+            raise RunDirError(path, f"{HISTORY}: line {i + 1}: a lock-file event needs owner (text), expired "
+                                    f"(true/false) and valid_until (integer), got {e.value!r}")
     n = len(events)
     for v in verdict["violations"] + verdict["findings"]:
         bad = [i for i in v["events"] if not isinstance(i, int) or not 0 <= i < n]

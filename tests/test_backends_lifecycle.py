@@ -63,7 +63,8 @@ def started_by(tmp_path: Path) -> list[int]:
     return found
 
 
-def wait_for_server(tmp_path: Path, proc: subprocess.Popen[str], timeout_s: float = 90) -> tuple[int, list[int]]:
+def wait_for_server(tmp_path: Path, proc: subprocess.Popen[str],
+                    timeout_s: float = 90) -> tuple[int, list[int]]:
     """The pid and ports of the first server the command launched, once it answers on its first port."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
