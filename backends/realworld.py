@@ -106,6 +106,10 @@ class ServerDied(RuntimeError):
         self.events = events
 
 
+class Unreachable(RuntimeError):
+    """The storage service did not answer before the run began (nothing was recorded)."""
+
+
 class _Killed(Exception):
     """A task ends: crash, thread death, cancel, or the end of the run."""
 
@@ -572,11 +576,14 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
 
 
 def clear_prefix(ep: Endpoint, prefix: str) -> None:
-    """Delete the run's objects under ``prefix`` (a fresh table for the run)."""
+    """Delete the run's objects under ``prefix`` (a fresh table for the run); Unreachable if it cannot."""
     from model.effects import Delete, ListPrefix
 
     with ep.backend(prefix) as b:
-        b.ensure_container()
+        try:
+            b.ensure_container()
+        except Exception as e:  # noqa: BLE001 - each SDK has its own connection errors
+            raise Unreachable(f"{ep.describe()} cannot be reached: {type(e).__name__}: {e}") from None
         listed = b.perform(ListPrefix(b.prefix))
         if listed.ok and listed.body:
             for key in listed.body.decode().split("\n"):
