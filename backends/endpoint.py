@@ -16,7 +16,7 @@ from typing import Any
 
 from backends.base import Backend
 from backends.launchers.process import ServerProcess
-from backends.secrets import redact_url
+from backends.secrets import redact_url, split_userinfo
 
 
 @dataclass
@@ -87,19 +87,18 @@ def from_url(url: str, bucket: str | None = None) -> Endpoint:
       ``STORAGE_EMULATOR_HOST``), ``gs+http://HOST:PORT/BUCKET`` (GCS emulator),
       ``az://CONTAINER`` (``AZURE_STORAGE_CONNECTION_STRING``),
       ``az+http://HOST:PORT/ACCOUNT/CONTAINER`` (``AZURE_STORAGE_KEY`` or Azurite's key).
-    User info in an http(s) URL (``s3+http://KEY:SECRET@HOST:PORT/BUCKET``) is the S3
-    access key and secret (or the Azure account key after ``:``); it is dropped from the
-    endpoint's name and URL, which outputs show.
+    User info in a URL (``s3+http://KEY:SECRET@HOST:PORT/BUCKET``, ``s3://KEY:SECRET@BUCKET``)
+    is the S3 access key and secret (or the Azure account key after ``:``); it is masked in
+    the endpoint's name and dropped from its URL, which outputs show.
     """
-    try:
-        u = urllib.parse.urlsplit(url)
-        u.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError as e:
-        raise ValueError(f"not a storage URL: {redact_url(url)!r} ({e})") from None
-    user = urllib.parse.unquote(u.username) if u.username else None
-    password = urllib.parse.unquote(u.password) if u.password else None
-    netloc = u.netloc.rsplit("@", 1)[-1]
+    plain, user, password = split_userinfo(url)
     shown = redact_url(url)
+    try:
+        u = urllib.parse.urlsplit(plain)
+        u.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise ValueError(f"not a storage URL: {shown!r} (bad host or port)") from None
+    netloc = u.netloc
     scheme = u.scheme.lower()
     parts = [p for p in u.path.split("/") if p]
     env = os.environ

@@ -72,6 +72,10 @@ class ServerDied(RuntimeError):
         self.events = events
 
 
+class Unreachable(RuntimeError):
+    """The storage service did not answer before the run began (nothing was recorded)."""
+
+
 def map_scenario_keys(scenario: Scenario, prefix: str) -> Scenario:
     """The scenario with its lock base path and register key put under the table ``prefix``."""
     prefix = prefix.rstrip("/") + "/"
@@ -285,11 +289,14 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
 
 
 def clear_prefix(ep: Endpoint, prefix: str) -> None:
-    """Delete the run's objects under ``prefix`` (a fresh table for the run)."""
+    """Delete the run's objects under ``prefix`` (a fresh table for the run); Unreachable if it cannot."""
     from model.effects import Delete, ListPrefix
 
     with ep.backend(prefix) as b:
-        b.ensure_container()
+        try:
+            b.ensure_container()
+        except Exception as e:  # noqa: BLE001 - each SDK has its own connection errors
+            raise Unreachable(f"{ep.describe()} cannot be reached: {type(e).__name__}: {e}") from None
         listed = b.perform(ListPrefix(b.prefix))
         if listed.ok and listed.body:
             for key in listed.body.decode().split("\n"):

@@ -24,16 +24,33 @@ SECRET_ENV = (
     "AZURE_STORAGE_SAS_TOKEN",
 )
 MASK = "***"
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s'\"]*)@")
+# Everything between "://" and the last "@" of a URL-like token: user info, even when a secret holds an
+# unescaped "/" (which a URL parser would take for the start of the path, leaving the secret in "the host").
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s'\"]*)@")
+
+
+def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without its user info, and the user and password in it (percent-decoded), if any.
+
+    The user info runs to the last ``@`` of the URL, so a secret with an unescaped ``/`` or
+    ``@`` is still taken whole (bucket names hold neither).
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url, None, None
+    info, _, host = rest.rpartition("@")
+    user, colon, password = info.partition(":")
+    return (f"{scheme}://{host}", urllib.parse.unquote(user) or None,
+            urllib.parse.unquote(password) if colon else None)
 
 
 def redact_url(url: str) -> str:
-    """``url`` without its user info (``scheme://***@host/...``); other text is returned unchanged."""
-    u = urllib.parse.urlsplit(url)
-    if "@" not in u.netloc:
+    """``url`` with its user info masked (``scheme://***@host/...``); other text is returned unchanged."""
+    plain, user, password = split_userinfo(url)
+    if user is None and password is None:
         return url
-    host = u.netloc.rsplit("@", 1)[1]
-    return urllib.parse.urlunsplit((u.scheme, f"{MASK}@{host}", u.path, u.query, u.fragment))
+    scheme, _, host = plain.partition("://")
+    return f"{scheme}://{MASK}@{host}"
 
 
 def _secret_values(env: Mapping[str, str]) -> list[str]:

@@ -27,7 +27,7 @@ from typing import Any
 
 from backends import registry
 from backends.launchers.process import LaunchError, Unavailable
-from backends.realworld import ServerDied, map_scenario_keys, run_realworld
+from backends.realworld import ServerDied, Unreachable, map_scenario_keys, run_realworld
 from backends.secrets import redact, redact_url
 from engines.rundir import (
     HISTORY,
@@ -112,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
                 events, actions = result.events, result.proxy_actions
         except (Unavailable, LaunchError) as e:
             print(f"hcc realworld: {backend} did not start: {redact(str(e))}", file=sys.stderr)
+            return 1
+        except Unreachable as e:
+            print(f"hcc realworld: {redact(str(e))}", file=sys.stderr)
             return 1
         except ServerDied as e:
             error, events, actions = redact(str(e)), e.events, {}

@@ -81,6 +81,18 @@ def _read_json(path: Path, name: str, required: tuple[str, ...]) -> dict[str, An
     return raw
 
 
+def _lock_file_value(v: Any) -> bool:
+    return (isinstance(v, dict) and isinstance(v.get("owner"), str) and isinstance(v.get("expired"), bool)
+            and isinstance(v.get("valid_until"), int) and not isinstance(v.get("valid_until"), bool))
+
+
+def _refuse_interrupted(path: Path, verdict: dict[str, Any]) -> None:
+    if verdict["verdict"] == "interrupted":
+        raise RunDirError(path, f"the run was interrupted by {verdict.get('signal') or 'a signal'} after "
+                                f"{verdict.get('events', '?')} events: no verdict to report or gate "
+                                f"(its {HISTORY} is kept)")
+
+
 def load_run(path: Path | str) -> RunData:
     """Load one run directory; ``RunDirError`` says which file is missing or corrupted and why."""
     path = Path(path)
@@ -88,6 +100,8 @@ def load_run(path: Path | str) -> RunData:
         raise RunDirError(path, "does not exist")
     if not path.is_dir():
         raise RunDirError(path, "is not a directory")
+    if (path / VERDICT).is_file():
+        _refuse_interrupted(path, _read_json(path, VERDICT, ("verdict",)))
     missing = [f for f in RUN_FILES if not (path / f).is_file()]
     if missing:
         raise RunDirError(path, f"missing {', '.join(missing)} (not a complete run of 'hcc run')")
@@ -96,10 +110,6 @@ def load_run(path: Path | str) -> RunData:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise RunDirError(path, f"{SCENARIO} is not valid TOML ({e})") from None
     verdict = _read_json(path, VERDICT, ("verdict", "violations", "findings"))
-    if verdict["verdict"] == "interrupted":
-        raise RunDirError(path, f"the run was interrupted by {verdict.get('signal') or 'a signal'} after "
-                                f"{verdict.get('events', '?')} events: no verdict to report or gate "
-                                f"(its {HISTORY} is kept)")
     if verdict["verdict"] not in ("ok", "violation"):
         raise RunDirError(path, f"{VERDICT}: field verdict = {verdict['verdict']!r} is not ok or violation")
     for field in ("violations", "findings"):
@@ -125,6 +135,10 @@ def load_run(path: Path | str) -> RunData:
         if e.index != i:
             raise RunDirError(path, f"{HISTORY}: event {i} has index {e.index} "
                                     "(events missing or out of order)")
+    for i, e in enumerate(events):
+        if e.process == "store" and e.f == "lock-file" and not _lock_file_value(e.value):
+            raise RunDirError(path, f"{HISTORY}: line {i + 1}: a lock-file event needs owner (text), expired "
+                                    f"(true/false) and valid_until (integer), got {e.value!r}")
     n = len(events)
     for v in verdict["violations"] + verdict["findings"]:
         bad = [i for i in v["events"] if not isinstance(i, int) or not 0 <= i < n]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from backends.azure_blob import AZURITE_ACCOUNT, AZURITE_KEY
 from backends.endpoint import Endpoint
-from backends.launchers.process import HOST, ServerProcess, Unavailable, start_server, tcp_answers
+from backends.launchers.process import HOST, ServerProcess, Unavailable, http_answers, start_server
 from backends.launchers.workdir import npm_bin, server_dir
 
 
@@ -44,7 +44,7 @@ def azurite(base: Path | None = None, *, container: str = "hcc-conformance", deb
             argv += ["--debug", str(d / "azurite-debug.log")]
         return ServerProcess("azurite", argv, d / "azurite.log", cwd=d)
 
-    proc = start_server("azurite", 1, make, lambda p: p.wait_ready(lambda: tcp_answers(p.ports[0]),
+    proc = start_server("azurite", 1, make, lambda p: p.wait_ready(lambda: http_answers(f"http://{HOST}:{p.ports[0]}/"),
                                                                    ready_timeout_s))
     try:
         ep = Endpoint("azurite", "azure", f"http://{HOST}:{proc.ports[0]}/{AZURITE_ACCOUNT}", container,
@@ -71,7 +71,7 @@ def s3rver(base: Path | None = None, *, bucket: str = "hcc-conformance",
             "--no-vhost-buckets", "--configure-bucket", bucket,
         ], d / "s3rver.log", cwd=d, scratch=[d / "data"])
 
-    proc = start_server("s3rver", 1, make, lambda p: p.wait_ready(lambda: tcp_answers(p.ports[0]),
+    proc = start_server("s3rver", 1, make, lambda p: p.wait_ready(lambda: http_answers(f"http://{HOST}:{p.ports[0]}/"),
                                                                   ready_timeout_s))
     try:
         yield Endpoint("s3rver", "s3", f"http://{HOST}:{proc.ports[0]}", bucket, "S3RVER", "S3RVER",

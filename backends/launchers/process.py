@@ -252,7 +252,7 @@ class ServerProcess:
 
     ``ports`` (a :class:`PortReservation`) are released and ``scratch`` paths (data
     folders, sockets) deleted once the process has stopped; the watchdog does both if the
-    harness dies first.  The pid goes to ``<log folder>/<name>.pid``.
+    harness dies first.  The pid and the ports go to ``<log folder>/<name>.pid``.
     """
 
     def __init__(self, name: str, argv: Sequence[str], log_path: Path, *, cwd: Path | None = None,
@@ -276,7 +276,7 @@ class ServerProcess:
 
     @property
     def pid_file(self) -> Path:
-        """Where the pid is recorded (the process group id is the same number)."""
+        """Where the pid (line 1; the process group id is the same number) and the ports (line 2) are."""
         return self.log_path.parent / f"{self.name}.pid"
 
     def start(self) -> None:
@@ -288,7 +288,7 @@ class ServerProcess:
             log.flush()
             self.proc = spawn(self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                               cwd=self.cwd, env=server_env(self.env))
-        self.pid_file.write_text(f"{self.proc.pid}\n")
+        self.pid_file.write_text(f"{self.proc.pid}\n{' '.join(map(str, self.ports))}\n")
         watchdog.watch(self.proc.pid, self.scratch)
 
     def log_since_start(self) -> str:

@@ -9,7 +9,9 @@ explicitly (``-<service>.port.grpc``), so none lands in the kernel's ephemeral r
 another server's port.  weed 4.48 also listens on a unix socket per gRPC port at the fixed
 path ``/tmp/seaweedfs-<service>-grpc-<port>.sock`` (hard-coded in ``weed/command/server.go``:
 neither a flag nor ``TMPDIR`` moves it); the sockets are unique per reserved port and are
-deleted when the server stops.  The filer's and S3's own sockets go into the server folder.
+deleted when the server stops.  The filer's and S3's own sockets go into a short folder of
+their own under /tmp (a unix socket path must stay under 108 bytes, which a server folder deep
+in a test's temporary tree exceeds), deleted with the server.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sysconfig
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,7 +45,8 @@ def grpc_sockets(grpc_ports: dict[str, int]) -> list[Path]:
     return [Path(f"/tmp/seaweedfs-{service}-grpc-{port}.sock") for service, port in grpc_ports.items()]
 
 
-def server_argv(exe: str, d: Path, ports: list[int], volume_max: int) -> tuple[list[str], dict[str, int]]:
+def server_argv(exe: str, d: Path, sockets: Path, ports: list[int], volume_max: int,
+                ) -> tuple[list[str], dict[str, int]]:
     """``weed server`` arguments for 8 reserved ports (HTTP then gRPC per service); also the gRPC ports."""
     http = dict(zip(SERVICES, ports[:4], strict=True))
     grpc = dict(zip(SERVICES, ports[4:], strict=True))
@@ -53,7 +57,7 @@ def server_argv(exe: str, d: Path, ports: list[int], volume_max: int) -> tuple[l
         *[f"-{s}.port.grpc={grpc[s]}" for s in SERVICES],
         "-s3", f"-s3.port={http['s3']}", "-s3.port.iceberg=0", "-s3.port.lance=0",
         f"-volume.max={volume_max}", "-master.volumeSizeLimitMB=64",
-        f"-filer.localSocket={d / 'filer.sock'}", f"-s3.localSocket={d / 's3.sock'}",
+        f"-filer.localSocket={sockets / 'filer.sock'}", f"-s3.localSocket={sockets / 's3.sock'}",
     ]
     return argv, grpc
 
@@ -93,9 +97,10 @@ def seaweedfs(base: Path | None = None, *, bucket: str = "hcc-conformance", volu
     def make(ports: list[int]) -> ServerProcess:
         shutil.rmtree(d / "data", ignore_errors=True)  # a fresh store on every attempt
         (d / "data").mkdir()
-        argv, grpc = server_argv(exe, d, ports, volume_max)
+        sockets = Path(tempfile.mkdtemp(prefix="hcc-weed-", dir="/tmp"))
+        argv, grpc = server_argv(exe, d, sockets, ports, volume_max)
         return ServerProcess("seaweedfs", argv, d / "weed.log", cwd=d,
-                             scratch=[d / "data", d / "filer.sock", d / "s3.sock", *grpc_sockets(grpc)])
+                             scratch=[d / "data", sockets, *grpc_sockets(grpc)])
 
     def ready(proc: ServerProcess) -> None:
         deadline = time.monotonic() + ready_timeout_s
