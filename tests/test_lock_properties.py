@@ -168,7 +168,8 @@ def test_lock_config_default_is_hudi() -> None:
 
 @SETTINGS
 @given(st.integers(0, 2**16), st.integers(0, 499), st.lists(st.integers(0, 999), min_size=3, max_size=3))
-def test_careful_margin_is_safe_under_skew_below_the_allowance(seed: int, skew: int, starts: list[int]) -> None:
+def test_careful_margin_is_safe_under_skew_below_the_allowance(seed: int, skew: int,
+                                                               starts: list[int]) -> None:
     """The hypothetical holder check at validUntil - 500 ms (variant careful-margin): the case the
     careful writer above loses, with any skew below RFC-91's 500 ms, shows no violation."""
     workload = WorkloadConfig(writers=4, steps_per_hold=100_000, work_ms=Dist("uniform", 10, 40))

@@ -68,9 +68,10 @@ def test_skew_adjusting_gives_unique_increasing_times_while_skew_is_under_its_se
 def test_skew_beyond_the_setting_makes_times_run_backwards() -> None:
     _, ok = times_run({"w1": ClockSpec(offset_ms=150)})
     assert ok == set()
-    # whether a run hits it depends on how close generations come: some seeds of 60 s do not
-    found = [times_run({"w1": ClockSpec(offset_ms=400)}, seed, duration_ms=60_000)[1] for seed in range(1, 9)]
-    assert any({"time-not-increasing", "completion-order"} <= v for v in found), found
+    # 800 ms: Hudi 1.2.0's lock hand-over includes the audit requests (enable-file read, START), so the
+    # skew it takes to run times backwards grew (seeds 1-3 break between 420 and 600 ms)
+    _, violated = times_run({"w1": ClockSpec(offset_ms=800)}, duration_ms=60_000)
+    assert "time-not-increasing" in violated and "completion-order" in violated
 
 
 def test_a_long_pause_of_the_lock_holder_breaks_completion_order_without_any_skew() -> None:
