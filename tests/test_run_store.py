@@ -27,13 +27,13 @@ def test_a_used_out_is_refused_and_left_untouched_unless_force(tmp_path: Path,
     before = _files(out)
     assert "report.html" in before and "history.jsonl" in before
     capsys.readouterr()
-    assert main(["run", "rfc91-skew", "--out", str(out)]) == 2
+    assert main(["run", "rfc91-long-pause", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert str(out) in err and "--force" in err and "Traceback" not in err
     assert _files(out) == before  # the first run's history, verdict and report are intact
-    assert main(["run", "rfc91-skew", "--out", str(out), "--force"]) == 0
+    assert main(["run", "rfc91-long-pause", "--out", str(out), "--force"]) == 0
     after = _files(out)
-    assert 'name = "rfc91-skew"' in after["scenario.toml"].decode()
+    assert 'name = "rfc91-long-pause"' in after["scenario.toml"].decode()
     assert after["history.jsonl"] != before["history.jsonl"]
     assert main(["timeline", "run", "tl-occ-put-if-absent", "--out", str(out)]) == 2  # every command
     assert main(["nbcc", "run", "--out", str(out)]) == 2
