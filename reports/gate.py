@@ -80,9 +80,11 @@ def load_baseline(path: Path) -> dict[str, Any]:
         for key in ("seed", "expect", "violation_kinds", "metrics"):
             if key not in entry:
                 raise BaselineError(f"baseline {path}: scenarios.{name} has no field {key!r}")
-        if not isinstance(entry["metrics"], dict) or not isinstance(entry["violation_kinds"], list):
+        kinds = entry["violation_kinds"]
+        if not isinstance(entry["metrics"], dict) or not isinstance(kinds, list) or not all(
+                isinstance(k, str) for k in kinds):
             raise BaselineError(f"baseline {path}: scenarios.{name}: metrics must be an object and "
-                                "violation_kinds a list")
+                                "violation_kinds a list of names")
         for metric, spec in entry["metrics"].items():
             where = f"baseline {path}: scenarios.{name}.metrics.{metric}"
             if not isinstance(spec, dict):

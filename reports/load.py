@@ -115,9 +115,10 @@ def load_run(path: Path | str) -> RunData:
     for field in ("violations", "findings"):
         if not isinstance(verdict[field], list) or any(
                 not isinstance(v, dict) or not {"kind", "message", "events"} <= v.keys()
-                for v in verdict[field]):
+                or not isinstance(v["kind"], str) or not isinstance(v["message"], str)
+                or not isinstance(v["events"], list) for v in verdict[field]):
             raise RunDirError(path, f"{VERDICT}: field {field} is not a list of violations "
-                                    "(kind, message, events)")
+                                    "(kind and message: text, events: a list)")
     seed = verdict.get("seed", scenario.get("seed", 0))
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise RunDirError(path, f"{VERDICT}: field seed = {seed!r} is not an integer")
