@@ -27,18 +27,20 @@ from typing import Any
 
 from backends import registry
 from backends.launchers.process import LaunchError, Unavailable
-from backends.realworld import ServerDied, Unreachable, map_scenario_keys, run_realworld
+from backends.realworld import ServerDied, Unreachable, map_scenario_keys, read_prefix, run_realworld
 from backends.secrets import redact, redact_url
 from engines.rundir import (
     HISTORY,
     METRICS,
     SCENARIO,
     VERDICT,
+    audit_of_run,
     link_latest,
     marks_interrupted,
     prepare_out,
     write_atomic,
     write_json,
+    write_table,
 )
 from model.checkers.lock_run import check_lock_history
 from model.config import ConfigError, Dist
@@ -97,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     out = prepare_out(args.out, force=args.force, name=f"{scenario.name}-{backend}", seed=seed)
     write_atomic(out / SCENARIO, loader.to_toml(map_scenario_keys(scenario, args.prefix)))
     error: str | None = None
+    objects: dict[str, bytes] = {}
     head = {"scenario": scenario.name, "seed": seed, "world": "real", "backend": backend,
             "expect": scenario.expect}
     with marks_interrupted(out, head), open(out / HISTORY, "w") as history:
@@ -110,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
                 result = run_realworld(scenario, ep, prefix=args.prefix, seed=seed, sink=sink, log_dir=out,
                                        latency=latency, client=args.client)
                 events, actions = result.events, result.proxy_actions
+                objects = read_prefix(ep, args.prefix)  # the table the run left, audit trail included
         except (Unavailable, LaunchError) as e:
             print(f"hcc realworld: {backend} did not start: {redact(str(e))}", file=sys.stderr)
             return 1
@@ -121,8 +125,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"hcc realworld: {error}; history kept in {out / HISTORY}", file=sys.stderr)
     verdict = check_lock_history(events, scenario.checkers)
     metrics = lock_metrics(events)
+    table = write_table(out, objects, prefix=map_scenario_keys(scenario, args.prefix).lock.base_path + "/")
+    audit, seen = audit_of_run(table, verdict) if objects else (None, ())
+    found = verdict.to_dict()
+    for v, visible in zip(found["violations"], seen, strict=False):
+        v["audit_visible"] = visible
     summary = {**head, "matches_expectation": error is None and verdict.verdict == scenario.expect,
-               "error": error, "proxy": actions, "out": str(out), **verdict.to_dict()}
+               "error": error, "proxy": actions, "out": str(out), **found, "audit": audit}
     write_json(out / METRICS, metrics)
     write_json(out / VERDICT, summary)
     link_latest(out)
