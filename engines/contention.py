@@ -119,13 +119,15 @@ class TaskRun:
 
 def run_tasks(backend: str, engine: Any, count: int,
               make_tasks: Callable[[str, str, float], list[WriterTask]], *,
-              label: str, read_back: bool = False) -> TaskRun:
+              label: str, read_back: bool = False,
+              prepare: Callable[[Any, str], None] | None = None) -> TaskRun:
     """Launch ``backend``, clear a fresh prefix, run ``make_tasks(url, prefix, start_epoch)`` as Spark tasks.
 
     ``count`` tasks first warm the Python workers up; the shared start is then a little ahead.
 
     The histories are merged on the driver; with ``read_back`` every object under the prefix is read
-    back before the server stops (for checkers that need the final store).
+    back before the server stops (for checkers that need the final store).  ``prepare(endpoint,
+    prefix)`` puts what the table holds before the run (Hudi's audit enable file) under the prefix.
     """
     from backends.realworld import clear_prefix, merge_histories, read_prefix
     from backends.registry import open_endpoint
@@ -133,6 +135,8 @@ def run_tasks(backend: str, engine: Any, count: int,
     prefix = f"hcc-contention/{uuid.uuid4().hex[:8]}/"
     with open_endpoint(backend) as ep:
         clear_prefix(ep, prefix)
+        if prepare is not None:
+            prepare(ep, prefix)
         url = endpoint_url(ep)
         engine.map(list(range(count)), _ready, label="starting Python workers")
         start = time.time() + START_MARGIN_S
@@ -153,7 +157,13 @@ def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
         return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir)) for n in nodes]
 
-    events = run_tasks(backend, engine, len(nodes), make_tasks,
+    def prepare(ep: Any, prefix: str) -> None:
+        from backends.realworld import map_scenario_keys, seed_audit_enable_file
+
+        if scenario.lock.audit:  # the table has Hudi's lock audit enabled, as in the other worlds
+            seed_audit_enable_file(ep, prefix, map_scenario_keys(scenario, prefix))
+
+    events = run_tasks(backend, engine, len(nodes), make_tasks, prepare=prepare,
                        label=f"contention {scenario.name} on {backend}").events
     run_scenario = dataclasses.replace(scenario, duration_ms=duration_ms)
     return ContentionResult(run_scenario, backend, events, check_lock_history(events, scenario.checkers),
