@@ -32,7 +32,7 @@ def test_user_info_becomes_the_credentials_and_never_shows() -> None:
     assert ep.url == "http://127.0.0.1:9" and ep.bucket == "bucket"
     for shown in (ep.name, ep.describe(), repr(ep), slug(URL)):
         assert KEY not in shown and SECRET not in shown
-    pytest.importorskip("boto3", reason="boto3 is the backends extra (test_backends_secrets.py: every client)")
+    pytest.importorskip("boto3", reason="boto3 is the backends extra (see test_backends_secrets.py)")
     with ep.backend("p/") as b:
         assert KEY not in b.describe() and SECRET not in b.describe()
 
