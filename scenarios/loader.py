@@ -20,11 +20,23 @@ import tomli_w
 from model.config import ConfigError, Scenario
 
 CATALOGUE = Path(__file__).parent / "catalogue"
+PROTOCOLS = ("lock", "occ", "nbcc", "explore")
 
 
-def catalogue_names(folder: Path = CATALOGUE) -> list[str]:
-    """Names of the TOML files shipped in a folder (by default the scenario catalogue)."""
-    return sorted(p.stem for p in folder.glob("*.toml"))
+def protocol_of(raw: dict[str, Any]) -> str:
+    """The ``protocol`` of a parsed scenario file: a lock scenario without one, or a timeline (``occ``)
+    one when it has a ``[timeline]`` table (files written before the catalogue was one)."""
+    protocol = raw.get("protocol", "occ" if "timeline" in raw else "lock")
+    if protocol not in PROTOCOLS:
+        raise ConfigError("protocol", protocol, f"must be one of {', '.join(PROTOCOLS)}")
+    return str(protocol)
+
+
+def catalogue_names(folder: Path = CATALOGUE, protocol: str | None = None) -> list[str]:
+    """Names of the TOML files shipped in a folder (by default the scenario catalogue), of one
+    ``protocol`` when given."""
+    paths = sorted(folder.glob("*.toml"), key=lambda p: p.stem)
+    return [p.stem for p in paths if protocol is None or protocol_of(read_toml(p)) == protocol]
 
 
 def resolve(name_or_path: str, folder: Path = CATALOGUE, what: str = "scenario") -> Path:
@@ -154,10 +166,19 @@ def load_raw(name_or_path: str) -> dict[str, Any]:
 
 
 def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
-    """Load, override, build and validate a scenario."""
+    """Load, override, build and validate a lock scenario (``protocol = "lock"``)."""
     raw = load_raw(name_or_path)
     for assignment in overrides:
         apply_override(raw, assignment)
+    protocol = protocol_of(raw)
+    raw.pop("protocol", None)
+    if protocol != "lock":
+        raise ConfigError("protocol", protocol, f"{name_or_path} is not a lock scenario (hcc run runs any)")
+    return from_raw(raw)
+
+
+def from_raw(raw: dict[str, Any]) -> Scenario:
+    """Build and validate a lock scenario from its parsed TOML (without ``protocol``)."""
     scenario: Scenario = build(Scenario, raw)
     scenario.validate()
     return scenario
@@ -176,4 +197,4 @@ def to_dict(obj: Any) -> Any:
 
 def to_toml(scenario: Scenario) -> str:
     """The scenario as TOML with every default filled in."""
-    return tomli_w.dumps(to_dict(scenario))
+    return tomli_w.dumps({"protocol": "lock", **to_dict(scenario)})

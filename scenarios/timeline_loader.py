@@ -1,6 +1,7 @@
 """Timeline scenario files: a lock-model scenario file with a ``[timeline]`` table.
 
-Names are looked up in ``scenarios/timeline/``; see ``model/timeline/config.py`` for the table.
+Names are the catalogue's entries of protocol ``occ`` (``scenarios/catalogue/``); see
+``model/timeline/config.py`` for the table.
 """
 
 from __future__ import annotations
@@ -14,17 +15,15 @@ from model.config import ConfigError, Scenario
 from model.timeline.config import TimelineConfig, TimelineScenario
 from scenarios import loader
 
-TIMELINE_CATALOGUE = Path(__file__).parent / "timeline"
-
 
 def timeline_names() -> list[str]:
-    """Names of the scenarios shipped in ``scenarios/timeline``."""
-    return loader.catalogue_names(TIMELINE_CATALOGUE)
+    """Names of the catalogue's timeline (``occ``) entries."""
+    return loader.catalogue_names(protocol="occ")
 
 
 def resolve(name_or_path: str) -> Path:
-    """A timeline catalogue name or a path to a TOML file."""
-    return loader.resolve(name_or_path, TIMELINE_CATALOGUE)
+    """A catalogue name or a path to a TOML file."""
+    return loader.resolve(name_or_path)
 
 
 def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> TimelineScenario:
@@ -32,6 +31,16 @@ def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> Time
     raw = loader.read_toml(resolve(name_or_path))
     for assignment in overrides:
         loader.apply_override(raw, assignment)
+    protocol = loader.protocol_of(raw)
+    raw.pop("protocol", None)
+    if protocol != "occ":
+        raise ConfigError("protocol", protocol, f"{name_or_path} is not a timeline (occ) scenario")
+    return from_raw(raw)
+
+
+def from_raw(raw: dict[str, Any]) -> TimelineScenario:
+    """Build and validate a timeline scenario from its parsed TOML (without ``protocol``)."""
+    raw = dict(raw)
     tl_raw = raw.pop("timeline", {})
     if not isinstance(tl_raw, dict):
         raise ConfigError("timeline", tl_raw, "must be a table")
@@ -48,15 +57,15 @@ def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> Time
 
 def to_toml(ts: TimelineScenario) -> str:
     """The timeline scenario as TOML with every default filled in."""
-    data: dict[str, Any] = loader.to_dict(ts.scenario)
+    data: dict[str, Any] = {"protocol": "occ", **loader.to_dict(ts.scenario)}
     data.pop("checkers", None)
     data["timeline"] = loader.to_dict(ts.timeline)
     return tomli_w.dumps(data)
 
 
 def is_timeline_scenario(name_or_path: str) -> bool:
-    """True for a name in ``scenarios/timeline`` or a TOML file with a ``[timeline]`` table."""
+    """True for a catalogue entry or TOML file of protocol ``occ``."""
     try:
-        return "timeline" in loader.read_toml(resolve(name_or_path))
+        return loader.protocol_of(loader.read_toml(resolve(name_or_path))) == "occ"
     except ConfigError:
         return False
