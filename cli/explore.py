@@ -14,13 +14,12 @@ and the value), 3 stopped by ``--max-states`` before the search was complete.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
-import time
 from typing import Any
 
-from model.cow import CC, CowConfig, CowConfigError, ExploreResult, explore
+from engines.explorer import cow_result_json, explore_cow
+from model.cow import CC, CowConfig, CowConfigError
 
 _YES = {"yes": True, "y": True, "true": True, "1": True, "no": False, "n": False, "false": False, "0": False}
 _CC = {"none": CC.NONE, "0": CC.NONE, "optimistic": CC.OPTIMISTIC, "occ": CC.OPTIMISTIC, "1": CC.OPTIMISTIC,
@@ -86,33 +85,6 @@ def parse_config(args: argparse.Namespace) -> CowConfig | str:
     return cfg
 
 
-def result_json(cfg: CowConfig, res: ExploreResult, seconds: float) -> dict[str, Any]:
-    """The JSON object printed by ``--json``."""
-    out: dict[str, Any] = {
-        "verdict": res.verdict,
-        "states": res.states,
-        "generated": res.generated,
-        "depth": res.depth,
-        "seconds": round(seconds, 3),
-        "symmetry": res.symmetry,
-        "complete": res.complete,
-        "config": {"writers": cfg.writers, "keys": cfg.keys, "values": cfg.values,
-                   "file_groups": cfg.file_groups, "ops": cfg.ops, "monotonic_ts": cfg.monotonic_ts,
-                   "cc": cfg.cc.name.lower(), "put_if_absent": cfg.put_if_absent, "pk_check": cfg.pk_check,
-                   "salt": cfg.salt},
-    }
-    if res.violation is not None:
-        v = res.violation
-        out["counterexample_length"] = res.counterexample_length
-        out["violation"] = {"invariant": "ConsistentRead", "kind": v.kind, "key": f"k{v.key + 1}", "ts": v.ts,
-                            "expected": None if v.expected is None else "ABCDEFGHI"[v.expected],
-                            "found": [{"file_group": fg, "value": "ABCDEFGHI"[val]} for fg, val in v.found],
-                            "text": v.describe()}
-        out["counterexample"] = [{"state": st.index, "action": st.action, "writer": st.writer,
-                                  "step": st.text, "snapshot": st.state} for st in res.trace]
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the command; returns the exit code (0 holds, 1 violated, 2 bad input, 3 incomplete)."""
     parsed = parse_config(args)
@@ -127,18 +99,9 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"--max-states: {args.max_states!r} is not an integer")
         if max_states < 1:
             return _fail(f"--max-states: {max_states!r} must be at least 1")
-    # The states are acyclic tuples: pausing the cyclic garbage collector saves about a quarter.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        start = time.perf_counter()
-        res = explore(cfg, symmetry=bool(args.symmetry), exact=bool(args.exact), max_states=max_states)
-        seconds = time.perf_counter() - start
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    res, seconds = explore_cow(cfg, bool(args.symmetry), bool(args.exact), max_states)
     if args.json:
-        print(json.dumps(result_json(cfg, res, seconds)))
+        print(json.dumps(cow_result_json(cfg, res, seconds)))
     else:
         print(f"{cfg.row()}  symmetry={'on' if res.symmetry else 'off'}")
         if res.violation is not None:

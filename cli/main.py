@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -57,6 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"hcc: error: {redact(str(e))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (hcc list | head): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except INTERRUPTS as e:
         name = signal_name(e) or "SIGINT"
         print(f"hcc: interrupted by {name}; servers stopped", file=sys.stderr)

@@ -4,9 +4,11 @@ Writers with a bucket index append logs to shared file groups while a compaction
 scheduled mid-flight; writers fail mid-deltacommit and retry.  The history and the final table are
 checked with the slicing rule given by ``--rule`` plugged into every reader view.  ``--faults FILE``
 takes the ``[faults]`` table of a scenario file (error rules, lost replies, pauses, cut-offs,
-crashes; nodes ``w1``..``wN`` write, ``w{N+1}`` compacts).  The run
-directory (``--out``) gets ``history.jsonl``, ``verdict.json``, ``plan.json`` and the table itself
-under ``table/`` (readable with ``hcc slices OUT/table``).
+crashes; nodes ``w1``..``wN`` write, ``w{N+1}`` compacts).  The flags make an ``nbcc`` catalogue
+entry (``model/nbcc/config.py``; ``scenarios/catalogue/nbcc-*.toml`` are the shipped ones, run with
+``hcc run``), and the run directory is the one every entry gets: ``history.jsonl``,
+``verdict.json``, ``metrics.json``, ``scenario.toml``, ``plan.json`` and the table itself under
+``table/`` (readable with ``hcc slices OUT/table``).
 
 The table is a Hudi table (version 8, MERGE_ON_READ): hudi-rs lists its file slices; its data
 files hold JSON rows, not Parquet and Avro log blocks.
@@ -18,27 +20,19 @@ skew-adjusting generator, ``violation`` otherwise, or ``--expect``), 1 when not,
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-import random
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from engines.rundir import link_latest, marks_interrupted, prepare_out, write_json, write_table
+from backends.hudi_table_source import load_table
+from engines.rundir import TABLE, execute_entry, prepare_out
 from model.config import ConfigError, FaultPlan
-from model.history import Event
-from model.nbcc.sim_checks import check_history, rel
-from model.nbcc.sim_table import random_plan, run_table
-from model.nbcc.slicing import Rule
+from model.nbcc.config import RULES, NbccConfig, NbccScenario
+from model.nbcc.sim_checks import rel
 from model.timeline.timegen import GENERATORS
+from scenarios.catalogue import Entry
 from scenarios.loader import build
-
-RULES = {
-    "completion": Rule.COMPLETION_TIME,
-    "instant": Rule.INSTANT_TIME,
-    "uncommitted-anchor-bug": Rule.UNCOMMITTED_ANCHOR_BUG,
-}
 
 
 def register(subparsers: Any) -> None:
@@ -106,61 +100,37 @@ def load_faults(path: str) -> FaultPlan:
     return plan
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run, check, write the run directory, print the verdict; return the exit code."""
+def scenario_of(args: argparse.Namespace) -> NbccScenario:
+    """The flags as an ``nbcc`` catalogue entry (what ``scenario.toml`` of the run keeps)."""
     _check_args(args)
-    faults = load_faults(args.faults) if args.faults else None
-    rule = RULES[args.rule]
-    plan = random_plan(
-        random.Random(args.seed),
-        args.writers,
-        args.batches,
-        args.buckets,
-        compactions=args.compactions,
-        fail_prob=args.fail_prob,
-        time_generator=args.time_generator,
-        faults=faults,
-    )
-    plan.validate()
-    out = prepare_out(args.out, force=args.force, name=f"nbcc-{args.rule}", seed=args.seed)
-    out.mkdir(parents=True, exist_ok=True)
-    marker = {"seed": args.seed, "rule": rule.value, "time_generator": args.time_generator}
-    with marks_interrupted(out, marker), \
-            open(out / "history.jsonl", "w") as history:
+    faults = load_faults(args.faults) if args.faults else FaultPlan()
+    rule = args.rule
+    expect = args.expect or ("ok" if rule == "completion" and args.time_generator == "skew-adjusting"
+                             else "violation")
+    scenario = NbccScenario(
+        name=f"nbcc-{rule}", description="hcc nbcc run", seed=args.seed, expect=expect,
+        nbcc=NbccConfig(writers=args.writers, batches=args.batches, buckets=args.buckets,
+                        compactions=args.compactions, fail_prob=args.fail_prob, rule=rule,
+                        time_generator=args.time_generator),
+        faults=faults)
+    scenario.validate()
+    return scenario
 
-        def sink(event: Event) -> None:
-            history.write(event.to_json() + "\n")
-            history.flush()
 
-        result = run_table(plan, args.seed, sink)
-    verdict = check_history(result.events, result.objects, plan.base, rule)
-    expect = args.expect or (
-        "ok" if rule is Rule.COMPLETION_TIME and args.time_generator == "skew-adjusting" else "violation"
-    )
-    table = result.table()
-    summary = {
-        "seed": args.seed,
-        "rule": rule.value,
-        "time_generator": args.time_generator,
-        "expect": expect,
-        "matches_expectation": verdict.verdict == expect,
-        "out": str(out),
-        "instants": len(table.timeline.instants),
-        "completed": len(table.timeline.completed()),
-        "compactions": sum(1 for i in table.timeline.instants if i.requested_action == "compaction"),
-        "file_groups": len(table.groups),
-        "log_files": sum(len(g.log_files) for g in table.groups),
-        **verdict.to_dict(),
-    }
-    write_json(out / "plan.json", dataclasses.asdict(plan))
-    write_json(out / "verdict.json", summary)
-    write_table(out, result.objects, plan.base + "/")
-    link_latest(out)
+def run(args: argparse.Namespace) -> int:
+    """Run, check, write the run directory (as ``hcc run`` does), print the verdict; return the exit code."""
+    scenario = scenario_of(args)
+    out = prepare_out(args.out, force=args.force, name=scenario.name, seed=args.seed)
+    result = execute_entry(Entry("nbcc", scenario), args.seed, out)
+    summary = {k: v for k, v in result.summary().items() if k != "metrics"}
+    summary |= {"rule": scenario.nbcc.slicing_rule.value, "time_generator": scenario.nbcc.time_generator,
+                **result.metrics}
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
+        table = load_table(out / TABLE, with_metadata=False)
         _print(summary, table.timeline.instants)
-    return 0 if verdict.verdict == expect else 1
+    return 0 if result.matches_expectation else 1
 
 
 def _print(summary: dict[str, Any], instants: Any) -> None:

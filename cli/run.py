@@ -1,6 +1,8 @@
-"""``hcc run NAME | --all``, ``hcc show NAME`` and ``hcc list``: the scenario catalogue in simulation.
+"""``hcc run NAME | --all [--protocol P]``, ``hcc show NAME`` and ``hcc list``: the one scenario catalogue.
 
-Exit status of ``hcc run``: 0 when every verdict equals its scenario's ``expect``, 1 when
+Every entry of ``scenarios/catalogue/`` (protocol ``lock``, ``occ``, ``nbcc`` or ``explore``) runs
+through the same command and leaves the same run directory (``engines/rundir.py``).
+Exit status of ``hcc run``: 0 when every verdict equals its entry's ``expect``, 1 when
 one does not (its seed is printed), 2 for bad input.
 """
 
@@ -13,103 +15,119 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engines.rundir import claim_out, execute
+from engines.rundir import RunResult, claim_out, execute_entry
 from model.config import ConfigError
-from scenarios import loader
+from scenarios import catalogue
+from scenarios.catalogue import PROTOCOLS, Entry
 
 
-def _print_run_line(
-    name: str, expect: str, verdict: str, n_violations: int, seed: int, seconds: float
-) -> None:
-    mark = "ok  " if verdict == expect else "FAIL"
+def _print_run_line(result: RunResult, seconds: float) -> None:
+    e = result.entry
+    mark = "ok  " if result.matches_expectation else "FAIL"
     print(
-        f"{mark} {name:<28} expect={expect:<9} verdict={verdict:<9} violations={n_violations:<4} "
-        f"seed={seed} ({seconds:.2f}s)"
+        f"{mark} {e.protocol:<7} {e.name:<38} expect={e.expect:<9} verdict={result.verdict.verdict:<9} "
+        f"violations={len(result.verdict.violations):<4} seed={result.seed} ({seconds:.2f}s)"
     )
 
 
+def _print_one(result: RunResult) -> None:
+    e = result.entry
+    print(f"{e.protocol} scenario {e.name}  seed {result.seed}  verdict {result.verdict.verdict} "
+          f"(expected {e.expect})  -> {result.out}")
+    for v in result.verdict.violations[:10]:
+        print(f"  violation [{v.kind}] {v.message}  events {list(v.events)}")
+    if len(result.verdict.violations) > 10:
+        print(f"  ... and {len(result.verdict.violations) - 10} more")
+    for f in result.verdict.findings[:5]:
+        print(f"  finding   [{f.kind}] {f.message}")
+
+
+def _run_spark(entry: Entry, seed: int, out: Path | None, args: argparse.Namespace) -> dict[str, Any]:
+    """A ``world = "spark"`` entry: Spark tasks are the writers, against a launched server."""
+    from cli.contention import print_spark_commits, print_spark_world
+
+    if entry.protocol == "occ":
+        from engines.contention_commits import run_spark_commits
+
+        summary = run_spark_commits("occ", args.scenario or entry.name, entry.config.scenario.backend,
+                                    entry.config.scenario.duration_ms, seed=seed, out=out,
+                                    overrides=args.set or [])
+        if not args.json:
+            print_spark_commits(summary)
+        return summary
+    from engines.contention import run_spark_world
+
+    config = entry.config
+    summary = run_spark_world(config, config.backend, config.duration_ms, seed=seed, out=out)
+    if not args.json:
+        print_spark_world(summary)
+    return summary
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    """hcc run NAME_OR_PATH | --all."""
+    """hcc run NAME_OR_PATH | --all [--protocol P]."""
     if args.all == bool(args.scenario):
         raise ConfigError("scenario", args.scenario, "give a scenario name or path, or --all (not both)")
-    names = loader.catalogue_names() if args.all else [args.scenario]
-    scenarios = [loader.load(name, args.set or []) for name in names]  # bad input: exit 2 before any run
+    if args.protocol and not args.all:
+        raise ConfigError("--protocol", args.protocol, "selects entries of --all; a named entry has its own")
+    names = catalogue.names(args.protocol) if args.all else [args.scenario]
+    entries = [catalogue.load(name, args.set or []) for name in names]  # bad input: exit 2 before any run
     root = claim_out(Path(args.out), args.force) if args.out else None
     failures = 0
     summaries = []
-    for scenario in scenarios:
-        seed = scenario.seed if args.seed is None else args.seed
-        out = None if root is None else (root / scenario.name if args.all else root)
-        if scenario.world == "spark":  # Spark tasks are the writers, against a launched server
-            from cli.contention import print_spark_world
-            from engines.contention import run_spark_world
-
-            spark_summary = run_spark_world(
-                scenario, scenario.backend, scenario.duration_ms, seed=seed, out=out
-            )
+    for entry in entries:
+        seed = entry.seed if args.seed is None else args.seed
+        out = None if root is None else (root / entry.name if args.all else root)
+        if entry.world == "spark":
+            spark_summary = _run_spark(entry, seed, out, args)
             summaries.append(spark_summary)
             failures += not spark_summary["matches_expectation"]
-            if not args.json:
-                print_spark_world(spark_summary)
             continue
         started = time.monotonic()
-        result = execute(scenario, seed, out)
-        summary = result.summary()
-        summaries.append(summary)
+        result = execute_entry(entry, seed, out)
+        summaries.append(result.summary())
         if not result.matches_expectation:
             failures += 1
-            print(
-                f"seed {seed}: scenario {scenario.name} expected {scenario.expect}, "
-                f"got {result.verdict.verdict}",
-                file=sys.stderr,
-            )
+            print(f"seed {seed}: scenario {entry.name} expected {entry.expect}, got {result.verdict.verdict}",
+                  file=sys.stderr)
         if args.json:
             continue
         if args.all:
-            _print_run_line(
-                scenario.name,
-                scenario.expect,
-                result.verdict.verdict,
-                len(result.verdict.violations),
-                seed,
-                time.monotonic() - started,
-            )
+            _print_run_line(result, time.monotonic() - started)
         else:
-            print(
-                f"scenario {scenario.name}  seed {seed}  verdict {result.verdict.verdict} "
-                f"(expected {scenario.expect})  -> {result.out}"
-            )
-            for v in result.verdict.violations[:10]:
-                print(f"  violation [{v.kind}] {v.message}  events {list(v.events)}")
-            if len(result.verdict.violations) > 10:
-                print(f"  ... and {len(result.verdict.violations) - 10} more")
-            for f in result.verdict.findings[:5]:
-                print(f"  finding   [{f.kind}] {f.message}")
+            _print_one(result)
     if args.json:
         print(json.dumps(summaries if args.all else summaries[0], sort_keys=True))
     return 1 if failures else 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """hcc show NAME: the scenario with every default filled in, as TOML."""
-    print(loader.to_toml(loader.load(args.scenario, args.set or [])), end="")
+    """hcc show NAME: the entry with every default filled in, as TOML."""
+    print(catalogue.load(args.scenario, args.set or []).to_toml(), end="")
     return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """hcc list: the scenario catalogue."""
-    for name in loader.catalogue_names():
-        s = loader.load(name)
-        print(f"{name:<28} expect={s.expect:<9} {s.description.splitlines()[0] if s.description else ''}")
+    """hcc list: the catalogue, grouped by protocol."""
+    for protocol in [args.protocol] if args.protocol else PROTOCOLS:
+        names = catalogue.names(protocol)
+        if not names:
+            continue
+        print(f"{protocol} ({len(names)})")
+        for name in names:
+            e = catalogue.load(name)
+            first = e.description.splitlines()[0] if e.description else ""
+            print(f"  {name:<38} expect={e.expect:<9} {first}")
     return 0
 
 
 def register(sub: Any) -> None:
     """Add ``run``, ``show`` and ``list``."""
-    run = sub.add_parser("run", help="run a scenario (or the whole catalogue) in simulation")
+    run = sub.add_parser("run", help="run a catalogue entry (lock, occ, nbcc, explore) or all of them")
     run.add_argument("scenario", nargs="?", help="catalogue name or path to a TOML file")
-    run.add_argument("--all", action="store_true", help="run every scenario of the catalogue")
-    run.add_argument("--seed", type=int, help="override the scenario's seed")
+    run.add_argument("--all", action="store_true", help="run every entry of the catalogue")
+    run.add_argument("--protocol", choices=PROTOCOLS, help="with --all: only the entries of this protocol")
+    run.add_argument("--seed", type=int, help="override the entry's seed")
     run.add_argument("--out", help="run directory, new or empty (with --all: a parent folder); default: "
                                    "a new folder out/runs/NAME/seedN-TIME, linked as out/runs/NAME/latest")
     run.add_argument("--force", action="store_true", help="replace the runs in a used --out folder")
@@ -117,10 +135,11 @@ def register(sub: Any) -> None:
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(func=cmd_run)
 
-    show = sub.add_parser("show", help="print a scenario with every default filled in")
+    show = sub.add_parser("show", help="print a catalogue entry with every default filled in")
     show.add_argument("scenario")
     show.add_argument("--set", action="append", metavar="KEY=VALUE")
     show.set_defaults(func=cmd_show)
 
-    lst = sub.add_parser("list", help="list the scenario catalogue")
+    lst = sub.add_parser("list", help="list the catalogue, grouped by protocol")
+    lst.add_argument("--protocol", choices=PROTOCOLS, help="only this protocol's entries")
     lst.set_defaults(func=cmd_list)

@@ -38,12 +38,13 @@ from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS
 from model.config import ConfigError
 from model.history import Event
-from model.metrics import jain_index
+from model.metrics import jain_index, percentile
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_table import BatchPlan, CompactionSlot, TablePlan, WriterPlan, writer_factory
 from model.sim import WriterFactory
 from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run, timeline_metrics, timeline_writer_factory
+from model.timeline.run import check_timeline_run, timeline_writer_factory
+from model.workloads.plugins import occ_metrics as occ_counts
 
 WORKLOADS = ("lock", "occ", "nbcc")
 
@@ -93,12 +94,9 @@ def _per_writer(writers: list[str], counts: dict[str, int]) -> dict[str, int]:
 
 
 def _percentiles(values: list[int]) -> dict[str, int | None]:
-    values = sorted(values)
-
-    def at(q: float) -> int | None:
-        return values[min(len(values) - 1, int(q * len(values)))] if values else None
-
-    return {"p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "p100": values[-1] if values else None}
+    """Nearest-rank percentiles, as every metric of the harness (``model.metrics.percentile``)."""
+    return {"p50": percentile(values, 50), "p90": percentile(values, 90), "p99": percentile(values, 99),
+            "p100": max(values) if values else None}
 
 
 # ---- OCC: copy-on-write commits of a timeline scenario --------------------------------------------
@@ -106,7 +104,7 @@ def _percentiles(values: list[int]) -> dict[str, int | None]:
 
 def occ_metrics(events: list[Event], writers: list[str], duration_ms: int) -> dict[str, Any]:
     """Commits, OCC conflicts (aborts), aborts by reason and per commit, throughput, per-writer fairness."""
-    base = timeline_metrics(events)
+    base = occ_counts(events)
     commits: dict[str, int] = {}
     aborts: dict[str, int] = {}
     conflicts: dict[str, int] = {}

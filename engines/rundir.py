@@ -20,6 +20,7 @@ store, ``out/runs/<name>/seed<N>-<UTC time>`` (:func:`new_run_dir`), and the lin
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -27,35 +28,33 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from backends.hudi_audit import AuditFormatError, read_local, validate, violation_owners, visible_to_audit
 from backends.secrets import redact_url
+from engines.explorer import explore_metrics, explore_verdict, run_explore
 from engines.lifecycle import INTERRUPTS, signal_name
-from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.history import Event
-from model.metrics import lock_metrics
-from model.objectstore import ObjectStore
-from model.sim import SimWorld
-from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run, simulate_timeline, timeline_metrics
+from model.workloads.plugins import PLUGINS
 from reports.report import write_report
-from scenarios.loader import to_toml
-from scenarios.timeline_loader import to_toml as timeline_toml
+from scenarios.catalogue import Entry
 
 HISTORY = "history.jsonl"
 VERDICT = "verdict.json"
 METRICS = "metrics.json"
 SCENARIO = "scenario.toml"
+EXPLORE = "explore.json"  # an explore run's search result (no history)
+PLAN = "plan.json"  # an NBCC run's plan (drawn from the seed)
 TABLE = "table"
 STORE = Path("out") / "runs"
 LATEST = "latest"
 RUN_MARKERS = (HISTORY, VERDICT)  # a folder holding one of these is a run directory
+REPORTED = ("lock",)  # protocols whose run directories ``hcc report`` renders
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -100,7 +99,9 @@ def write_table(out: Path, objects: Mapping[str, bytes], prefix: str = "") -> Pa
 
 @dataclass(frozen=True)
 class RunResult:
-    scenario: Scenario
+    """A finished run of any catalogue entry: its verdict and metrics, and where its directory is."""
+
+    entry: Entry
     seed: int
     out: Path
     verdict: Verdict
@@ -110,8 +111,13 @@ class RunResult:
     audit_visible: tuple[bool, ...] = ()  # per violation: would the audit validator have seen it?
 
     @property
+    def scenario(self) -> Any:
+        """The entry's own scenario object (``Scenario`` for a lock run)."""
+        return self.entry.config
+
+    @property
     def matches_expectation(self) -> bool:
-        return self.verdict.verdict == self.scenario.expect
+        return self.verdict.verdict == self.entry.expect
 
     def summary(self) -> dict[str, Any]:
         """The object ``hcc run --json`` prints (violations carry ``audit_visible`` when there is a trail)."""
@@ -119,9 +125,10 @@ class RunResult:
         for v, seen in zip(verdict["violations"], self.audit_visible, strict=False):
             v["audit_visible"] = seen
         return {
-            "scenario": self.scenario.name,
+            "scenario": self.entry.name,
+            "protocol": self.entry.protocol,
             "seed": self.seed,
-            "expect": self.scenario.expect,
+            "expect": self.entry.expect,
             "matches_expectation": self.matches_expectation,
             "out": str(self.out),
             **verdict,
@@ -238,35 +245,65 @@ def marks_interrupted(out: Path, summary: Mapping[str, Any]) -> Iterator[None]:
 
 def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None,
             report: bool = True) -> RunResult:
-    """Run a simulated scenario, streaming its history to ``out``, then check it and write the verdicts
-    (and, with ``report``, report.html/md/json)."""
-    seed = scenario.seed if seed is None else seed
-    out = out or new_run_dir(scenario.name, seed)
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / SCENARIO, to_toml(scenario))
-    with marks_interrupted(out, {"scenario": scenario.name, "seed": seed, "expect": scenario.expect}), \
-            open(out / HISTORY, "w") as history:
+    """Run a simulated lock scenario (:func:`execute_entry`)."""
+    return execute_entry(Entry("lock", scenario), seed, out, report)
+
+
+@contextlib.contextmanager
+def history_sink(out: Path, marker: Mapping[str, Any]) -> Iterator[Callable[[Event], None]]:
+    """A sink that streams events to ``out/history.jsonl`` line by line (a crash keeps what was written);
+    a signal inside the block marks the run interrupted (:func:`marks_interrupted`)."""
+    with marks_interrupted(out, marker), open(out / HISTORY, "w") as history:
 
         def sink(event: Event) -> None:
             history.write(event.to_json() + "\n")
             history.flush()
 
-        world = SimWorld(scenario, seed, sink)
-        events = world.run()
-    verdict = check_lock_history(events, scenario.checkers)
-    metrics = lock_metrics(events)
-    shutil.rmtree(out / TABLE, ignore_errors=True)  # a rerun into the same folder leaves no stale files
-    assert isinstance(world.store, ObjectStore)
-    table = write_table(out, {k: o.body for k, o in world.store.objects.items()},
-                        prefix=scenario.lock.base_path.rstrip("/") + "/")
-    audit, seen = audit_of_run(table, verdict)
-    result = RunResult(scenario, seed, out, verdict, metrics, audit, seen)
-    write_json(out / METRICS, metrics)
-    write_json(out / VERDICT, {k: v for k, v in result.summary().items() if k != "metrics"})
+        yield sink
+
+
+def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None,
+                  report: bool = True) -> RunResult:
+    """Run any catalogue entry in simulation and write its run directory: the history (streamed),
+    the resolved scenario, the table the run left, verdict and metrics, and (``report``) its report.
+
+    This is the one writer of simulated run directories, for every protocol."""
+    seed = entry.seed if seed is None else seed
+    out = out or new_run_dir(entry.name, seed)
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / SCENARIO, entry.to_toml())
+    audit: dict[str, Any] | None = None
+    seen: tuple[bool, ...] = ()
+    if entry.protocol == "explore":
+        found = run_explore(entry.config.settings)
+        write_json(out / EXPLORE, found)
+        verdict, metrics = explore_verdict(found), explore_metrics(found)
+    else:
+        plugin = PLUGINS[entry.protocol]
+        with history_sink(out, {"scenario": entry.name, "protocol": entry.protocol, "seed": seed,
+                                "expect": entry.expect}) as sink:
+            sim = plugin.simulate(entry.config, seed, sink)
+        verdict = plugin.check(entry.config, sim)
+        metrics = plugin.metrics(entry.config, sim)
+        shutil.rmtree(out / TABLE, ignore_errors=True)  # a rerun into the same folder leaves no stale files
+        table = write_table(out, sim.objects, prefix=sim.table_prefix)
+        if entry.protocol == "lock":
+            audit, seen = audit_of_run(table, verdict)
+        if entry.protocol == "nbcc":
+            write_json(out / PLAN, dataclasses.asdict(entry.config.plan(seed)))
+    result = RunResult(entry, seed, out, verdict, metrics, audit, seen)
+    finish_run(out, result.summary(), report and entry.protocol in REPORTED)
+    return result
+
+
+def finish_run(out: Path, summary: Mapping[str, Any], report: bool = True) -> None:
+    """Write ``metrics.json`` and ``verdict.json`` (the summary without its metrics), the report when
+    asked, and link the run as the latest of its scenario: the last step of every run directory."""
+    write_json(out / METRICS, summary.get("metrics") or {})
+    write_json(out / VERDICT, {k: v for k, v in summary.items() if k != "metrics"})
     if report:
         write_report(out, write_atomic, required=False)
     link_latest(out)
-    return result
 
 
 def audit_of_run(table: Path, verdict: Verdict) -> tuple[dict[str, Any] | None, tuple[bool, ...]]:
@@ -282,35 +319,3 @@ def audit_of_run(table: Path, verdict: Verdict) -> tuple[dict[str, Any] | None, 
                "without_end": len(result.unfinished), "violations_visible": sum(seen),
                "violations_invisible": len(seen) - sum(seen), "overlaps_without_violation": false_alarms}
     return summary, seen
-
-
-def execute_timeline(ts: TimelineScenario, seed: int | None, out: Path) -> dict[str, Any]:
-    """Run, stream the history to ``out``, check, write verdict, metrics and the table (``table/``);
-    returns the summary."""
-    seed = ts.scenario.seed if seed is None else seed
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / SCENARIO, timeline_toml(ts))
-    with marks_interrupted(out, {"scenario": ts.name, "seed": seed, "expect": ts.scenario.expect}), \
-            open(out / HISTORY, "w") as history:
-
-        def sink(event: Event) -> None:
-            history.write(event.to_json() + "\n")
-            history.flush()
-
-        run = simulate_timeline(ts, seed, sink)
-    events = run.events
-    write_table(out, run.objects, ts.base_path + "/")
-    verdict = check_timeline_run(ts, events)
-    metrics = timeline_metrics(events)
-    summary = {
-        "scenario": ts.name,
-        "seed": seed,
-        "expect": ts.scenario.expect,
-        "matches_expectation": verdict.verdict == ts.scenario.expect,
-        "out": str(out),
-        **verdict.to_dict(),
-    }
-    write_json(out / METRICS, metrics)
-    write_json(out / VERDICT, summary)
-    link_latest(out)
-    return {**summary, "metrics": metrics}
