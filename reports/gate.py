@@ -9,8 +9,13 @@ A baseline file holds one entry per scenario::
                      ...}}}}
 
 A metric fails when it is worse than ``baseline`` by more than ``rel * |baseline| + abs``
-(``worse`` says which direction is worse).  Tolerances live in the file and survive
-``--update``.  Only counts, ratios and simulated-time figures are gated, never wall-clock seconds.
+(``worse`` says which direction is worse: ``higher``, ``lower``, or ``either`` for counts that must
+not move, such as the distinct states of an exhaustive search).  Each protocol has its own metrics
+(:data:`DEFAULT_METRICS`): the lock's acquisitions and latencies, OCC's commits, aborts per commit
+and conflicts detected, NBCC's table counts and the share of file groups sliced as the
+completion-time rule slices them, the explorer's distinct states, depth and shortest counterexample.
+Tolerances live in the file and survive ``--update``.  Only counts, ratios and simulated-time figures
+are gated, never wall-clock seconds.
 A run also fails when its verdict differs from the scenario's expectation, when it shows a
 violation kind the baseline did not record, or when its seed differs from the baseline's.
 """
@@ -27,8 +32,10 @@ from reports.tables import flatten
 
 FORMAT = 1
 
-# metric -> (worse direction, relative tolerance, absolute tolerance); defaults for --update.
-DEFAULT_METRICS: dict[str, tuple[str, float, float]] = {
+WORSE = ("higher", "lower", "either")
+
+# protocol -> metric -> (worse direction, relative tolerance, absolute tolerance); defaults for --update.
+LOCK_METRICS: dict[str, tuple[str, float, float]] = {
     "acquisitions": ("lower", 0.10, 0),
     "acquire_latency_ms.p50": ("higher", 0.10, 50),
     "acquire_latency_ms.p90": ("higher", 0.10, 50),
@@ -43,6 +50,33 @@ DEFAULT_METRICS: dict[str, tuple[str, float, float]] = {
     "throughput_writes_per_s": ("lower", 0.10, 0),
     "fairness_jain": ("lower", 0.0, 0.05),
 }
+DEFAULT_METRICS: dict[str, dict[str, tuple[str, float, float]]] = {
+    "lock": LOCK_METRICS,
+    "occ": {
+        "commits": ("lower", 0.10, 0),
+        "aborts_per_commit": ("higher", 0.10, 0.02),
+        "conflicts_detected": ("either", 0.10, 1),
+        "ops.writer_failures": ("higher", 0.10, 1),
+        "time_generations.failed": ("higher", 0.10, 1),
+    },
+    "nbcc": {
+        "completed": ("lower", 0.10, 0),
+        "compactions": ("lower", 0.0, 0),
+        "file_groups": ("either", 0.0, 0),
+        "log_files": ("either", 0.10, 0),
+        "slices_equal": ("either", 0.0, 0),
+    },
+    "explore": {
+        "states": ("either", 0.0, 0),
+        "depth": ("either", 0.0, 0),
+        "counterexample_length": ("either", 0.0, 0),
+    },
+}
+
+
+def protocol_of_run(run: RunData) -> str:
+    """The run's protocol (``verdict.json``; runs written before there were several are lock runs)."""
+    return str(run.verdict.get("protocol") or "lock")
 
 
 class BaselineError(ValueError):
@@ -89,8 +123,8 @@ def load_baseline(path: Path) -> dict[str, Any]:
             where = f"baseline {path}: scenarios.{name}.metrics.{metric}"
             if not isinstance(spec, dict):
                 raise BaselineError(f"{where} = {spec!r} is not an object")
-            if spec.get("worse") not in ("higher", "lower"):
-                raise BaselineError(f"{where}.worse = {spec.get('worse')!r} is not higher or lower")
+            if spec.get("worse") not in WORSE:
+                raise BaselineError(f"{where}.worse = {spec.get('worse')!r} is not {', '.join(WORSE)}")
             for t in ("rel", "abs"):
                 if not isinstance(spec.get(t, 0), int | float) or spec.get(t, 0) < 0:
                     raise BaselineError(f"{where}.{t} = {spec.get(t)!r} is not a number >= 0")
@@ -109,18 +143,21 @@ def _metric_checks(name: str, entry: dict[str, Any], flat: dict[str, Any], path:
             checks.append(Check(name, metric, None, now, "", "", True, "no baseline value"))
             continue
         slack = rel * abs(base) + abs_
-        higher = spec["worse"] == "higher"
-        limit = base + slack if higher else base - slack
+        worse = spec["worse"]
+        limit_text = {"higher": f"<= {base + slack:g}", "lower": f">= {base - slack:g}",
+                      "either": f"{base:g} ± {slack:g}"}[worse]
         if now is not None and (not isinstance(now, int | float) or isinstance(now, bool)):
             raise RunDirError(path, f"{METRICS}: field {metric} = {now!r} is not a number")
         if now is None:
-            checks.append(Check(name, metric, base, None, "missing", f"{'<=' if higher else '>='} {limit:g}",
+            checks.append(Check(name, metric, base, None, "missing", limit_text,
                                 False, f"{metric} is missing from the run (baseline {base})"))
             continue
-        ok = now <= limit if higher else now >= limit
+        ok = {"higher": now <= base + slack, "lower": now >= base - slack,
+              "either": abs(now - base) <= slack}[worse]
         change = f"{now - base:+g}" + (f" ({(now - base) / abs(base):+.1%})" if base else "")
-        checks.append(Check(name, metric, base, now, change, f"{'<=' if higher else '>='} {limit:g}", ok,
-                            "" if ok else f"{metric} got worse: {base} -> {now} (limit {limit:g})"))
+        moved = "moved" if worse == "either" else "got worse"
+        checks.append(Check(name, metric, base, now, change, limit_text, ok,
+                            "" if ok else f"{metric} {moved}: {base} -> {now} (limit {limit_text})"))
     return checks
 
 
@@ -132,7 +169,12 @@ def gate_run(run: RunData, baseline: dict[str, Any]) -> list[Check]:
         return [Check(name, "baseline", None, None, "", "", False,
                       f"no baseline entry for scenario {name} (add one on purpose with hcc gate --update)")]
     kinds = sorted({v["kind"] for v in run.verdict["violations"]})
+    protocol = protocol_of_run(run)
     checks = [
+        Check(name, "protocol", entry.get("protocol", "lock"), protocol, "", "== baseline",
+              protocol == entry.get("protocol", "lock"),
+              "" if protocol == entry.get("protocol", "lock") else
+              f"the run is a {protocol} run, the baseline's entry a {entry.get('protocol', 'lock')} one"),
         Check(name, "seed", entry["seed"], run.seed, "", f"== {entry['seed']}", run.seed == entry["seed"],
               "" if run.seed == entry["seed"] else f"run seed {run.seed} differs from the baseline's"),
         Check(name, "verdict", run.expect, run.outcome, "", f"== {run.expect}", run.outcome == run.expect,
@@ -157,13 +199,13 @@ def baseline_entry(run: RunData, old: dict[str, Any] | None) -> dict[str, Any]:
     """A baseline entry from a run, keeping the tolerances of ``old`` where it had them."""
     flat = flatten(run.metrics)
     metrics = {}
-    for metric, (worse, rel, abs_) in DEFAULT_METRICS.items():
+    for metric, (worse, rel, abs_) in DEFAULT_METRICS[protocol_of_run(run)].items():
         spec = {"worse": worse, "rel": rel, "abs": abs_}
         if old and metric in old.get("metrics", {}):
             kept = old["metrics"][metric]
             spec = {k: kept[k] for k in ("worse", "rel", "abs") if k in kept}
         metrics[metric] = {**spec, "baseline": flat.get(metric)}
-    return {"seed": run.seed, "expect": run.expect,
+    return {"protocol": protocol_of_run(run), "seed": run.seed, "expect": run.expect,
             "violation_kinds": sorted({v["kind"] for v in run.verdict["violations"]}), "metrics": metrics}
 
 

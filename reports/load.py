@@ -102,7 +102,10 @@ def load_run(path: Path | str) -> RunData:
         raise RunDirError(path, "is not a directory")
     if (path / VERDICT).is_file():
         _refuse_interrupted(path, _read_json(path, VERDICT, ("verdict",)))
-    missing = [f for f in RUN_FILES if not (path / f).is_file()]
+    has_verdict = (path / VERDICT).is_file()
+    protocol = str(_read_json(path, VERDICT, ()).get("protocol") or "lock") if has_verdict else "lock"
+    needed = [f for f in RUN_FILES if not (protocol == "explore" and f == HISTORY)]  # a search has no history
+    missing = [f for f in needed if not (path / f).is_file()]
     if missing:
         raise RunDirError(path, f"missing {', '.join(missing)} (not a complete run of 'hcc run')")
     try:
@@ -125,12 +128,12 @@ def load_run(path: Path | str) -> RunData:
     for field in ("name", "expect"):
         if not isinstance(scenario.get(field, ""), str):
             raise RunDirError(path, f"{SCENARIO}: field {field} = {scenario[field]!r} is not a string")
-    metrics = _read_json(path, METRICS, ("acquisitions", "writers"))
+    metrics = _read_json(path, METRICS, ("acquisitions", "writers") if protocol == "lock" else ())
     try:
-        events = loads((path / HISTORY).read_text())
+        events = loads((path / HISTORY).read_text()) if HISTORY in needed else []
     except (ValueError, UnicodeDecodeError) as e:
         raise RunDirError(path, f"{HISTORY}: {e}") from None
-    if not events:
+    if not events and HISTORY in needed:
         raise RunDirError(path, f"{HISTORY} holds no events")
     for i, e in enumerate(events):
         if e.index != i:

@@ -129,7 +129,7 @@ def test_rfc91_as_written_does_not_interrupt_the_writer_on_a_lost_lock() -> None
 
 
 def test_catalogue_scenarios_meet_their_expected_verdicts() -> None:
-    for name in loader.catalogue_names():
+    for name in loader.catalogue_names(protocol="lock"):
         scenario = loader.load(name)
         verdict = check_lock_history(run_scenario(scenario), scenario.checkers)
         assert verdict.verdict == scenario.expect, (

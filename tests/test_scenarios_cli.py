@@ -14,7 +14,7 @@ from scenarios import loader
 
 
 def test_every_catalogue_entry_loads_and_states_why_in_a_comment() -> None:
-    names = loader.catalogue_names()
+    names = loader.catalogue_names(protocol="lock")
     for required in (
         "rfc91-safe",
         "rfc91-long-pause",
