@@ -3,7 +3,7 @@
 Launches a real backend, runs each writer of a lock scenario as one Spark task against it
 (see :mod:`engines.contention`), and writes a run directory like ``hcc run``'s; exit 0 when
 the verdict is the scenario's expected one.  A timeline scenario (a file with a
-``[timeline]`` table, or a name in ``scenarios/timeline``) runs its copy-on-write commits
+``[timeline]`` table, or a catalogue entry of protocol ``occ``) runs its copy-on-write commits
 instead (``--workload occ``), and ``--workload nbcc`` runs ``--writers`` NBCC deltacommit
 writers and a compaction service (no scenario file); see :mod:`engines.contention_commits`.
 """
@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
                     "A timeline scenario runs OCC commits; --workload nbcc runs NBCC writers and a "
                     "compaction service.")
     c.add_argument("scenario", nargs="?",
-                   help="lock scenario (catalogue name or path) or timeline scenario (scenarios/timeline "
+                   help="lock scenario (catalogue name or path) or timeline scenario (catalogue occ entry "
                         "name or path); none for --workload nbcc")
     c.add_argument("--workload", choices=("lock", "occ", "nbcc"),
                    help="lock: the lock workload; occ: timeline commits; nbcc: NBCC deltacommits and "

@@ -31,15 +31,12 @@ from backends.realworld import ServerDied, Unreachable, map_scenario_keys, read_
 from backends.secrets import redact, redact_url
 from engines.rundir import (
     HISTORY,
-    METRICS,
     SCENARIO,
-    VERDICT,
     audit_of_run,
-    link_latest,
+    finish_run,
     marks_interrupted,
     prepare_out,
     write_atomic,
-    write_json,
     write_table,
 )
 from model.checkers.lock_run import check_lock_history
@@ -130,11 +127,10 @@ def run(args: argparse.Namespace) -> int:
     found = verdict.to_dict()
     for v, visible in zip(found["violations"], seen, strict=False):
         v["audit_visible"] = visible
-    summary = {**head, "matches_expectation": error is None and verdict.verdict == scenario.expect,
+    summary = {**head, "protocol": "lock",
+               "matches_expectation": error is None and verdict.verdict == scenario.expect,
                "error": error, "proxy": actions, "out": str(out), **found, "audit": audit}
-    write_json(out / METRICS, metrics)
-    write_json(out / VERDICT, summary)
-    link_latest(out)
+    finish_run(out, {**summary, "metrics": metrics}, report=False)
     if args.json:
         print(json.dumps({**summary, "metrics": metrics}, sort_keys=True))
     else:

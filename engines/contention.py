@@ -179,14 +179,11 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     from engines.contention import run_contention
     from engines.rundir import (
         HISTORY,
-        METRICS,
         SCENARIO,
-        VERDICT,
-        link_latest,
+        finish_run,
         marks_interrupted,
         new_run_dir,
         write_atomic,
-        write_json,
     )
     from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
     from scenarios import loader
@@ -210,14 +207,9 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
         session.stop()
     write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
     write_atomic(out / SCENARIO, loader.to_toml(result.scenario))
-    write_json(out / METRICS, result.metrics)
-    summary = {"scenario": scenario.name, "backend": backend, "expect": scenario.expect,
+    summary = {"scenario": scenario.name, "protocol": "lock", "backend": backend, "expect": scenario.expect,
                "matches_expectation": result.verdict.verdict == scenario.expect, "seed": seed,
                "writers": writers, "duration_ms": duration_ms, "out": str(out),
-               **result.verdict.to_dict()}
-    write_json(out / VERDICT, summary)
-    from reports.report import write_report
-
-    write_report(out, write_atomic, required=False)  # every contention run of the lock gets its report
-    link_latest(out)
-    return {**summary, "metrics": result.metrics}
+               **result.verdict.to_dict(), "metrics": result.metrics}
+    finish_run(out, summary)  # every contention run of the lock gets its report
+    return summary

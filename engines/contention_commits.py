@@ -4,7 +4,7 @@ Both run through :func:`engines.contention.run_tasks` (one Spark task per node, 
 shared start, histories merged on the driver) with the simulated world's writers, interpreted
 on real threads against a launched backend by :func:`backends.realworld.run_node`:
 
-- ``occ``: a timeline scenario (``scenarios/timeline``): every node runs a
+- ``occ``: a timeline scenario (a catalogue entry of protocol ``occ``): every node runs a
   :class:`model.timeline.commits.CowWriter` (copy-on-write commits under the scenario's
   ``timeline.cc``, optimistic for OCC).  The table files' bodies are recorded from the client's
   view, and the timeline checkers (:func:`model.timeline.run.check_timeline_run`) judge the
@@ -301,14 +301,11 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
     from engines.contention_commits import NbccSettings, run_nbcc, run_occ
     from engines.rundir import (
         HISTORY,
-        METRICS,
         SCENARIO,
-        VERDICT,
-        link_latest,
+        finish_run,
         marks_interrupted,
         new_run_dir,
         write_atomic,
-        write_json,
     )
     from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
     from scenarios import timeline_loader
@@ -345,10 +342,9 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
         session.stop()
     write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
     write_atomic(out / SCENARIO, settings_toml)
-    write_json(out / METRICS, result.metrics)
-    summary = {"scenario": name, "workload": workload, "backend": backend, "expect": expect,
-               "matches_expectation": result.verdict.verdict == expect, "seed": seed, "writers": tasks,
-               "duration_ms": duration_ms, "out": str(out), **result.verdict.to_dict()}
-    write_json(out / VERDICT, summary)
-    link_latest(out)
-    return {**summary, "metrics": result.metrics}
+    summary = {"scenario": name, "protocol": workload, "workload": workload, "backend": backend,
+               "expect": expect, "matches_expectation": result.verdict.verdict == expect, "seed": seed,
+               "writers": tasks, "duration_ms": duration_ms, "out": str(out), **result.verdict.to_dict(),
+               "metrics": result.metrics}
+    finish_run(out, summary, report=False)
+    return summary
