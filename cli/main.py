@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# optional dependencies -> the extra that installs them (pyproject.toml)
+EXTRAS = {"pandas": "reports", "matplotlib": "reports", "pyspark": "spark", "pyarrow": "spark",
+          "boto3": "backends", "google": "backends", "azure": "backends", "moto": "backends",
+          "minio": "backends"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -57,6 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except ConfigError as e:
         print(f"hcc: error: {redact(str(e))}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:
+        extra = EXTRAS.get((e.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"hcc: error: {args.command} needs {e.name}, which is missing: "
+              f"pip install 'hudi-cc-harness[{extra}]'", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (hcc list | head): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

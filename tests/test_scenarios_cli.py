@@ -92,3 +92,18 @@ def test_run_json_exit_codes_and_run_directory(tmp_path: Path, capsys: pytest.Ca
     )
     assert json.loads(capsys.readouterr().out)["verdict"] == "ok"
     assert main(["run", "no-such-scenario"]) == 2
+
+
+def test_a_missing_extra_is_named_not_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    out = tmp_path / "run"
+    assert main(["run", "tl-occ-put-if-absent", "--out", str(out)]) == 0
+    for name in [m for m in sys.modules if m == "pandas" or m.startswith(("pandas.", "reports.sweep"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pandas", None)  # as if the reports extra were not installed
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "hudi-cc-harness[reports]" in err and "pandas" in err
