@@ -124,6 +124,10 @@ class StorageConfig:
     latency_ms: Dist = field(default_factory=lambda: Dist("uniform", 5, 40))
     timeout_ms: int = 0  # 0: Hudi's lock-client timeout (see client_settings)
     sdk_retries: int = -1  # retries of timeouts / 409 / 429 / 5xx; -1: the variant's Hudi client
+    # Retries of the table's own files (not the lock client's: its lock file and audit trail), which Hudi
+    # reads and writes through its storage layer (a Hadoop FileSystem connector with retries of its own);
+    # -1: the lock client's setting.
+    table_retries: int = -1
     retry_backoff_ms: int = 100
     # S3 answers 409 ConditionalRequestConflict when conditional writes to one key overlap.
     conflict_window_ms: int = 0
@@ -142,6 +146,8 @@ class StorageConfig:
             self.sdk_retries,
             "must be >= 0, or -1 for the variant's Hudi client setting",
         )
+        _require(self.table_retries >= -1, "storage.table_retries", self.table_retries,
+                 "must be >= 0, or -1 for the lock client's setting")
         _require(
             self.retry_backoff_ms >= 0, "storage.retry_backoff_ms", self.retry_backoff_ms, "must be >= 0"
         )
@@ -444,8 +450,9 @@ class ClientSettings:
     """The storage client of a run, resolved: timeout per attempt, retries, backoff (ms)."""
 
     timeout_ms: int
-    sdk_retries: int
+    sdk_retries: int  # the lock client's (lock file, audit trail)
     retry_backoff_ms: int
+    table_retries: int  # every other key's
 
 
 def client_settings(scenario: Scenario) -> ClientSettings:
@@ -466,4 +473,5 @@ def client_settings(scenario: Scenario) -> ClientSettings:
     retries = storage.sdk_retries
     if retries < 0:
         retries = variant(scenario.lock.variant).sdk_retries(storage.flavor)
-    return ClientSettings(timeout, retries, storage.retry_backoff_ms)
+    table = retries if storage.table_retries < 0 else storage.table_retries
+    return ClientSettings(timeout, retries, storage.retry_backoff_ms, table)

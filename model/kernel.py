@@ -59,6 +59,7 @@ from model.effects import (
 )
 from model.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
 from model.history import Event
+from model.objectstore import effect_key
 from model.taskloop import Policy, TaskLoop, any_action
 
 WRITER_TASK = "writer"
@@ -203,7 +204,7 @@ class Kernel:
     """Runs a workload's nodes in a world: tasks, effects, records, the client and the nemesis."""
 
     def __init__(self, world: World, workload: Workload, *, nodes: dict[str, NodeClock], faults: FaultPlan,
-                 policy: RetryPolicy, seed: int, new_id: Callable[[], str],
+                 policy: Callable[[str], RetryPolicy], seed: int, new_id: Callable[[], str],
                  sink: Callable[[Event], None] | None = None,
                  on_error: Callable[[str, WorldError], None] | None = None,
                  writer_policy: Policy = any_action) -> None:
@@ -421,7 +422,7 @@ class Kernel:
 
     def _storage(self, task: Task, effect: StorageEffect) -> Gen:
         """One storage call: attempts through the world, retried by the client policy."""
-        call = Call(self.policy, effect)
+        call = Call(self.policy(effect_key(effect)), effect)
         while True:
             answer: StoreResult = yield from self._wait(task, self.world.request(task.node, effect))
             if task.node.pauses:

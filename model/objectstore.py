@@ -136,3 +136,8 @@ def is_write(effect: StorageEffect) -> bool:
 
 
 _WRITES = frozenset({CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, Delete})
+
+
+def effect_key(effect: StorageEffect) -> str:
+    """The key a request is about (a listing's prefix)."""
+    return effect.prefix if isinstance(effect, ListPrefix) else effect.key

@@ -26,6 +26,7 @@ Semantics of the simulated network:
 from __future__ import annotations
 
 import contextlib
+import posixpath
 import random
 import uuid
 from collections.abc import Callable, Generator
@@ -41,7 +42,7 @@ from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
 from model.lock_audit import enable_body, enable_key
-from model.objectstore import ObjectStore, Store, is_write
+from model.objectstore import ObjectStore, Store, effect_key, is_write
 from model.taskloop import interrupt_policy
 from model.workload import draw
 from model.workloads.lock import LockWorkload
@@ -61,10 +62,20 @@ def node_clocks(scenario: Scenario, nodes: list[str] | None = None) -> dict[str,
     return clocks
 
 
-def retry_policy(scenario: Scenario) -> RetryPolicy:
-    """The client's retry policy of the scenario (``model.config.client_settings``: Hudi's, by variant)."""
+def retry_policy(scenario: Scenario) -> Callable[[str], RetryPolicy]:
+    """The client's retry policy per key (``model.config.client_settings``: Hudi's, by variant).
+
+    Keys in the lock's folder (``.hoodie/.locks/``: the lock file, the audit trail and its enable
+    file) go through Hudi's storage lock client; every other key (the table's files, the guarded
+    register) through the table's storage layer, with ``storage.table_retries``.
+    """
     cs = client_settings(scenario)
-    return RetryPolicy(cs.sdk_retries, cs.retry_backoff_ms)
+    lock_client = RetryPolicy(cs.sdk_retries, cs.retry_backoff_ms)
+    if cs.table_retries == cs.sdk_retries:
+        return lambda key: lock_client
+    table = RetryPolicy(cs.table_retries, cs.retry_backoff_ms)
+    lock_folder = posixpath.dirname(scenario.lock.lock_key) + "/"
+    return lambda key: lock_client if key.startswith(lock_folder) else table
 
 
 class _Step:
@@ -106,7 +117,7 @@ class SimNetwork:
     def _send(self, node: Node, effect: StorageEffect, reply: Any) -> None:
         cfg = self.cfg
         sent = int(self.env.now)
-        key = getattr(effect, "key", getattr(effect, "prefix", ""))
+        key = effect_key(effect)
         action = self.matcher.decide(node.name, is_write(effect), key, sent)
         if action in ("cutoff", "timeout"):
             self._later(self.timeout_ms, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))

@@ -617,6 +617,20 @@ def test_s3_timeout_is_validity_over_5_in_whole_seconds() -> None:
     assert client_settings(sc).timeout_ms == 2_000
 
 
+def test_the_lock_client_and_the_table_storage_retry_apart() -> None:
+    from model.sim import retry_policy
+
+    sc = Scenario(lock=LockConfig(variant="hudi"), storage=StorageConfig(table_retries=2))
+    policy = retry_policy(sc)
+    folder = sc.lock.lock_key.rsplit("/", 1)[0]
+    for key in (sc.lock.lock_key, f"{folder}/audit/1_owner.jsonl", f"{folder}/audit_enabled.json"):
+        assert policy(key).retries == 0, key  # Hudi 1.2.0's lock client: SDK retries off
+    for key in (sc.workload.register_key, "table/.hoodie/timeline/1.deltacommit.requested"):
+        assert policy(key).retries == 2, key
+    same = retry_policy(Scenario(lock=LockConfig(variant="hudi-1.1"), storage=StorageConfig(flavor="gcs")))
+    assert same(sc.lock.lock_key) == same(sc.workload.register_key)  # -1: the lock client's setting
+
+
 @pytest.mark.parametrize("name,at,ok", [
     ("careful-margin", V - 501, True), ("careful-margin", V - 500, False),
     ("hudi", V + 500, True), ("hudi", V + 501, False),

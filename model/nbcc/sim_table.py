@@ -252,9 +252,9 @@ class TablePlan:
             seed=seed,
             duration_ms=self.duration_ms,
             lock=self.lock_config(),
-            # the table's files go through Hudi's storage layer, whose client retries (not the lock
-            # client's settings, which Hudi builds with SDK retries off)
-            storage=StorageConfig(latency_ms=Dist("uniform", lo, hi), timeout_ms=5_000, sdk_retries=2),
+            # the table's files go through Hudi's storage layer, whose client retries; the lock client
+            # is Hudi's own (SDK retries off in Hudi 1.2.0: sdk_retries = -1, the variant's setting)
+            storage=StorageConfig(latency_ms=Dist("uniform", lo, hi), timeout_ms=5_000, table_retries=2),
             workload=WorkloadConfig(writers=len(self.writers) + 1),
             faults=FaultPlan(
                 pauses=self.faults.pauses,
