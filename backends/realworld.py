@@ -58,7 +58,7 @@ from model.effects import CreateIfAbsent, FencedPut, Put, ReplaceIfMatch, Storag
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WorldError
 from model.lock_audit import enable_body, enable_key
-from model.sim import WriterFactory, node_clocks, retry_policy
+from model.sim import node_clocks, retry_policy
 from model.taskloop import interrupt_policy
 from model.workloads.lock import LockWorkload
 
@@ -94,15 +94,14 @@ class RealWorld:
     ``nodes`` limits the run to some of the scenario's nodes (a Spark task runs
     one); ``start_epoch`` (``time.time()`` seconds) makes true time wall-clock
     ms since then, so histories of several processes merge; ``health`` is
-    polled and returns a reason when the server is gone.  ``workload`` (or
-    ``writer_factory`` / ``record_bodies_under``) as for :class:`model.sim.SimWorld`.
+    polled and returns a reason when the server is gone.  ``workload`` as for
+    :class:`model.sim.SimWorld` (default: the lock workload of ``scenario``).
     """
 
     def __init__(self, scenario: Scenario, backends: Mapping[str, Backend], *, seed: int | None = None,
                  sink: Callable[[Event], None] | None = None, nodes: Sequence[str] | None = None,
                  duration_ms: int | None = None, start_epoch: float | None = None,
                  health: Callable[[], str | None] | None = None,
-                 writer_factory: WriterFactory | None = None, record_bodies_under: str | None = None,
                  workload: Workload | None = None) -> None:
         scenario.validate()
         self.scenario = scenario
@@ -120,7 +119,7 @@ class RealWorld:
                 raise ConfigError("node", n, "has no backend")
         self._fatal: str | None = None
         self.world = ThreadWorld(self._perform, _wall_clock, start_epoch)
-        workload = workload or LockWorkload(scenario, writer_factory, record_bodies_under)
+        workload = workload or LockWorkload(scenario)
         self.kernel = Kernel(self.world, workload, nodes=node_clocks(scenario, names), faults=scenario.faults,
                              policy=retry_policy(scenario), seed=self.seed, new_id=lambda: str(uuid.uuid4()),
                              sink=sink, on_error=self._on_error,
@@ -358,8 +357,7 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
 def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, duration_ms: int | None = None,
              seed: int | None = None, start_epoch: float | None = None, log_dir: Path | None = None,
              sink: Callable[[Event], None] | None = None, client: str | None = None,
-             writer_factory: WriterFactory | None = None, record_bodies_under: str | None = None,
-             ) -> list[Event]:
+             workload_for: Callable[[Scenario], Workload] | None = None) -> list[Event]:
     """Run ONE node's writer (and its heartbeat) for ``duration_ms`` against a running service; its events.
 
     For Spark tasks, one per node: give every task the same ``start_epoch``
@@ -368,9 +366,9 @@ def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, du
     ``backend_url`` is a URL as in :func:`backends.endpoint.from_url`; keys go
     under ``prefix`` (not cleared here: clear it once on the driver with
     :func:`clear_prefix`).  The node's wire faults go through its own fault proxy.
-    ``writer_factory`` (default: the lock workload) builds the node's writer, as in
-    :func:`model.sim.run_scenario`; it must use the keys of ``scenario`` mapped under
-    ``prefix`` (:func:`map_scenario_keys`).  ``record_bodies_under``: see :class:`RealWorld`.
+    ``workload_for(mapped scenario)`` builds the node's workload plug-in (default: the lock
+    workload); its keys must be those of ``scenario`` mapped under ``prefix``
+    (:func:`map_scenario_keys`).
     Raises :class:`ServerDied` with the node's partial history.
     """
     from backends.endpoint import from_url
@@ -383,8 +381,8 @@ def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, du
     with node_backends(scenario, ep, [node], prefix=prefix, log_dir=log_dir, seed=seed,
                        clock_ms=lambda: holder[0].now_ms() if holder else 0, client=client) as (backends, _):
         world = RealWorld(scenario, backends, seed=seed, sink=sink, nodes=[node], duration_ms=duration_ms,
-                          start_epoch=start_epoch, health=endpoint_health(ep), writer_factory=writer_factory,
-                          record_bodies_under=record_bodies_under)
+                          start_epoch=start_epoch, health=endpoint_health(ep),
+                          workload=workload_for(scenario) if workload_for is not None else None)
         holder.append(world)
         if start_epoch is not None and time.time() < start_epoch:
             time.sleep(start_epoch - time.time())

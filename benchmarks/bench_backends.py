@@ -41,6 +41,7 @@ from model.lock_audit import enable_key
 from model.lockfile import LockData
 from model.metrics import lock_metrics
 from model.storage_lock import StorageLockProvider
+from model.workloads.lock import LockWorkload
 
 
 class Counting(Backend):
@@ -93,7 +94,7 @@ def harness_round_trips(backend: Backend, n: int) -> tuple[list[float], int]:
             times.append(time.perf_counter() - t)
         yield Sleep(0)
 
-    world = RealWorld(sc, {"w1": counting}, writer_factory=factory)
+    world = RealWorld(sc, {"w1": counting}, workload=LockWorkload(sc, factory))
     node = world.kernel.nodes["w1"]
     world.kernel.start_writer(node)  # drive just the writer, not the timed run loop
     task = node.tasks.get("writer")

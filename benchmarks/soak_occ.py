@@ -1,7 +1,7 @@
 """Soak: the OCC contention workload (copy-on-write commits of a timeline) on threads, faults on, for long.
 
 Not a test: prints figures over time and a summary, asserts nothing.  The workload is the
-``occ`` one of ``engines/contention_commits.py`` (:class:`TimelineWorkload`: every node a
+``occ`` one of ``engines/contention_commits.py`` (:func:`model.timeline.run.timeline_workload`: every node a
 ``CowWriter`` of ``tl-occ-put-if-absent``, OCC under the table lock, put-if-absent, local
 clocks 300 ms apart), run by the real-world interpreter on threads of this process against a
 launched server (fake-gcs-server by default) rather than as Spark tasks, through the fault
@@ -26,10 +26,10 @@ from soak_probe import Sampler, Stream, history_complete, print_summary
 
 from backends.realworld import RealWorld, clear_prefix, endpoint_health, map_scenario_keys, node_backends
 from backends.registry import open_endpoint
-from engines.contention_commits import TimelineWorkload, check_occ_scenario, occ_metrics
+from engines.contention_commits import check_occ_scenario, occ_metrics
 from model.config import Cutoff, ErrorRule, Pause
 from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run
+from model.timeline.run import check_timeline_run, timeline_workload
 from scenarios import timeline_loader
 
 
@@ -79,13 +79,11 @@ def main() -> int:
             with open_endpoint(args.backend) as ep, open(stream.history, "w") as f:
                 pid[0] = ep.process.pid if ep.process else None
                 clear_prefix(ep, prefix)
-                work = TimelineWorkload(ts)
                 holder: list[RealWorld] = []
                 with node_backends(sc, ep, nodes, prefix=prefix, log_dir=out, seed=sc.seed,
                                    clock_ms=lambda: holder[0].now_ms() if holder else 0) as (backends, proxy):
                     world = RealWorld(sc, backends, sink=stream.sink(f), health=endpoint_health(ep),
-                                      writer_factory=work.writer_factory(),
-                                      record_bodies_under=work.bodies_under)
+                                      workload=timeline_workload(ts, sc))
                     holder.append(world)
                     ready.set()
                     world.run()

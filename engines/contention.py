@@ -10,9 +10,10 @@ failures and unknown outcomes per acquisition, and Jain's fairness between write
 Spark runs every writer at once only if it has a core per writer: ``local[M]`` or more
 (:func:`run_contention` checks ``defaultParallelism``).
 
-Other workloads (timeline commits under OCC, NBCC deltacommits and compaction: see
-:mod:`engines.contention_commits`) ship a :class:`Workload` with each task and go
-through the same :func:`run_tasks`.
+Other protocols (timeline commits under OCC, NBCC deltacommits and compaction: see
+:mod:`engines.contention_commits`) ship their protocol's name and run configuration with each
+task, which builds the protocol's workload plug-in (``model.workloads.plugins``) inside the task,
+and go through the same :func:`run_tasks`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from backends.launchers.workdir import server_dir
 from model.checkers.lock_run import check_lock_history
@@ -31,18 +32,8 @@ from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.history import Event
 from model.metrics import lock_metrics
-from model.sim import WriterFactory
 
 START_MARGIN_S = 5.0  # the shared start lies this far in the future, so every task is ready by then
-
-
-class Workload(Protocol):
-    """What a task runs instead of the lock workload: built again inside the Spark task (picklable)."""
-
-    def writer_factory(self) -> WriterFactory: ...
-
-    @property
-    def bodies_under(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -57,7 +48,8 @@ class WriterTask:
     seed: int
     start_epoch: float
     log_dir: str
-    workload: Workload | None = None  # None: the lock workload
+    protocol: str = "lock"  # whose workload plug-in the task builds (model.workloads.plugins)
+    run_config: Any = None  # that plug-in's run configuration (occ: TimelineScenario; nbcc: TablePlan)
 
 
 @dataclass(frozen=True)
@@ -85,12 +77,12 @@ def endpoint_url(ep: Any) -> str:
 def run_writer(task: WriterTask) -> list[Event]:
     """The body of one Spark task: run one node against the backend until the duration is over."""
     from backends.realworld import run_node
+    from model.workloads.plugins import PLUGINS
 
-    w = task.workload
+    plugin = PLUGINS[task.protocol]
     return run_node(task.scenario, task.node, task.url, prefix=task.prefix, duration_ms=task.duration_ms,
                     seed=task.seed, start_epoch=task.start_epoch, log_dir=Path(task.log_dir) / task.node,
-                    writer_factory=w.writer_factory() if w is not None else None,
-                    record_bodies_under=w.bodies_under if w is not None else None)
+                    workload_for=lambda scenario: plugin.workload(task.run_config, scenario))
 
 
 def _ready(i: int) -> int:

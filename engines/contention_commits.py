@@ -40,41 +40,12 @@ from model.config import ConfigError
 from model.history import Event
 from model.metrics import jain_index, percentile
 from model.nbcc.sim_checks import check_history
-from model.nbcc.sim_table import BatchPlan, CompactionSlot, TablePlan, WriterPlan, writer_factory
-from model.sim import WriterFactory
+from model.nbcc.sim_table import BatchPlan, CompactionSlot, TablePlan, WriterPlan
 from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run, timeline_writer_factory
+from model.timeline.run import check_timeline_run
 from model.workloads.plugins import occ_metrics as occ_counts
 
 WORKLOADS = ("lock", "occ", "nbcc")
-
-
-@dataclass(frozen=True)
-class TimelineWorkload:
-    """CowWriters of a timeline scenario whose keys are already under the run's prefix."""
-
-    ts: TimelineScenario
-
-    def writer_factory(self) -> WriterFactory:
-        return timeline_writer_factory(self.ts)
-
-    @property
-    def bodies_under(self) -> str | None:
-        return self.ts.base_path + "/"
-
-
-@dataclass(frozen=True)
-class NbccWorkload:
-    """NBCC writers and the compaction service of a plan whose base is under the run's prefix."""
-
-    plan: TablePlan
-
-    def writer_factory(self) -> WriterFactory:
-        return writer_factory(self.plan)
-
-    @property
-    def bodies_under(self) -> str | None:
-        return None  # the NBCC checkers read the final store instead
 
 
 @dataclass(frozen=True)
@@ -159,8 +130,7 @@ def run_occ(ts: TimelineScenario, backend: str, engine: Any, *, duration_ms: int
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
         scenario = map_scenario_keys(dataclasses.replace(ts.scenario, duration_ms=duration_ms), prefix)
         mapped[:] = [TimelineScenario(scenario, ts.timeline)]
-        work = TimelineWorkload(mapped[0])
-        return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir), work)
+        return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir), "occ", mapped[0])
                 for n in nodes]
 
     run = run_tasks(backend, engine, len(nodes), make_tasks, label=f"occ {ts.name} on {backend}")
@@ -276,9 +246,8 @@ def run_nbcc(settings: NbccSettings, backend: str, engine: Any, *, duration_ms: 
         plan = nbcc_plan(settings, duration_ms, start, prefix + "table")
         plans[:] = [plan]
         scenario = plan.scenario(settings.seed)
-        work = NbccWorkload(plan)
-        return [WriterTask(scenario, n, url, prefix, duration_ms, settings.seed, start, str(log_dir), work)
-                for n in nodes]
+        return [WriterTask(scenario, n, url, prefix, duration_ms, settings.seed, start, str(log_dir), "nbcc",
+                           plan) for n in nodes]
 
     run = run_tasks(backend, engine, len(nodes), make_tasks, read_back=True,
                     label=f"nbcc {settings.writers} writers on {backend}")

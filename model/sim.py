@@ -193,9 +193,8 @@ class SimPyWorld:
 class SimWorld:
     """One simulated run of a scenario.  ``run()`` returns the history; ``store`` holds the final objects.
 
-    ``workload`` is the protocol's plug-in (default: the lock workload of the scenario);
-    ``writer_factory`` / ``record_bodies_under`` replace the lock's writers and record the
-    bodies of other keys written under that prefix.  ``store`` replaces the model's own
+    ``workload`` is the protocol's plug-in (default: the lock workload of the scenario; see
+    ``model.workloads.plugins`` for every protocol's).  ``store`` replaces the model's own
     object store (a replay applies each request to a real backend too).
     """
 
@@ -204,15 +203,13 @@ class SimWorld:
         scenario: Scenario,
         seed: int | None = None,
         sink: Callable[[Event], None] | None = None,
-        writer_factory: WriterFactory | None = None,
-        record_bodies_under: str | None = None,
         store: Store | None = None,
         workload: Workload | None = None,
     ) -> None:
         scenario.validate()
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
-        self.workload: Workload = workload or LockWorkload(scenario, writer_factory, record_bodies_under)
+        self.workload: Workload = workload or LockWorkload(scenario)
         self.env = simpy.Environment()
         self.store: Store = store or ObjectStore(scenario.storage.flavor)
         if scenario.lock.audit:  # the table has Hudi's lock audit enabled (hudi-cli "locks audit enable")
@@ -252,8 +249,7 @@ def run_scenario(
     scenario: Scenario,
     seed: int | None = None,
     sink: Callable[[Event], None] | None = None,
-    writer_factory: WriterFactory | None = None,
-    record_bodies_under: str | None = None,
+    workload: Workload | None = None,
 ) -> list[Event]:
-    """Run one simulated scenario and return its history (the lock workload unless a factory is given)."""
-    return SimWorld(scenario, seed, sink, writer_factory, record_bodies_under).run()
+    """Run one simulated scenario and return its history (the lock workload unless one is given)."""
+    return SimWorld(scenario, seed, sink, workload=workload).run()

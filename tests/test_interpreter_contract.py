@@ -12,17 +12,20 @@ from interpreter_contract import SCRIPT, Answers, ScriptedBackend, ScriptedStore
 
 from backends.realworld import RealWorld
 from model.sim import SimWorld
+from model.workloads.lock import LockWorkload
 
 
 def _sim() -> tuple[dict[str, list[Any]], Answers]:
     answers = Answers()
-    events = SimWorld(scenario(), 1, writer_factory=writer, store=ScriptedStore(answers)).run()
+    sc = scenario()
+    events = SimWorld(sc, 1, workload=LockWorkload(sc, writer), store=ScriptedStore(answers)).run()
     return steps(events), answers
 
 
 def _real() -> tuple[dict[str, list[Any]], Answers]:
     answers = Answers()
-    events = RealWorld(scenario(), {"w1": ScriptedBackend(answers)}, writer_factory=writer,
+    sc = scenario()
+    events = RealWorld(sc, {"w1": ScriptedBackend(answers)}, workload=LockWorkload(sc, writer),
                        duration_ms=1_500).run()
     return steps(events), answers
 
@@ -60,5 +63,5 @@ def test_the_contract_sees_a_different_policy() -> None:
     answers = Answers()
     sc = scenario()
     sc = dataclasses.replace(sc, storage=dataclasses.replace(sc.storage, sdk_retries=1))
-    events = SimWorld(sc, 1, writer_factory=writer, store=ScriptedStore(answers)).run()
+    events = SimWorld(sc, 1, workload=LockWorkload(sc, writer), store=ScriptedStore(answers)).run()
     assert steps(events) != sim

@@ -106,6 +106,7 @@ from model.timeline.layout import (
 )
 from model.timeline.metadata import TableSpec, partition_metadata_text, properties_text
 from model.timeline.timegen import GENERATORS, TimeGenConfig, TimeGenerator
+from model.workloads.lock import LockWorkload
 
 Gen = Generator[Effect, Any, Any]
 
@@ -663,6 +664,12 @@ def writer_factory(plan: TablePlan) -> WriterFactory:
     return make
 
 
+def nbcc_workload(plan: TablePlan, scenario: Scenario) -> LockWorkload:
+    """NBCC writers and the compaction service of ``plan`` on the nodes of ``scenario`` (its own scenario,
+    or that scenario with its keys mapped under a prefix in the real world)."""
+    return LockWorkload(scenario, writer_factory(plan))
+
+
 @dataclass(frozen=True)
 class SimRun:
     """A finished run: its plan and seed, the history, and the final store (key -> body)."""
@@ -680,7 +687,8 @@ class SimRun:
 def run_table(plan: TablePlan, seed: int = 1, sink: Callable[[Event], None] | None = None) -> SimRun:
     """Run ``plan`` in the simulated world with ``seed`` (network timing) and return the run."""
     plan.validate()
-    world = SimWorld(plan.scenario(seed), seed, sink, writer_factory(plan))
+    scenario = plan.scenario(seed)
+    world = SimWorld(scenario, seed, sink, workload=nbcc_workload(plan, scenario))
     events = world.run()
     store = world.store
     assert isinstance(store, ObjectStore)

@@ -8,12 +8,14 @@ from typing import Any
 
 from model.checkers.timeline import check_timeline_history
 from model.checkers.verdict import Verdict
+from model.config import Scenario
 from model.effects import Effect
 from model.history import Event
 from model.objectstore import ObjectStore
 from model.sim import SimWorld, WriterContext, WriterFactory
 from model.timeline.commits import CowWriter
 from model.timeline.config import TimelineScenario
+from model.workloads.lock import LockWorkload
 
 
 def timeline_writer_factory(ts: TimelineScenario) -> WriterFactory:
@@ -36,6 +38,12 @@ def timeline_writer_factory(ts: TimelineScenario) -> WriterFactory:
     return make
 
 
+def timeline_workload(ts: TimelineScenario, scenario: Scenario | None = None) -> LockWorkload:
+    """CowWriters on every node, the bodies of the table's files recorded (``scenario``: the run's own,
+    its keys mapped under a prefix in the real world; default ``ts.scenario``)."""
+    return LockWorkload(scenario or ts.scenario, timeline_writer_factory(ts), ts.base_path + "/")
+
+
 @dataclass(frozen=True)
 class TimelineRun:
     """A finished simulated run: its history and the final store (key -> body)."""
@@ -49,9 +57,7 @@ def simulate_timeline(
 ) -> TimelineRun:
     """Run one simulated timeline scenario; the history and the table the writers left in the store."""
     ts.validate()
-    world = SimWorld(
-        ts.scenario, seed, sink, timeline_writer_factory(ts), record_bodies_under=ts.base_path + "/"
-    )
+    world = SimWorld(ts.scenario, seed, sink, workload=timeline_workload(ts))
     events = world.run()
     store = world.store
     assert isinstance(store, ObjectStore)

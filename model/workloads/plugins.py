@@ -16,16 +16,18 @@ from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import Scenario
 from model.history import Event
+from model.kernel import Workload
 from model.metrics import lock_metrics, percentile
 from model.nbcc.config import NbccScenario
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_layout import load_table
-from model.nbcc.sim_table import run_table
+from model.nbcc.sim_table import TablePlan, nbcc_workload, run_table
 from model.nbcc.slicing import Rule, slicer
 from model.objectstore import ObjectStore
 from model.sim import SimWorld
 from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run, simulate_timeline
+from model.timeline.run import check_timeline_run, simulate_timeline, timeline_workload
+from model.workloads.lock import LockWorkload
 
 Sink = Callable[[Event], None]
 
@@ -40,9 +42,11 @@ class Simulated:
 
 
 class Plugin(Protocol):
-    """What the run-directory writer needs from a protocol."""
+    """What the run-directory writer and the Spark contention tasks need from a protocol."""
 
     name: str
+
+    def workload(self, run_config: Any, scenario: Scenario) -> Workload: ...
 
     def simulate(self, config: Any, seed: int, sink: Sink | None) -> Simulated: ...
 
@@ -61,6 +65,10 @@ class LockPlugin:
     """The RFC-91 lock (``model/storage_lock.py``) guarding a register."""
 
     name = "lock"
+
+    def workload(self, run_config: Any, scenario: Scenario) -> Workload:
+        """The lock workload of ``scenario`` (``run_config`` is not used)."""
+        return LockWorkload(scenario)
 
     def simulate(self, config: Scenario, seed: int, sink: Sink | None) -> Simulated:
         """Run the scenario in the simulated world."""
@@ -81,6 +89,10 @@ class OccPlugin:
     """The timeline: instants, time generation and copy-on-write commits (``model/timeline/``)."""
 
     name = "occ"
+
+    def workload(self, run_config: TimelineScenario, scenario: Scenario) -> Workload:
+        """CowWriters of the timeline scenario on the nodes of ``scenario``."""
+        return timeline_workload(run_config, scenario)
 
     def simulate(self, config: TimelineScenario, seed: int, sink: Sink | None) -> Simulated:
         """Run the timeline scenario in the simulated world."""
@@ -140,6 +152,10 @@ class NbccPlugin:
     """A MERGE_ON_READ table under NBCC (``model/nbcc/sim_table.py``), readers slicing by ``nbcc.rule``."""
 
     name = "nbcc"
+
+    def workload(self, run_config: TablePlan, scenario: Scenario) -> Workload:
+        """The NBCC writers and compaction service of a plan (``run_config``) on the nodes of ``scenario``."""
+        return nbcc_workload(run_config, scenario)
 
     def simulate(self, config: NbccScenario, seed: int, sink: Sink | None) -> Simulated:
         """Draw the plan from ``seed`` and run it in the simulated world."""
