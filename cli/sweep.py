@@ -2,7 +2,8 @@
 
 Runs every (cell, seed) of a grid in the simulated world (one Spark task each, or all in
 this process with ``--engine local``) and writes under ``--out`` (default
-``out/sweeps/GRID``): ``rows/part-00000.parquet`` (one row per run), ``summary.csv`` and
+a new folder ``out/sweeps/GRID/TIME``, linked as ``out/sweeps/GRID/latest``; a used ``--out`` is
+refused unless ``--force``): ``rows/part-00000.parquet`` (one row per run), ``summary.csv`` and
 ``summary.json`` (one line per cell) and ``sweep.json`` (what ran, and the row schema).
 Exit status: 0 when every run finished, 1 when a run crashed the model (its row says
 why), 2 for bad input.
@@ -31,7 +32,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--master", help="Spark master URL (default local[*])")
     p.add_argument("--seeds", type=int, help="seeds per cell (default: the grid's)")
     p.add_argument("--first-seed", type=int, help="first seed (default: the grid's)")
-    p.add_argument("--out", help="output folder (default out/sweeps/GRID)")
+    p.add_argument("--out", help="output folder, new or empty (default: a new folder out/sweeps/GRID/TIME, "
+                                 "linked as out/sweeps/GRID/latest)")
+    p.add_argument("--force", action="store_true", help="replace the sweep in a used --out folder")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run)
 
@@ -57,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         raise ConfigError("--engine", args.engine, f"sweeps need the spark extra ({e.name} is missing): "
                           "pip install 'hudi-cc-harness[spark]'") from e
-    out = Path(args.out) if args.out else Path("out") / "sweeps" / g.name
+    from engines.rundir import SWEEPS, claim_out, link_latest, new_run_dir
+
+    out = claim_out(Path(args.out), args.force) if args.out else new_run_dir(g.name, store=SWEEPS)
     print(f"sweep {g.name}: base {g.scenario}, {len(g.cells())} cells x {len(seeds)} seeds = "
           f"{len(tasks)} runs", file=sys.stderr)
     engine = open_engine(args.engine, args.master, quiet=args.quiet)
@@ -88,5 +93,6 @@ def run(args: argparse.Namespace) -> int:
     rows_file = rows_path(out)
     if rows_file is not None:  # the sweep's report (heat map over the first two settings, cell table)
         write_sweep_report(rows_file, write_atomic)
+    link_latest(out)
     print(f"{len(rows)} runs in {seconds:.1f}s on {described} -> {out}")
     return 1 if errors else 0

