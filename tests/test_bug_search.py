@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from analyses import bug_search as bs
+from cli.main import main
 from model.checkers.lock_run import check_lock_history
 from model.config import ErrorRule, FaultPlan, Pause
 from model.sim import run_scenario
@@ -124,3 +125,21 @@ def test_an_unknown_target_is_refused_by_name() -> None:
         bs.search("long-paws", 0)
     with pytest.raises(ValueError, match="nothing found"):
         bs.scenario_toml(bs.SearchResult("long-pause", 0, None, None, 0, 0, 0.0))
+
+
+def test_hcc_search_writes_a_find_that_hcc_run_replays(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "found.toml"
+    assert main(["search", "lost-reply", "--seed", str(SEARCH_SEED), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "dangling-lock" in printed and f"hcc run {out}" in printed
+    assert main(["run", str(out), "--out", str(tmp_path / "run")]) == 0  # the verdict it expects
+
+
+def test_hcc_search_refuses_bad_input_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "found.toml"
+    assert main(["search", "long-pause", "--max-examples", "0", "--out", str(out)]) == 2
+    assert "--max-examples = 0" in capsys.readouterr().err
+    assert main(["search", "long-pause", "--out", str(tmp_path / "missing" / "x.toml")]) == 2
+    assert "--out" in capsys.readouterr().err
+    assert not out.exists()
