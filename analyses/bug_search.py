@@ -68,7 +68,6 @@ ANCHORS = ("acquire", "renew")
 
 # The strategies, built once (a strategy built inside a draw is validated again on every call).
 _NODE = st.sampled_from(NODES)
-_STATUS = st.sampled_from(STATUSES)
 _KEY = st.sampled_from(KEYS)
 _METHOD = st.sampled_from(METHODS)
 _TRIGGER = st.sampled_from(TRIGGERS)
@@ -338,6 +337,8 @@ def search(target_name: str, seed: int, variant: str = "hudi", max_examples: int
     """
     if target_name not in CLASSES:
         raise ValueError(f"target = {target_name!r}: must be one of {', '.join(TARGETS)}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant = {variant!r}: must be one of {', '.join(VARIANTS)}")
     cls = CLASSES[target_name]
     runs, calls = [0], [0]
     # Many drawn cases are the same case (an anchor index wraps around, a no-op fault is left out):

@@ -123,6 +123,8 @@ def test_the_same_search_seed_gives_the_same_find() -> None:
 def test_an_unknown_target_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="target = 'long-paws'"):
         bs.search("long-paws", 0)
+    with pytest.raises(ValueError, match="variant = 'hudi-9'"):
+        bs.search("long-pause", 0, variant="hudi-9")
     with pytest.raises(ValueError, match="nothing found"):
         bs.scenario_toml(bs.SearchResult("long-pause", 0, None, None, 0, 0, 0.0))
 
