@@ -8,9 +8,11 @@
    events/s), so fewer events per operation count as speed.  With
    ``--instructions`` the same ratio is also measured in instructions under
    valgrind's callgrind (repeatable on a loaded machine; slow).
-2. The time the Hypothesis search takes to find the long-pause violation and
-   shrink it, median over 5 search seeds (the search of
-   tests/test_lock_properties.py::test_hypothesis_finds_and_shrinks_the_long_pause).
+2. The time the untargeted Hypothesis search (1-3 pauses of any node, trigger,
+   time and length on the three-writer property scenario) takes to find the
+   long-pause violation and shrink it, median over 5 search seeds.  It is the
+   baseline of benchmarks/bench_bug_search.py, which measures the targeted search
+   (analyses/bug_search.py) against it in the same run.
 
 Run: python benchmarks/bench_lock_model.py [--instructions] [--skip-search]
 """
@@ -120,6 +122,7 @@ def instructions_vs_simpy() -> None:
 
 
 def time_to_find_long_pause(search_seed: int) -> tuple[float, int]:
+    """The untargeted long-pause search with one search seed: (seconds to find and shrink, pause ms)."""
     strategy = st.tuples(st.integers(0, 100), st.lists(pauses(3 * VALIDITY_MS), min_size=1, max_size=3))
 
     def violates(case: tuple[int, list]) -> bool:

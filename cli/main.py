@@ -21,7 +21,7 @@ from model.config import ConfigError
 # imports heavy optional dependencies (Spark, SDKs, pandas) only when a command runs.
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("run and explore", ("cli.run", "cli.timeline", "cli.nbcc", "cli.explore", "cli.slices",
-                         "cli.check_history")),
+                         "cli.check_history", "cli.search")),
     ("real storage", ("cli.conformance", "cli.realworld", "cli.replay", "cli.check_audit")),
     ("Spark", ("cli.sweep", "cli.boundary", "cli.contention")),
     ("reports and gate", ("cli.report", "cli.gate")),

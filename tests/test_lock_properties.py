@@ -68,22 +68,9 @@ def _find_violation(strategy: st.SearchStrategy, make: object, max_examples: int
     )
 
 
-def test_hypothesis_finds_and_shrinks_the_long_pause() -> None:
-    strategy = st.tuples(st.integers(0, 100), st.lists(pauses(3 * VALIDITY_MS), min_size=1, max_size=3))
-
-    def make(case: tuple[int, list]) -> tuple[Scenario, int]:
-        seed, ps = case
-        return fast_scenario(faults=FaultPlan(pauses=tuple(ps))), seed
-
-    seed, ps = _find_violation(strategy, make)  # type: ignore[misc]
-    plan = FaultPlan(pauses=tuple(ps))
-    verdict = verdict_of(*make((seed, ps)))
-    print("shrunk long-pause schedule:\n" + explain(seed, plan, verdict))
-    assert len(ps) == 1, describe_faults(plan)
-    # A pause shorter than validity - renew interval is survived (see the safe property); the shrunk
-    # counterexample must therefore sit above that line.
-    assert ps[0].duration_ms > VALIDITY_MS - RENEW_MS
-    assert verdict.violations
+# The long pause (and the other classes of failed renewals and lost replies) is found from a generic
+# fault space, shrunk and replayed in tests/test_bug_search.py (analyses/bug_search.py); the untargeted
+# search this file had is the baseline of benchmarks/bench_bug_search.py.
 
 
 def test_hypothesis_finds_renewals_failing_past_valid_until() -> None:
