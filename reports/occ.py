@@ -20,13 +20,12 @@ from typing import Any
 
 import pandas as pd
 
-from model.clock import EPOCH_MS
 from model.history import Event
-from model.timeline.commits import instant_body
 from model.timeline.config import TIMELINE_CHECKERS
-from model.timeline.layout import format_instant, instant_to_ms, parse_instant_path
+from model.timeline.layout import format_instant
 from reports import interactive, plots, tables
 from reports.build import Report, Section
+from reports.instants import Generation, InstantSpan, fmt_instant, generations, instant_spans, op_text, rel_ms
 from reports.interactive import Item
 from reports.load import RunData
 
@@ -62,40 +61,6 @@ MAX_ROWS = 200
 
 
 @dataclass(frozen=True)
-class InstantSpan:
-    """One instant as the store saw it: who wrote it, when (true ms) each state file appeared, and what
-    the completed instant recorded (file group, merge base, the operation)."""
-
-    writer: str
-    instant: int
-    action: str
-    requested_at: int
-    completed_at: int | None  # true time its completed file was written; None: never completed
-    completion: int | None  # its completion time (v8 file name)
-    fg: int | None
-    merge: int | None  # the instant whose slice it merged (None: none)
-    op: dict[str, Any] | None  # {key, kind, value}
-    events: tuple[int, ...]  # the store events of its state files
-
-    @property
-    def completed(self) -> bool:
-        return self.completed_at is not None
-
-
-@dataclass(frozen=True)
-class Generation:
-    """One time generation: from its invoke to its return (true ms), and the time it returned."""
-
-    writer: str
-    kind: str  # instant or completion
-    start: int
-    end: int
-    time: int  # epoch ms
-    instant: str
-    events: tuple[int, int]
-
-
-@dataclass(frozen=True)
 class Outcome:
     """How one operation of a writer ended."""
 
@@ -123,93 +88,11 @@ class LostUpdate:
         merged = "no slice" if self.by.merge is None else f"the slice of {format_instant(self.by.merge)}"
         return (
             f"{self.lost.writer}'s {op.get('kind', '?')} of {op.get('key', '?')} (instant "
-            f"{format_instant(self.lost.instant)}, completed {_fmt(self.lost.completion)}) is lost: "
+            f"{format_instant(self.lost.instant)}, completed {fmt_instant(self.lost.completion)}) is lost: "
             f"{self.by.writer}'s commit {format_instant(self.by.instant)} (completed "
-            f"{_fmt(self.by.completion)}) rewrote fg{self.by.fg} from {merged}, older than the lost "
+            f"{fmt_instant(self.by.completion)}) rewrote fg{self.by.fg} from {merged}, older than the lost "
             "instant, and its slice is newer, so every later read of the file group misses that change."
         )
-
-
-def _fmt(instant: int | None) -> str:
-    return "-" if instant is None else format_instant(instant)
-
-
-def op_text(op: dict[str, Any] | None) -> str:
-    """An operation recorded in a commit: ``upsert k1=w1.2``, ``delete k2``."""
-    if not op:
-        return ""
-    value = op.get("value")
-    return f"{op.get('kind')} {op.get('key')}" + ("" if value is None else f"={value}")
-
-
-def rel_ms(instant: int) -> str:
-    """An instant as ms since the run's epoch (``t<ms>``), or its digits when it is no date."""
-    try:
-        return f"t{instant_to_ms(instant) - EPOCH_MS}"
-    except ValueError:
-        return str(instant)
-
-
-def instant_spans(events: Sequence[Event], base: str, layout: str) -> list[InstantSpan]:
-    """Every instant written to the store's timeline, in order of its requested file."""
-    first: dict[int, dict[str, Any]] = {}
-    for e in events:
-        if e.process != "store" or e.f != "object" or not isinstance(e.value, dict) or "key" not in e.value:
-            continue
-        inst = parse_instant_path(e.value["key"], base, layout)
-        if inst is None:
-            continue
-        rec = first.setdefault(
-            inst.requested,
-            {"writer": e.node, "action": inst.requested_action, "requested_at": e.time, "events": []},
-        )
-        rec["events"].append(e.index)
-        if inst.is_completed and "completed_at" not in rec:
-            rec["completed_at"], rec["completion"] = e.time, inst.completed
-            body = instant_body(e.value["body"]) if "body" in e.value else {}
-            rec["fg"], rec["op"] = body.get("fg"), body.get("aux")
-            rec["merge"] = int(body["merge"]) if body.get("merge") else None
-    return [
-        InstantSpan(
-            r["writer"],
-            i,
-            r["action"],
-            r["requested_at"],
-            r.get("completed_at"),
-            r.get("completion"),
-            r.get("fg"),
-            r.get("merge"),
-            r.get("op"),
-            tuple(r["events"]),
-        )
-        for i, r in sorted(first.items(), key=lambda kv: (kv[1]["requested_at"], kv[0]))
-    ]
-
-
-def generations(events: Sequence[Event]) -> list[Generation]:
-    """The writers' time generations that returned (``time`` invoke -> ok), in order of return."""
-    open_: dict[str, Event] = {}
-    out = []
-    for e in events:
-        if e.f != "time":
-            continue
-        if e.type == "invoke":
-            open_[e.process] = e
-        elif e.process in open_:
-            inv = open_.pop(e.process)
-            if e.type == "ok" and isinstance(e.value, dict):
-                out.append(
-                    Generation(
-                        e.process,
-                        str(e.value.get("kind", "")),
-                        inv.time,
-                        e.time,
-                        int(e.value["time"]),
-                        str(e.value.get("instant", "")),
-                        (inv.index, e.index),
-                    )
-                )
-    return out
 
 
 def outcomes(events: Sequence[Event]) -> list[Outcome]:
@@ -352,12 +235,12 @@ def timeline_items(
             ("state", "completed" if s.completed else "never completed"),
             ("requested at", f"{s.requested_at} ms"),
             ("completed at", f"{s.completed_at} ms" if s.completed else "-"),
-            ("completion time", _fmt(s.completion)),
+            ("completion time", fmt_instant(s.completion)),
         ]
         if s.op:
             fields.append(("operation", op_text(s.op)))
         if s.fg is not None:
-            fields += [("file group", f"fg{s.fg}"), ("merged slice of", _fmt(s.merge))]
+            fields += [("file group", f"fg{s.fg}"), ("merged slice of", fmt_instant(s.merge))]
         if s.instant in lost_of:
             fields.append(("LOST", f"overwritten by {format_instant(lost_of[s.instant].by.instant)}"))
         for u in by_of.get(s.instant, []):
@@ -494,9 +377,9 @@ def build_occ_report(run: RunData) -> Report:
                         "action": s.action,
                         "requested_ms": s.requested_at,
                         "completed_ms": s.completed_at,
-                        "completion": _fmt(s.completion),
+                        "completion": fmt_instant(s.completion),
                         "fg": s.fg,
-                        "merged": _fmt(s.merge),
+                        "merged": fmt_instant(s.merge),
                         "operation": op_text(s.op),
                     }
                     for s in spans
@@ -538,10 +421,10 @@ def build_occ_report(run: RunData) -> Report:
                             "lost instant": format_instant(u.lost.instant),
                             "lost by": u.lost.writer,
                             "operation": f"{(u.lost.op or {}).get('kind')} {(u.lost.op or {}).get('key')}",
-                            "completed": _fmt(u.lost.completion),
+                            "completed": fmt_instant(u.lost.completion),
                             "overwritten by": format_instant(u.by.instant),
                             "overwriter": u.by.writer,
-                            "its merge base": _fmt(u.by.merge),
+                            "its merge base": fmt_instant(u.by.merge),
                             "file group": f"fg{u.by.fg}",
                             "events": ", ".join(map(str, (*u.lost.events[-1:], *u.by.events[-1:]))),
                         }
@@ -606,7 +489,7 @@ def build_occ_report(run: RunData) -> Report:
                 "operation": u.lost.op,
                 "overwritten_by": format_instant(u.by.instant),
                 "overwriter": u.by.writer,
-                "merge_base": _fmt(u.by.merge),
+                "merge_base": fmt_instant(u.by.merge),
                 "file_group": u.by.fg,
             }
             for u in lost
