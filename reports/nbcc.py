@@ -196,17 +196,22 @@ def readers_table(
     return pd.DataFrame(out)
 
 
-def timeline_items(
-    spans: Sequence[InstantSpan], late: set[int], violations: Sequence[dict[str, Any]], end: int
-) -> list[Item]:
+def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Sequence[dict[str, Any]],
+                   events: Sequence[Any], end: int) -> list[Item]:
     """The NBCC timeline as interactive items: one lane per writer (and the compactor)."""
+    # a violation cites store writes or writer events (a log written, a deltacommit): both name an instant
     cites: dict[int, list[dict[str, Any]]] = {}
     for v in violations:
         for i in v["events"]:
             cites.setdefault(int(i), []).append(v)
+    by_instant: dict[int, list[dict[str, Any]]] = {}
+    for i, vs in cites.items():
+        value = events[i].value if 0 <= i < len(events) else None
+        if isinstance(value, dict) and str(value.get("instant", "")).isdigit():
+            by_instant.setdefault(int(value["instant"]), []).extend(vs)
     items = []
     for s in spans:
-        cited = [v for i in s.events for v in cites.get(i, [])]
+        cited = [v for i in s.events for v in cites.get(i, [])] + by_instant.get(s.instant, [])
         kind = (
             "violated"
             if cited
@@ -375,7 +380,7 @@ def build_nbcc_report(run: RunData) -> Report:
         )
 
     lanes = sorted({s.writer for s in spans})
-    items = timeline_items(spans, late_instants, violations, end)
+    items = timeline_items(spans, late_instants, violations, events, end)
     static = plots.bars(
         lanes,
         [(it.lane, it.start, it.end, COLOURS[it.kind]) for it in items],
