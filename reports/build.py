@@ -146,13 +146,20 @@ def _group_section(run: RunData, n: int, g: Group, summary: dict[str, Any], lane
     return sec
 
 
+def _translucent(colour: str, alpha: float = 0.3) -> str:
+    """``#rrggbb`` as an rgba() colour with ``alpha``."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
 LOCK_COLOURS = {"hold": plots.HOLD_COLOUR, "lease": plots.LEASE_COLOUR, "overlap": "#f0aaaa",
                 "violation": plots.OVERLAP_COLOUR,
-                **{f"fault-{k}": c for k, c in plots.FAULT_COLOURS.items()}}
+                # fault windows are translucent: the holds and leases inside them stay visible
+                **{f"fault-{k}": _translucent(c) for k, c in plots.FAULT_COLOURS.items()}}
 LOCK_LEGEND = [(plots.HOLD_COLOUR, "writer believes it holds the lock"),
                (plots.LEASE_COLOUR, "lock file names it (store)"),
                ("#f0aaaa", "overlap (two holders)"), (plots.OVERLAP_COLOUR, "other violation (a point)"),
-               (plots.FAULT_COLOURS["pause"], "fault window (pause, crash, cutoff, writer death)")]
+               (_translucent(plots.FAULT_COLOURS["pause"]), "fault (pause, crash, cutoff, writer death)")]
 
 
 def lock_items(all_holds: list[Hold], leases: list[Lease], faults: list[Fault],

@@ -407,7 +407,7 @@ def build_nbcc_report(run: RunData) -> Report:
             static,
         )
     )
-    sections.append(tsec)
+    sections.insert(1, tsec)  # right after the run: the figure to look at first
 
     if violations:
         sec = Section(
