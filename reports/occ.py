@@ -214,9 +214,17 @@ def timeline_items(
     by_of: dict[int, list[LostUpdate]] = {}
     for u in lost:
         by_of.setdefault(u.by.instant, []).append(u)
+    # a time-order violation cites the generation of an instant or completion time: mark that instant too
+    gen_cites: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for g in gens:
+        if g.instant.isdigit():
+            named = gen_cites.setdefault((g.kind, int(g.instant)), [])
+            named.extend(v for i in g.events for v in cites.get(i, []))
     items = []
     for s in spans:
-        cited = [v for i in s.events for v in cites.get(i, [])]
+        cited = [v for i in s.events for v in cites.get(i, [])] + gen_cites.get(("instant", s.instant), [])
+        if s.completion is not None:
+            cited += gen_cites.get(("completion", s.completion), [])
         kind = (
             "violated"
             if cited

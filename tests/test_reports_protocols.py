@@ -38,10 +38,11 @@ def _quiet(argv: list[str]) -> tuple[int, str]:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One run directory of each protocol, each reported by ``hcc report``."""
     root = tmp_path_factory.mktemp("protocols")
-    out = {"occ": root / "occ", "occ-safe": root / "occ-safe", "nbcc": root / "nbcc",
-           "nbcc-safe": root / "nbcc-safe", "explore": root / "explore", "lock": root / "lock"}
+    names = ("occ", "occ-safe", "occ-skew", "nbcc", "nbcc-safe", "explore", "lock")
+    out = {name: root / name for name in names}
     assert _quiet(["timeline", "run", "tl-cc-none-lost-update", "--out", str(out["occ"])])[0] == 0
     assert _quiet(["timeline", "run", "tl-occ-put-if-absent", "--out", str(out["occ-safe"])])[0] == 0
+    assert _quiet(["timeline", "run", "tl-local-clock-skew", "--out", str(out["occ-skew"])])[0] == 0
     assert _quiet(["nbcc", "run", "--rule", "instant", "--out", str(out["nbcc"])])[0] == 0
     assert _quiet(["nbcc", "run", "--rule", "completion", "--out", str(out["nbcc-safe"])])[0] == 0
     # the explorer's run directory as the contract describes it: explore.json is what --json prints
@@ -64,8 +65,8 @@ def test_protocol_of_reads_the_field_or_infers_it_for_older_runs(runs: dict[str,
                                                                   tmp_path: Path) -> None:
     # none of these runs writes the field yet: inferred from explore.json, plan.json, [timeline]
     assert {k: protocol_of(d) for k, d in runs.items()} == {
-        "occ": "occ", "occ-safe": "occ", "nbcc": "nbcc", "nbcc-safe": "nbcc", "explore": "explore",
-        "lock": "lock"}
+        "occ": "occ", "occ-safe": "occ", "occ-skew": "occ", "nbcc": "nbcc", "nbcc-safe": "nbcc",
+        "explore": "explore", "lock": "lock"}
     assert {k: load_run(d).protocol for k, d in runs.items()} == {k: protocol_of(d) for k, d in runs.items()}
     d = tmp_path / "labelled"
     shutil.copytree(runs["lock"], d)
@@ -108,6 +109,25 @@ def test_occ_report_of_a_safe_run_has_no_lost_update(runs: dict[str, Path]) -> N
     writers = {r["writer"]: r for r in summary["per_writer"]}
     assert sum(r["conflicts"] for r in writers.values()) > 0  # OCC aborted conflicting commits instead
     assert sum(r["committed"] for r in writers.values()) == summary["metrics"]["ops"]["committed"]
+
+
+def test_occ_report_highlights_the_time_order_violations(runs: dict[str, Path]) -> None:
+    summary = json.loads((runs["occ-skew"] / "report.json").read_text())
+    html = (runs["occ-skew"] / "report.html").read_text()
+    backward = [v for v in summary["violations"] if v["kind"] == "time-not-increasing"]
+    assert backward and summary["time_order_violations"] == len(backward)
+    for v in backward:  # the generation that returned the backward time is red, with the message on hover
+        ok = v["events"][-1]
+        g = re.search(rf'<g class="ev ([a-z-]+)" id="occ-g{ok}"[^>]*data-tip="([^"]*)"', html)
+        assert g and g.group(1) == "generation-violated", v
+        assert "violation: time-not-increasing: " in g.group(2)
+        # and so is the instant it named (as its instant or its completion time)
+        time = re.search(r"generated (\d{17}) after", v["message"])
+        assert time
+        named = re.search(rf'<g class="ev ([a-z-]+)" id="occ-i\d+"[^>]*data-tip="[^"]*'
+                          rf'(instant|completion time): {time.group(1)}', html)
+        assert named and named.group(1) == "violated", v
+    assert html.count('class="ev generation-violated"') >= len(backward)
 
 
 def _span(instant: int, fg: int, merge: int | None, key: str, writer: str = "w1") -> InstantSpan:
