@@ -48,8 +48,7 @@ def build_explore_report(run: RunData) -> Report:
     if steps:
         sec = Section(f"Counterexample: {len(steps)} states", [
             f"The shortest trace to the violation ({ex.get('counterexample_length', len(steps))} states): "
-            "each row "
-            "is one step of one writer and the state it leads to."])
+            "each row is one step of one writer and the state it leads to."])
         sec.tables.append(("Steps", steps_table(steps)))
         if violation:
             sec.tables.append(("Violation", pd.DataFrame(

@@ -275,21 +275,17 @@ def build_nbcc_report(run: RunData) -> Report:
         "Run",
         [
             f"NBCC run {run.name}, seed {run.seed}: readers slice by the {rule.value} rule, instant times "
-            "from the "
-            f"{run.verdict.get('time_generator', '?')} generator; verdict {run.outcome}, expected "
-            f"{run.expect} "
-            f"({'as expected' if matches else 'NOT as expected'}).",
+            f"from the {run.verdict.get('time_generator', '?')} generator; verdict {run.outcome}, expected "
+            f"{run.expect} ({'as expected' if matches else 'NOT as expected'}).",
             f"{run.verdict.get('instants', len(spans))} instants ({run.verdict.get('completed', '?')} "
-            "completed), "
-            f"{run.verdict.get('compactions', '?')} compaction(s), {run.verdict.get('file_groups', '?')} "
-            "file groups, "
-            f"{run.verdict.get('log_files', '?')} log files; {len(violations)} violation(s).",
+            f"completed), {run.verdict.get('compactions', '?')} compaction(s), "
+            f"{run.verdict.get('file_groups', '?')} file groups, {run.verdict.get('log_files', '?')} log "
+            f"files; {len(violations)} violation(s).",
             "The writers and the compactor are this harness's model (model/nbcc/sim_table.py) writing a Hudi "
-            "table version 8 (MERGE_ON_READ) layout; completion-time slicing is RFC-66's rule (Hudi 1.x), "
-            "the "
-            "instant-time rule is how table version 6 groups logs (by the instant in their name), plugged "
-            "into a "
-            "version-8 reader here to show what it would get wrong. Times are t<ms since the run's epoch>.",
+            "table version 8 (MERGE_ON_READ) layout; completion-time slicing is RFC-66's rule (Hudi 1.x). "
+            "The instant-time rule (model/nbcc/slicing.py, Rule.INSTANT_TIME: logs grouped by the instant in "
+            "their name, as table version 6 does) in a version-8 reader is a hypothetical reader, run here "
+            "to show what it would get wrong. Times are t<ms since the run's epoch>.",
         ],
     )
     head.tables.append(
@@ -357,9 +353,8 @@ def build_nbcc_report(run: RunData) -> Report:
                 "Compaction plans",
                 [
                     "Each plan should take exactly the logs of its file group completed before the plan's "
-                    "instant (and "
-                    "at or after the group's previous base instant); extra or missing logs are violations "
-                    "(kind plan)."
+                    "instant (and at or after the group's previous base instant); extra or missing logs are "
+                    "violations (kind plan)."
                 ],
                 tables=[("Compaction plans per file group", plans_table(table, objects, base))],
             )
@@ -371,8 +366,8 @@ def build_nbcc_report(run: RunData) -> Report:
                 "What each reader saw",
                 [
                     f"{len(readers)} readers (the snapshot, and time travel as of every completion and just "
-                    "before it) "
-                    f"with the {rule.value} rule; {len(bad)} read something other than the committed writes."
+                    f"before it) with the {rule.value} rule; {len(bad)} read something other than the "
+                    "committed writes."
                 ],
                 tables=[("Readers that saw wrong rows", bad)] if len(bad) else [],
                 details=[("Every reader", readers)],
@@ -392,10 +387,8 @@ def build_nbcc_report(run: RunData) -> Report:
         "Timeline of instants",
         [
             "Per writer (the last lane is the compactor), each instant from its .requested file to its "
-            "completed "
-            "file in the store (true time; dashed: never completed). Hover a bar for its instant and "
-            "completion "
-            "times."
+            "completed file in the store (true time; dashed: never completed). Hover a bar for its instant "
+            "and completion times."
         ],
     )
     tsec.interactive.append(
