@@ -153,14 +153,14 @@ def _read_history(path: Path) -> list[Event]:
         raise RunDirError(path, f"{HISTORY}: {e}") from None
     if not events:
         raise RunDirError(path, f"{HISTORY} holds no events")
-    for i, e in enumerate(events):
-        if e.index != i:
-            raise RunDirError(path, f"{HISTORY}: event {i} has index {e.index} "
+    for i, ev in enumerate(events):
+        if ev.index != i:
+            raise RunDirError(path, f"{HISTORY}: event {i} has index {ev.index} "
                                     "(events missing or out of order)")
-    for i, e in enumerate(events):
-        if e.process == "store" and e.f == "lock-file" and not _lock_file_value(e.value):
+    for i, ev in enumerate(events):
+        if ev.process == "store" and ev.f == "lock-file" and not _lock_file_value(ev.value):
             raise RunDirError(path, f"{HISTORY}: line {i + 1}: a lock-file event needs owner (text), expired "
-                                    f"(true/false) and valid_until (integer), got {e.value!r}")
+                                    f"(true/false) and valid_until (integer), got {ev.value!r}")
     return events
 
 

@@ -240,7 +240,7 @@ def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Seq
             Item(
                 s.writer,
                 s.requested_at,
-                s.completed_at if s.completed else end,
+                end if s.completed_at is None else s.completed_at,
                 kind,
                 rel(s.instant),
                 tuple(fields),

@@ -259,7 +259,7 @@ def timeline_items(
             Item(
                 f"{s.writer} instants",
                 s.requested_at,
-                s.completed_at if s.completed else end,
+                end if s.completed_at is None else s.completed_at,
                 kind,
                 rel_ms(s.instant),
                 tuple(fields),
