@@ -35,6 +35,9 @@ from reports.load import RunData, RunDirError
 from reports.occ import events_table
 
 TABLE = "table"
+# the rule names of NBCC scenario files ([nbcc] rule) and of hcc nbcc run --rule
+RULE_NAMES = {"completion": Rule.COMPLETION_TIME, "instant": Rule.INSTANT_TIME,
+              "uncommitted-anchor-bug": Rule.UNCOMMITTED_ANCHOR_BUG}
 MAX_ROWS = 200
 COLOURS = {
     "committed": "#9be3a9",
@@ -251,19 +254,34 @@ def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Seq
     return items
 
 
+def setting(run: RunData, name: str, default: str) -> str:
+    """An NBCC setting: ``verdict.json``'s field (what ``hcc nbcc run`` writes) or the scenario's
+    ``[nbcc]`` table (a catalogue entry's run directory)."""
+    table = run.scenario.get("nbcc")
+    return str(run.verdict.get(name, table.get(name, default) if isinstance(table, dict) else default))
+
+
+def rule_of(run: RunData) -> Rule:
+    """The readers' slicing rule of an NBCC run, by its value (``instant-time``) or its scenario name
+    (``instant``); RunDirError names the file and field of any other."""
+    name = setting(run, "rule", "completion")
+    if name in RULE_NAMES:
+        return RULE_NAMES[name]
+    try:
+        return Rule(name)
+    except ValueError:
+        where = "verdict.json: field rule" if "rule" in run.verdict else "scenario.toml: field nbcc.rule"
+        raise RunDirError(run.path, f"{where} = {name!r} is not one of "
+                                    f"{', '.join([*RULE_NAMES, *(r.value for r in Rule)])}") from None
+
+
 def build_nbcc_report(run: RunData) -> Report:
     """Every section of the report of an NBCC run."""
     events = run.events
     plan = run.extra
     base = str(plan.get("base", TABLE))
-    rule_name = str(run.verdict.get("rule", Rule.COMPLETION_TIME.value))
-    try:
-        rule = Rule(rule_name)
-    except ValueError:
-        raise RunDirError(
-            run.path,
-            f"verdict.json: field rule = {rule_name!r} is not one of {', '.join(r.value for r in Rule)}",
-        ) from None
+    rule = rule_of(run)
+    generator = setting(run, "time_generator", "?")
     objects = read_objects(run.path, base)
     table = load_table(objects, base) if objects else None
     violations = run.verdict["violations"]
@@ -275,7 +293,7 @@ def build_nbcc_report(run: RunData) -> Report:
         "Run",
         [
             f"NBCC run {run.name}, seed {run.seed}: readers slice by the {rule.value} rule, instant times "
-            f"from the {run.verdict.get('time_generator', '?')} generator; verdict {run.outcome}, expected "
+            f"from the {generator} generator; verdict {run.outcome}, expected "
             f"{run.expect} ({'as expected' if matches else 'NOT as expected'}).",
             f"{run.verdict.get('instants', len(spans))} instants ({run.verdict.get('completed', '?')} "
             f"completed), {run.verdict.get('compactions', '?')} compaction(s), "
@@ -449,7 +467,7 @@ def build_nbcc_report(run: RunData) -> Report:
         "scenario": run.name,
         "seed": run.seed,
         "rule": rule.value,
-        "time_generator": run.verdict.get("time_generator"),
+        "time_generator": generator,
         "expect": run.expect,
         "verdict": run.outcome,
         "matches_expectation": matches,
