@@ -55,7 +55,7 @@ STORE = Path("out") / "runs"
 SWEEPS = Path("out") / "sweeps"  # hcc sweep's store: out/sweeps/<grid>/<UTC time>
 LATEST = "latest"
 RUN_MARKERS = (HISTORY, VERDICT, "sweep.json")  # a folder holding one of these is a run (or sweep) directory
-REPORTED = ("lock",)  # protocols whose run directories ``hcc report`` renders
+REPORTED = ("lock", "occ", "nbcc", "explore")  # protocols whose run directories ``hcc report`` renders
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -11,9 +11,20 @@ from typing import Any
 import pandas as pd
 
 from model.metrics import acquire_latencies
-from reports import plots, tables
+from reports import interactive, plots, tables
+from reports.interactive import Item
 from reports.load import RunData
-from reports.timeline import Group, fault_windows, group_violations, holds, owner_nodes, store_leases
+from reports.timeline import (
+    Fault,
+    Group,
+    Hold,
+    Lease,
+    fault_windows,
+    group_violations,
+    holds,
+    owner_nodes,
+    store_leases,
+)
 
 MAX_GROUP_FIGURES = 6
 MAX_ROWS = 200
@@ -28,6 +39,9 @@ class Section:
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     images: list[tuple[str, bytes]] = field(default_factory=list)  # (caption, PNG)
     details: list[tuple[str, pd.DataFrame]] = field(default_factory=list)  # collapsed tables
+    # (caption, HTML fragment of reports.interactive, static PNG or None): the HTML page shows the
+    # interactive figure, the Markdown the static image
+    interactive: list[tuple[str, str, bytes | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -132,8 +146,72 @@ def _group_section(run: RunData, n: int, g: Group, summary: dict[str, Any], lane
     return sec
 
 
+def _translucent(colour: str, alpha: float = 0.3) -> str:
+    """``#rrggbb`` as an rgba() colour with ``alpha``."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+LOCK_COLOURS = {"hold": plots.HOLD_COLOUR, "lease": plots.LEASE_COLOUR, "overlap": "#f0aaaa",
+                "violation": plots.OVERLAP_COLOUR,
+                # fault windows are translucent: the holds and leases inside them stay visible
+                **{f"fault-{k}": _translucent(c) for k, c in plots.FAULT_COLOURS.items()}}
+LOCK_LEGEND = [(plots.HOLD_COLOUR, "writer believes it holds the lock"),
+               (plots.LEASE_COLOUR, "lock file names it (store)"),
+               ("#f0aaaa", "overlap (two holders)"), (plots.OVERLAP_COLOUR, "other violation (a point)"),
+               (_translucent(plots.FAULT_COLOURS["pause"]), "fault (pause, crash, cutoff, writer death)")]
+
+
+def lock_items(all_holds: list[Hold], leases: list[Lease], faults: list[Fault],
+               violations: list[dict[str, Any]], nodes: dict[str, str]) -> list[Item]:
+    """The lock-holder timeline as interactive items: holds, leases, fault windows, violations (overlaps on
+    both owners' lanes, other violations as points on their owner's lane)."""
+    items = [Item(f.node, f.start, f.end, f"fault-{f.kind}", f.kind,
+                  (("fault", f.kind), ("node", f.node), ("start ms", f.start), ("end ms", f.end)), size=1.35)
+             for f in faults]
+    items += [Item(le.node, le.start, le.end, "lease", "",
+                   (("lock file names", le.owner), ("node", le.node), ("from ms", le.start),
+                    ("until ms", le.end),
+                    ("ended", "validity ran out" if le.lapsed else "overwritten or end of run")), size=0.3)
+              for le in leases]
+    items += [Item(h.node, h.start, h.end, "hold", _short(h.owner),
+                   (("holder", h.owner), ("node", h.node), ("from ms", h.start), ("until ms", h.end),
+                    ("events", f"{h.start_event} .. "
+                               f"{'end of history' if h.end_event is None else h.end_event}")),
+                   size=0.6) for h in all_holds]
+    for n, v in enumerate(violations):
+        d = v.get("details", {})
+        fields: tuple[tuple[str, object], ...] = (("violation", v["kind"]), ("message", v["message"]),
+                                                  ("events", ", ".join(map(str, v["events"]))))
+        if v["kind"] == "overlap":
+            for owner in d.get("owners", []):
+                items.append(Item(nodes.get(owner, "?"), int(d["start"]), int(d["end"]), "overlap", "",
+                                  fields, size=1.2, ident=f"lock-v{n}-{owner[:8]}"))
+            continue
+        times = [d["time"]] if "time" in d else list(d.get("times", []))
+        owners = [o for k in ("writer", "holder", "owner") if isinstance(o := d.get(k), str)]
+        for t in times[:20]:
+            lane = nodes.get(owners[0], "?") if owners else "?"
+            items.append(Item(lane, int(t), int(t), "violation", "", fields, size=1.0))
+    return items
+
+
 def build_report(run: RunData) -> Report:
-    """Every section of the report of one run, with its figures rendered."""
+    """Every section of the report of one run, with its figures rendered (any protocol)."""
+    if run.protocol == "occ":
+        from reports.occ import build_occ_report
+        return build_occ_report(run)
+    if run.protocol == "nbcc":
+        from reports.nbcc import build_nbcc_report
+        return build_nbcc_report(run)
+    if run.protocol == "explore":
+        from reports.explore import build_explore_report
+        return build_explore_report(run)
+    return build_lock_report(run)
+
+
+def build_lock_report(run: RunData) -> Report:
+    """The report of a lock run (``hcc run``)."""
     events = run.events
     metrics = run.metrics
     lanes = list(metrics.get("writers") or sorted(owner_nodes(events).values()))
@@ -165,10 +243,15 @@ def build_report(run: RunData) -> Report:
     overview = Section("Lock-holder timeline", [
         "One lane per writer: the thin light bar is the store's lock file naming that writer's owner "
         "(until overwritten or its validity ran out), the thick bar the time the writer believed it held "
-        "the lock; hatched windows are faults on that node; red is two holders at once."])
-    overview.images.append(("Lock-holder timeline of the whole run",
-                            plots.timeline(lanes, all_holds, leases, faults, overlaps_all, (0, end),
-                                           f"{run.name} (seed {run.seed}): whole run")))
+        "the lock; shaded windows are faults on that node; red is two holders at once."])
+    static = plots.timeline(lanes, all_holds, leases, faults, overlaps_all, (0, end),
+                            f"{run.name} (seed {run.seed}): whole run")
+    fragment = interactive.timeline_html(
+        "lock-holders", [*lanes, *sorted({f.node for f in faults} - set(lanes))],
+        lock_items(all_holds, leases, faults, run.verdict["violations"], nodes), LOCK_COLOURS, (0, end),
+        "ms (true time)", LOCK_LEGEND, stroke={"lease": "none", "overlap": "#d62728"})
+    overview.interactive.append(("Lock-holder timeline of the whole run (hover a bar for its details)",
+                                 fragment, static))
     if faults:
         overview.tables.append(("Fault windows", pd.DataFrame(
             [{"node": f.node, "fault": f.kind, "start_ms": f.start, "end_ms": f.end} for f in faults])))

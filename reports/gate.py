@@ -75,8 +75,8 @@ DEFAULT_METRICS: dict[str, dict[str, tuple[str, float, float]]] = {
 
 
 def protocol_of_run(run: RunData) -> str:
-    """The run's protocol (``verdict.json``; runs written before there were several are lock runs)."""
-    return str(run.verdict.get("protocol") or "lock")
+    """The run's protocol (``reports.load.protocol_of``)."""
+    return run.protocol
 
 
 class BaselineError(ValueError):

@@ -1,10 +1,12 @@
-"""A report as one self-contained HTML page: tables from pandas, figures embedded as base64 PNG."""
+"""A report as one self-contained HTML page: tables from pandas, figures embedded as base64 PNG, interactive
+timelines as inline SVG with their script (reports/interactive.py)."""
 
 from __future__ import annotations
 
 import base64
 from html import escape
 
+from reports import interactive
 from reports.build import Report, Section
 
 STYLE = """
@@ -27,6 +29,9 @@ def _table(df: object) -> str:
 def _section(sec: Section) -> str:
     parts = [f"<section><h2>{escape(sec.title)}</h2>"]
     parts += [f"<p>{escape(t)}</p>" for t in sec.text]
+    for caption, fragment, _ in sec.interactive:
+        parts.append(f'<figure class="interactive">{fragment}'
+                     f"<figcaption>{escape(caption)}</figcaption></figure>")
     for caption, df in sec.tables:
         parts.append(f'<div class="caption">{escape(caption)}</div>{_table(df)}')
     for caption, data in sec.images:
@@ -42,6 +47,9 @@ def _section(sec: Section) -> str:
 def render_html(report: Report) -> str:
     """The whole page: no external resources, so it opens offline."""
     body = "\n".join(_section(s) for s in report.sections)
+    live = any(s.interactive for s in report.sections)
+    style = STYLE + (interactive.STYLE if live else "")
+    script = f"<script>{interactive.SCRIPT}</script>" if live else ""
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>{escape(report.title)}</title><style>{STYLE}</style></head>\n"
+            f"<title>{escape(report.title)}</title><style>{style}</style>{script}</head>\n"
             f"<body><h1>{escape(report.title)}</h1>\n{body}\n</body></html>\n")

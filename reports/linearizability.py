@@ -18,6 +18,7 @@ from html import escape
 from model.checkers.lin_models import INFO, Operation
 from model.checkers.lin_search import ILLEGAL, OK_RESULT
 from model.checkers.linearizable import PartitionResult, Verdict, describe_op, who
+from reports.interactive import SVG_STYLE, fit_label, legend_html
 
 MAX_DRAWN = 12  # sub-histories drawn when all are linearizable
 
@@ -26,13 +27,9 @@ body { font-family: system-ui, sans-serif; margin: 1.2em; color: #222; }
 h1 { font-size: 1.4em; } h3 { font-size: 0.95em; color: #555; margin: 0.8em 0 0.2em; }
 h2 { font-size: 1.1em; border-bottom: 1px solid #ccc; margin-top: 1.4em; }
 pre { background: #f6f6f6; padding: 0.6em; white-space: pre-wrap; font-size: 0.85em; }
-.legend span { display: inline-block; margin-right: 1.2em; font-size: 0.85em; }
-.legend i { display: inline-block; width: 1.2em; height: 0.8em; margin-right: 0.3em; vertical-align: middle;
-  border: 1px solid #555; }
-svg text { font-size: 11px; font-family: ui-monospace, monospace; }
 svg g.op:hover rect { stroke: #000; stroke-width: 2; }
 .scroll { overflow-x: auto; }
-"""
+""" + SVG_STYLE
 
 # a wide timeline opens scrolled to show the first operation that cannot be placed
 SCROLL = ("for (const d of document.querySelectorAll('.whole')) { "
@@ -132,9 +129,7 @@ def _partition_svg(verdict: Verdict, part: PartitionResult, locate: Callable[[Op
             tip.append(f"made the state the blocked operations meet ({part.state})")
         dash = ' stroke-dasharray="4 3"' if op.status == INFO else ""
         stroke = "#b00" if kind == "blocked" else "#555"
-        label = model.describe_operation(op.input, op.output)
-        room = int((x1 - x0 - 6) / 6.6)
-        text = escape(label if len(label) <= room else (label[:room - 1] + "…" if room > 3 else ""))
+        text = escape(fit_label(model.describe_operation(op.input, op.output), x1 - x0))
         out.append(f'<g class="op {kind}"><title>{escape(chr(10).join(tip))}</title>'
                    f'<rect x="{x0:.1f}" y="{y}" width="{x1 - x0:.1f}" height="{BAR}" rx="3" '
                    f'fill="{COLOURS[kind]}" stroke="{stroke}"{dash}/>'
@@ -160,11 +155,11 @@ def render_timeline(verdict: Verdict, title: str, locate: Callable[[Operation], 
     """The whole page (no external resources).  ``locate`` names where an operation came from (e.g. its
     lines in the history file) for the tooltips."""
     parts = [p for p in verdict.partitions if p.result != OK_RESULT] or list(verdict.partitions[:MAX_DRAWN])
-    legend = "".join(f'<span><i style="background:{COLOURS[k]}"></i>{escape(v)}</span>' for k, v in (
+    legend = legend_html([(COLOURS[k], v) for k, v in (
         ("linearized", "linearized (order number at a feasible point)"),
         ("blocked", "cannot be placed after the longest prefix"),
         ("setter", "made the state that blocks them"),
-        ("other", "not placed")))
+        ("other", "not placed"))])
     sections = []
     for p in parts:
         head = f"{p.name}: {p.result} ({len(p.ops)} operations"
@@ -180,5 +175,5 @@ def render_timeline(verdict: Verdict, title: str, locate: Callable[[Operation], 
     note = f"<p>{hidden} more linearizable sub-histories not drawn.</p>" if hidden > 0 else ""
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f"<style>{STYLE}</style></head>\n<body><h1>{escape(title)}</h1>\n"
-            f"<pre>{escape(verdict.text(locate))}</pre>\n<div class=\"legend\">{legend}</div>\n"
+            f"<pre>{escape(verdict.text(locate))}</pre>\n{legend}\n"
             + "\n".join(sections) + f"\n{note}<script>{SCROLL}</script></body></html>\n")

@@ -1,9 +1,18 @@
 """Read and validate run directories (history, verdict, metrics, scenario) for reports and the gate.
 
-A run directory is what ``hcc run`` writes: ``history.jsonl``, ``verdict.json``,
-``metrics.json`` and ``scenario.toml``.  Anything missing or unreadable raises
-``RunDirError`` naming the directory, the file and what is wrong, before any
-report file is written; so does a run stopped by a signal (``"verdict": "interrupted"``).
+A run directory holds the run of one protocol (:func:`protocol_of`):
+
+- ``lock``: what ``hcc run`` writes: ``history.jsonl``, ``verdict.json``, ``metrics.json``
+  (with ``acquisitions`` and ``writers``) and ``scenario.toml``;
+- ``occ``: what ``hcc timeline run`` writes: the same four files, ``scenario.toml`` with a
+  ``[timeline]`` table, ``metrics.json`` with ``ops``;
+- ``nbcc``: what ``hcc nbcc run`` writes: ``history.jsonl``, ``verdict.json``, ``plan.json`` and
+  ``table/`` (``metrics.json`` and ``scenario.toml`` are read when present);
+- ``explore``: ``verdict.json`` and ``explore.json`` (the object ``hcc explore --json`` prints).
+
+Anything missing or unreadable raises ``RunDirError`` naming the directory, the file and what
+is wrong, before any report file is written; so does a run stopped by a signal
+(``"verdict": "interrupted"``).
 
 :func:`find_runs` follows the store's ``latest`` links (``engines/rundir.py``): the store
 ``out/runs`` gives the newest run of each scenario, a scenario's folder its newest run.
@@ -13,7 +22,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +32,15 @@ HISTORY = "history.jsonl"
 VERDICT = "verdict.json"
 METRICS = "metrics.json"
 SCENARIO = "scenario.toml"
+PLAN = "plan.json"
+EXPLORE = "explore.json"
 RUN_FILES = (HISTORY, VERDICT, METRICS, SCENARIO)
+PROTOCOLS = ("lock", "occ", "nbcc", "explore")
+# The files each protocol's run directory must hold (the others are read when present).
+REQUIRED = {"lock": RUN_FILES, "occ": RUN_FILES, "nbcc": (HISTORY, VERDICT, PLAN),
+            "explore": (VERDICT, EXPLORE)}
+# What the command that writes each kind is called, for the error of an incomplete directory.
+WRITER = {"lock": "hcc run", "occ": "hcc timeline run", "nbcc": "hcc nbcc run", "explore": "hcc explore"}
 LATEST = "latest"
 
 
@@ -41,14 +58,16 @@ class RunData:
     """Everything a report or the gate needs from one run directory."""
 
     path: Path
-    scenario: dict[str, Any]  # the resolved scenario.toml, as parsed
+    scenario: dict[str, Any]  # the resolved scenario.toml, as parsed ({} when the run has none)
     verdict: dict[str, Any]  # verdict.json
-    metrics: dict[str, Any]  # metrics.json
+    metrics: dict[str, Any]  # metrics.json ({} when the run has none)
     events: tuple[Event, ...]
+    protocol: str = "lock"  # one of PROTOCOLS
+    extra: dict[str, Any] = field(default_factory=dict)  # plan.json (nbcc) or explore.json (explore)
 
     @property
     def name(self) -> str:
-        return str(self.scenario.get("name", self.path.name))
+        return str(self.scenario.get("name") or self.verdict.get("scenario") or self.path.name)
 
     @property
     def seed(self) -> int:
@@ -56,7 +75,7 @@ class RunData:
 
     @property
     def expect(self) -> str:
-        return str(self.scenario.get("expect", "ok"))
+        return str(self.scenario.get("expect", self.verdict.get("expect", "ok")))
 
     @property
     def outcome(self) -> str:
@@ -65,7 +84,36 @@ class RunData:
 
 def is_run_dir(path: Path) -> bool:
     """True when ``path`` holds at least one of the run files (complete or not)."""
-    return path.is_dir() and any((path / f).exists() for f in RUN_FILES)
+    return path.is_dir() and any((path / f).exists() for f in (*RUN_FILES, PLAN, EXPLORE))
+
+
+def protocol_of(run_dir: Path | str) -> str:
+    """The protocol of a run directory: ``lock``, ``occ``, ``nbcc`` or ``explore``.
+
+    ``verdict.json``'s field ``protocol`` when it has one (RunDirError for another value); for
+    older runs without it: ``explore.json`` -> explore, ``plan.json`` -> nbcc, ``scenario.toml``
+    with a ``[timeline]`` table -> occ, else lock.  An unreadable verdict.json or scenario.toml
+    does not decide here: :func:`load_run` reports it.
+    """
+    path = Path(run_dir)
+    try:
+        verdict = json.loads((path / VERDICT).read_text())
+    except (OSError, ValueError):
+        verdict = None
+    if isinstance(verdict, dict) and "protocol" in verdict:
+        if verdict["protocol"] not in PROTOCOLS:
+            raise RunDirError(path, f"{VERDICT}: field protocol = {verdict['protocol']!r} is not one of "
+                                    f"{', '.join(PROTOCOLS)}")
+        return str(verdict["protocol"])
+    if (path / EXPLORE).is_file():
+        return "explore"
+    if (path / PLAN).is_file():
+        return "nbcc"
+    try:
+        scenario = tomllib.loads((path / SCENARIO).read_text())
+    except (OSError, ValueError):
+        return "lock"
+    return "occ" if isinstance(scenario.get("timeline"), dict) else "lock"
 
 
 def _read_json(path: Path, name: str, required: tuple[str, ...]) -> dict[str, Any]:
@@ -93,8 +141,32 @@ def _refuse_interrupted(path: Path, verdict: dict[str, Any]) -> None:
                                 f"(its {HISTORY} is kept)")
 
 
+METRIC_FIELDS = {"lock": ("acquisitions", "writers"), "occ": ("ops",)}
+VERDICTS = {"explore": ("ok", "violation", "unknown")}  # an explorer stopped at --max-states: unknown
+EXTRA = {"nbcc": (PLAN, ()), "explore": (EXPLORE, ("verdict", "states", "depth"))}
+
+
+def _read_history(path: Path) -> list[Event]:
+    try:
+        events = loads((path / HISTORY).read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise RunDirError(path, f"{HISTORY}: {e}") from None
+    if not events:
+        raise RunDirError(path, f"{HISTORY} holds no events")
+    for i, ev in enumerate(events):
+        if ev.index != i:
+            raise RunDirError(path, f"{HISTORY}: event {i} has index {ev.index} "
+                                    "(events missing or out of order)")
+    for i, ev in enumerate(events):
+        if ev.process == "store" and ev.f == "lock-file" and not _lock_file_value(ev.value):
+            raise RunDirError(path, f"{HISTORY}: line {i + 1}: a lock-file event needs owner (text), expired "
+                                    f"(true/false) and valid_until (integer), got {ev.value!r}")
+    return events
+
+
 def load_run(path: Path | str) -> RunData:
-    """Load one run directory; ``RunDirError`` says which file is missing or corrupted and why."""
+    """Load one run directory of any protocol; ``RunDirError`` says which file is missing or corrupted
+    and why."""
     path = Path(path)
     if not path.exists():
         raise RunDirError(path, "does not exist")
@@ -102,54 +174,49 @@ def load_run(path: Path | str) -> RunData:
         raise RunDirError(path, "is not a directory")
     if (path / VERDICT).is_file():
         _refuse_interrupted(path, _read_json(path, VERDICT, ("verdict",)))
-    has_verdict = (path / VERDICT).is_file()
-    protocol = str(_read_json(path, VERDICT, ()).get("protocol") or "lock") if has_verdict else "lock"
-    needed = [f for f in RUN_FILES if not (protocol == "explore" and f == HISTORY)]  # a search has no history
-    missing = [f for f in needed if not (path / f).is_file()]
+    protocol = protocol_of(path)
+    missing = [f for f in REQUIRED[protocol] if not (path / f).is_file()]
     if missing:
-        raise RunDirError(path, f"missing {', '.join(missing)} (not a complete run of 'hcc run')")
-    try:
-        scenario = tomllib.loads((path / SCENARIO).read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise RunDirError(path, f"{SCENARIO} is not valid TOML ({e})") from None
+        raise RunDirError(path, f"missing {', '.join(missing)} (not a complete run of '{WRITER[protocol]}')")
+    scenario: dict[str, Any] = {}
+    if (path / SCENARIO).is_file():
+        try:
+            scenario = tomllib.loads((path / SCENARIO).read_text())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise RunDirError(path, f"{SCENARIO} is not valid TOML ({e})") from None
     verdict = _read_json(path, VERDICT, ("verdict", "violations", "findings"))
-    if verdict["verdict"] not in ("ok", "violation"):
-        raise RunDirError(path, f"{VERDICT}: field verdict = {verdict['verdict']!r} is not ok or violation")
-    for field in ("violations", "findings"):
-        if not isinstance(verdict[field], list) or any(
+    allowed = VERDICTS.get(protocol, ("ok", "violation"))
+    if verdict["verdict"] not in allowed:
+        raise RunDirError(path, f"{VERDICT}: field verdict = {verdict['verdict']!r} is not "
+                                f"{', '.join(allowed[:-1])} or {allowed[-1]}")
+    for name in ("violations", "findings"):
+        if not isinstance(verdict[name], list) or any(
                 not isinstance(v, dict) or not {"kind", "message", "events"} <= v.keys()
                 or not isinstance(v["kind"], str) or not isinstance(v["message"], str)
-                or not isinstance(v["events"], list) for v in verdict[field]):
-            raise RunDirError(path, f"{VERDICT}: field {field} is not a list of violations "
+                or not isinstance(v["events"], list) for v in verdict[name]):
+            raise RunDirError(path, f"{VERDICT}: field {name} is not a list of violations "
                                     "(kind and message: text, events: a list)")
     seed = verdict.get("seed", scenario.get("seed", 0))
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise RunDirError(path, f"{VERDICT}: field seed = {seed!r} is not an integer")
-    for field in ("name", "expect"):
-        if not isinstance(scenario.get(field, ""), str):
-            raise RunDirError(path, f"{SCENARIO}: field {field} = {scenario[field]!r} is not a string")
-    metrics = _read_json(path, METRICS, ("acquisitions", "writers") if protocol == "lock" else ())
-    try:
-        events = loads((path / HISTORY).read_text()) if HISTORY in needed else []
-    except (ValueError, UnicodeDecodeError) as e:
-        raise RunDirError(path, f"{HISTORY}: {e}") from None
-    if not events and HISTORY in needed:
-        raise RunDirError(path, f"{HISTORY} holds no events")
-    for i, e in enumerate(events):
-        if e.index != i:
-            raise RunDirError(path, f"{HISTORY}: event {i} has index {e.index} "
-                                    "(events missing or out of order)")
-    for i, e in enumerate(events):
-        if e.process == "store" and e.f == "lock-file" and not _lock_file_value(e.value):
-            raise RunDirError(path, f"{HISTORY}: line {i + 1}: a lock-file event needs owner (text), expired "
-                                    f"(true/false) and valid_until (integer), got {e.value!r}")
-    n = len(events)
-    for v in verdict["violations"] + verdict["findings"]:
-        bad = [i for i in v["events"] if not isinstance(i, int) or not 0 <= i < n]
-        if bad:
-            raise RunDirError(path, f"{VERDICT}: {v['kind']} cites events {bad} "
-                                    f"outside the history (0..{n - 1})")
-    return RunData(path, scenario, verdict, metrics, tuple(events))
+    for name in ("name", "expect"):
+        if not isinstance(scenario.get(name, ""), str):
+            raise RunDirError(path, f"{SCENARIO}: field {name} = {scenario[name]!r} is not a string")
+    metrics: dict[str, Any] = {}
+    if protocol in METRIC_FIELDS or (path / METRICS).is_file():
+        metrics = _read_json(path, METRICS, METRIC_FIELDS.get(protocol, ()))
+    extra: dict[str, Any] = {}
+    if protocol in EXTRA:
+        extra = _read_json(path, *EXTRA[protocol])
+    events = _read_history(path) if HISTORY in REQUIRED[protocol] else []
+    if events:
+        n = len(events)
+        for v in verdict["violations"] + verdict["findings"]:
+            bad = [i for i in v["events"] if not isinstance(i, int) or not 0 <= i < n]
+            if bad:
+                raise RunDirError(path, f"{VERDICT}: {v['kind']} cites events {bad} "
+                                        f"outside the history (0..{n - 1})")
+    return RunData(path, scenario, verdict, metrics, tuple(events), protocol, extra)
 
 
 def _children(path: Path) -> list[Path]:

@@ -1,7 +1,9 @@
-"""A report as a Markdown summary (tables only; the figures are in the HTML page beside it)."""
+"""A report as a Markdown summary: tables, and the static image of each interactive timeline (embedded as a
+data: URI); the other figures are in the HTML page beside it."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pandas as pd
@@ -31,10 +33,14 @@ def render_markdown(report: Report, html_name: str = "report.html") -> str:
     """Headline, checker verdicts, violation groups and the key tables; figures are in ``html_name``."""
     out = [f"# {report.title}", "", f"Figures and every table: [{html_name}]({html_name}).", ""]
     for sec in report.sections:
-        if not sec.text and not sec.tables:
+        if not sec.text and not sec.tables and not sec.interactive:
             continue
         out += [f"## {sec.title}", ""]
         out += [t + "\n" for t in sec.text]
+        for caption, _, png in sec.interactive:
+            if png is not None:
+                data = base64.b64encode(png).decode("ascii")
+                out += [f"![{_cell(caption)}](data:image/png;base64,{data})", ""]
         for caption, df in sec.tables:
             out += [f"**{caption}**", "", md_table(df), ""]
     return "\n".join(out).rstrip() + "\n"

@@ -190,3 +190,53 @@ def heatmap(rates: pd.DataFrame, x: str, y: str, title: str) -> bytes:
     ax.set_title(title, fontsize=10)
     fig.colorbar(im, ax=ax, label="violation rate")
     return png(fig)
+
+
+def bars(lanes: Sequence[str], bars: Sequence[tuple[str, float, float, str]], window: tuple[int, int],
+         title: str, legend: Sequence[tuple[str, str]] = ()) -> bytes:
+    """A static timeline: (lane, start ms, end ms, colour) bars on one row per lane (the PNG twin of an
+    interactive timeline, for the Markdown report)."""
+    lo, hi = window
+    fig, ax = plt.subplots(figsize=(11, 1.0 + 0.4 * len(lanes)))
+    y = {lane: i for i, lane in enumerate(lanes)}
+    by_style: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for lane, start, end, colour in bars:
+        if lane in y:
+            width = max(end - start, (hi - lo) / 800)  # a point stays visible
+            by_style.setdefault((lane, colour), []).append((start / 1000, width / 1000))
+    for (lane, colour), spans in by_style.items():
+        ax.broken_barh(spans, (y[lane] - 0.35, 0.7), facecolors=colour, edgecolor="#555", linewidth=0.3)
+    ax.set_xlim(lo / 1000, max(hi, lo + 1) / 1000)
+    ax.set_ylim(-0.6, len(lanes) - 0.4)
+    ax.set_yticks(range(len(lanes)), list(lanes))
+    ax.invert_yaxis()
+    ax.set_xlabel("true time (simulated s)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    if legend:
+        ax.legend(handles=[Patch(facecolor=c, edgecolor="#555", label=t) for c, t in legend],
+                  loc="upper center", bbox_to_anchor=(0.5, -0.35 - 0.5 / max(len(lanes), 1)), ncol=3,
+                  fontsize=8, frameon=False)
+    return png(fig)
+
+
+def cumulative(points: Sequence[tuple[str, str, int]], end: int) -> bytes:
+    """Step lines of running counts over time: one per (writer, outcome) from (writer, outcome, ms) points."""
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    series: dict[tuple[str, str], list[int]] = {}
+    for writer, outcome, t in sorted(points, key=lambda p: p[2]):
+        series.setdefault((writer, outcome), []).append(t)
+    styles = {"committed": "-", "conflict": "--", "aborted": ":", "unknown": "-."}
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    writers = sorted({w for w, _ in series})
+    for (writer, outcome), times in sorted(series.items()):
+        xs = [0.0] + [t / 1000 for t in times] + [end / 1000]
+        ys = [0] + list(range(1, len(times) + 1)) + [len(times)]
+        ax.step(xs, ys, where="post", linestyle=styles.get(outcome, "-"),
+                color=colours[writers.index(writer) % len(colours)], label=f"{writer} {outcome}")
+    ax.set_xlabel("true time (simulated s)")
+    ax.set_ylabel("operations (cumulative)")
+    ax.grid(alpha=0.3)
+    if series:
+        ax.legend(fontsize=8, ncol=2)
+    return png(fig)

@@ -107,7 +107,7 @@ def mutated_toml(data: st.DataObject, source: Path) -> bytes:
     raw = mutate_structure(data, tomllib.loads(source.read_text()), ANY_VALUE)
     try:
         return tomli_w.dumps(raw).encode()
-    except (TypeError, ValueError):  # not representable in TOML (e.g. a bare list at the top)
+    except (TypeError, ValueError, AttributeError):  # not representable in TOML (a bare value at the top)
         return source.read_bytes()
 
 

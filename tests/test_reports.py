@@ -4,6 +4,7 @@ give a clear error and no partial report."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -57,8 +58,11 @@ def test_report_shows_the_overlapping_interval_and_both_owners(long_pause: Path)
 def test_html_is_self_contained(long_pause: Path) -> None:
     html = (long_pause / "report.html").read_text()
     assert html.count('src="data:image/png;base64,') >= 6
-    assert "http://" not in html and "https://" not in html
-    assert "<script" not in html
+    # no external resource: scripts inline, nothing fetched (the SVG namespace is a name, not a fetch)
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "url(http" not in html and "<link" not in html and "@import" not in html
+    assert html.count("<script>") == html.count("<script") >= 2  # the timeline code, and its one call
+    assert 'id="lock-holders"' in html  # the interactive lock-holder timeline
 
 
 def test_report_command_rewrites_only_requested_formats(long_pause: Path, tmp_path: Path) -> None:

@@ -1,0 +1,76 @@
+"""The report of a model-checking run (``explore.json``: the object ``hcc explore --json`` prints, and the
+lock explorer's, with the same key names): the configuration, the state counts and depth, and the
+counterexample as a step table (one row per state of the shortest trace)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from reports.build import Report, Section
+from reports.load import RunData, RunDirError
+from reports.tables import flatten
+
+
+def steps_table(steps: list[dict[str, Any]]) -> pd.DataFrame:
+    """The counterexample, one row per state: its number, the writer, the action, what it did and the
+    state after it."""
+    return pd.DataFrame([{"state": s.get("state", n), "writer": s.get("writer", ""),
+                          "action": s.get("action", ""), "step": s.get("step", ""),
+                          "state after": s.get("snapshot", "")}
+                         for n, s in enumerate(steps, start=1)],
+                        columns=["state", "writer", "action", "step", "state after"])
+
+
+def build_explore_report(run: RunData) -> Report:
+    """Every section of the report of an explorer run."""
+    ex = run.extra
+    steps = ex.get("counterexample") or []
+    if not isinstance(steps, list) or any(not isinstance(s, dict) for s in steps):
+        raise RunDirError(run.path, "explore.json: field counterexample is not a list of steps (objects)")
+    config = ex.get("config") if isinstance(ex.get("config"), dict) else {}
+    violation = ex.get("violation") if isinstance(ex.get("violation"), dict) else None
+    matches = run.outcome == run.expect
+    text = [
+        f"Exhaustive exploration {run.name}: verdict {ex['verdict']} (run verdict {run.outcome}, expected "
+        f"{run.expect}: {'as expected' if matches else 'NOT as expected'}).",
+        f"{ex['states']} distinct states, {ex.get('generated', '?')} generated, depth {ex['depth']}, "
+        f"{ex.get('seconds', '?')} s; symmetry reduction {'on' if ex.get('symmetry') else 'off'}; search "
+        f"{'complete' if ex.get('complete', True) else 'stopped before the end (a state limit)'}.",
+    ]
+    if violation:
+        text.append(str(violation.get("text") or violation))
+    head = Section("Run", text)
+    head.tables.append(("Configuration", pd.DataFrame(
+        [(k, str(v)) for k, v in sorted(flatten(config).items())], columns=["setting", "value"])))
+    sections = [head]
+    if steps:
+        sec = Section(f"Counterexample: {len(steps)} states", [
+            f"The shortest trace to the violation ({ex.get('counterexample_length', len(steps))} states): "
+            "each row is one step of one writer and the state it leads to."])
+        sec.tables.append(("Steps", steps_table(steps)))
+        if violation:
+            sec.tables.append(("Violation", pd.DataFrame(
+                [(k, str(v)) for k, v in sorted(flatten(violation).items())], columns=["field", "value"])))
+        sections.append(sec)
+    if run.verdict["violations"]:
+        sections.append(Section("Violations", tables=[("Violations", pd.DataFrame(
+            [{"kind": v["kind"], "message": v["message"]} for v in run.verdict["violations"]]))]))
+    summary = {
+        "protocol": "explore",
+        "scenario": run.name,
+        "seed": run.seed,
+        "expect": run.expect,
+        "verdict": run.outcome,
+        "matches_expectation": matches,
+        "explorer_verdict": ex["verdict"],
+        "states": ex["states"],
+        "generated": ex.get("generated"),
+        "depth": ex["depth"],
+        "config": config,
+        "counterexample_length": ex.get("counterexample_length"),
+        "violation": violation,
+        "steps": len(steps),
+    }
+    return Report(f"hcc report: {run.name} (explorer)", sections, summary)

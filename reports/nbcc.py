@@ -1,0 +1,481 @@
+"""The report of an NBCC run (``hcc nbcc run``): a MERGE_ON_READ table whose writers append logs to
+shared file groups while a compaction service runs, read with one slicing rule.
+
+What it shows: the file groups with their file slices under the run's rule, the late logs (their
+instant precedes a compaction of their group, their completion follows it) and the groups that
+rule slices differently from completion-time slicing (RFC-66, Hudi 1.x, table version 8); each
+compaction plan against the logs it should take; what each reader (snapshot and time travel as of
+every completion) saw against what the committed writes say; the timeline of instants per writer
+(interactive); the violations.
+
+The table is read back from the run's ``table/`` folder with the harness's real-table reader
+(``model/nbcc/sim_layout.load_table``); the written rows come from the history (``write-log``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from model.nbcc import checks
+from model.nbcc.findings import late_logs
+from model.nbcc.sim_checks import latest_view, rel, spec_rows, written_logs
+from model.nbcc.sim_layout import Row, load_table, parse_plan, read_slice_rows, requested_key, rows_reader
+from model.nbcc.slicing import FileGroupId, FileSlice, Rule, slicer
+from model.nbcc.timeline_reader import HudiTable
+from model.timeline.layout import LogFile, format_instant
+from reports import interactive, plots, tables
+from reports.build import Report, Section
+from reports.instants import InstantSpan, fmt_instant, instant_spans
+from reports.interactive import Item
+from reports.load import RunData, RunDirError
+from reports.occ import events_table
+
+TABLE = "table"
+# the rule names of NBCC scenario files ([nbcc] rule) and of hcc nbcc run --rule
+RULE_NAMES = {"completion": Rule.COMPLETION_TIME, "instant": Rule.INSTANT_TIME,
+              "uncommitted-anchor-bug": Rule.UNCOMMITTED_ANCHOR_BUG}
+MAX_ROWS = 200
+COLOURS = {
+    "committed": "#9be3a9",
+    "aborted": "#e2e2e2",
+    "late": "#ffc36b",
+    "compaction": "#c39bd3",
+    "violated": "#ef7b7b",
+}
+STROKES = {"violated": "#b00", "late": "#b35900"}
+LEGEND = [
+    (COLOURS["committed"], "completed deltacommit"),
+    (COLOURS["compaction"], "compaction"),
+    (COLOURS["late"], "deltacommit with a late log (completed after a compaction it precedes)"),
+    (COLOURS["violated"], "cited by a violation"),
+    (COLOURS["aborted"], "never completed"),
+]
+
+
+def read_objects(run_dir: Path, base: str) -> dict[str, bytes]:
+    """The run's final store as ``{base/relative path: body}`` from its ``table/`` folder ({} without one)."""
+    root = run_dir / TABLE
+    if not root.is_dir():
+        return {}
+    return {
+        f"{base}/{p.relative_to(root).as_posix()}": p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def log_text(lf: LogFile, completion: int | None) -> str:
+    """A log as ``t<instant>.v<version> (done t<completion>)``."""
+    return f"{rel(lf.instant)}.v{lf.version} (done {rel(completion)})"
+
+
+def mis_sliced(
+    table: HudiTable, rule: Rule
+) -> dict[FileGroupId, list[tuple[LogFile, int | None, int | None]]]:
+    """Per file group, the completed logs ``rule`` puts in another slice than completion-time slicing:
+    (log, its slice's base instant under ``rule``, under completion time)."""
+    ct = table.timeline.completion_time
+    out: dict[FileGroupId, list[tuple[LogFile, int | None, int | None]]] = {}
+    if rule is Rule.COMPLETION_TIME:
+        return out
+
+    def where(slices: Sequence[FileSlice]) -> dict[LogFile, int]:
+        return {lf: s.base_instant for s in slices for lf in s.log_files}
+
+    for g in table.groups:
+        got, want = where(slicer(rule)(g, ct)), where(slicer(Rule.COMPLETION_TIME)(g, ct))
+        moved = [
+            (lf, got.get(lf), want.get(lf))
+            for lf in sorted(set(got) | set(want), key=lambda x: x.sort_key)
+            if got.get(lf) != want.get(lf)
+        ]
+        if moved:
+            out[g.group_id] = moved
+    return out
+
+
+def slices_table(table: HudiTable, rule: Rule, moved: dict[FileGroupId, Any]) -> pd.DataFrame:
+    """Every file slice of every group under ``rule``: base, logs (completion times), pending logs."""
+    ct = table.timeline.completion_time
+    rows = []
+    for g in table.groups:
+        moved_logs = {lf for lf, _, _ in moved.get(g.group_id, [])}
+        for s in slicer(rule)(g, ct):
+            rows.append(
+                {
+                    "file group": g.file_id,
+                    "slice base": rel(s.base_instant),
+                    "base file": "yes" if s.base_file else "no",
+                    "logs": ", ".join(log_text(lf, ct(lf.instant)) for lf in s.log_files),
+                    "pending logs": ", ".join(
+                        f"{rel(lf.instant)}.v{lf.version}" for lf in s.pending_log_files
+                    ),
+                    "mis-sliced logs": ", ".join(
+                        log_text(lf, ct(lf.instant)) for lf in s.log_files if lf in moved_logs
+                    ),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def plans_table(table: HudiTable, objects: dict[str, bytes], base: str) -> pd.DataFrame:
+    """Each compaction plan per file group: the logs it takes, those it should take (completed before the
+    plan's instant, after the group's previous base), and the difference."""
+    ct = table.timeline.completion_time
+    rows = []
+    for inst in table.timeline.instants:
+        if inst.requested_action != "compaction":
+            continue
+        key = requested_key(base, inst.requested, "compaction")
+        ops = {op.file_id: op for op in parse_plan(objects[key], key)} if key in objects else {}
+        for g in table.groups:
+            op = ops.get(g.file_id)
+            taken = set(op.logs) if op else set()
+            want = {lf.name for lf in checks.expected_plan_logs(g, ct, inst.requested)}
+            if not taken and not want:
+                continue
+            by_name = {lf.name: lf for lf in g.log_files}
+
+            def names(ns: set[str], by: dict[str, LogFile] = by_name) -> str:
+                return ", ".join(
+                    log_text(by[n], ct(by[n].instant)) if n in by else n
+                    for n in sorted(ns, key=lambda n: by[n].sort_key if n in by else (0, 0, n, ""))
+                )
+
+            rows.append(
+                {
+                    "compaction": rel(inst.requested),
+                    "state": inst.state.value,
+                    "completed": rel(inst.completed),
+                    "file group": g.file_id,
+                    "takes": names(taken),
+                    "should take": names(want),
+                    "extra": names(taken - want),
+                    "missing": names(want - taken),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _row_text(r: Row | None) -> str:
+    return "absent" if r is None else r.rid
+
+
+def readers_table(
+    table: HudiTable, objects: dict[str, bytes], base: str, events: Sequence[Any], rule: Rule
+) -> pd.DataFrame:
+    """What each reader saw with ``rule``: the snapshot and time travel as of every completion (and just
+    before it), the keys it read and those that differ from the committed writes."""
+    ct = table.timeline.completion_time
+    logs = written_logs(events)
+    rows_of = rows_reader(objects, base)
+    completions = sorted({i.completed for i in table.timeline.completed() if i.completed is not None})
+    out = []
+    for t in [None, *sorted({x for c in completions for x in (c - 1, c)})]:
+        got: dict[str, Row] = {}
+        view = latest_view(table.groups, ct, rule, t)
+        for s in view:
+            got.update(read_slice_rows(s.base_file, s.log_files, ct, rows_of))
+        want = spec_rows(logs.values(), ct, t)
+        wrong = [
+            f"{k}: should be {_row_text(want.get(k))}, read {_row_text(got.get(k))}"
+            for k in sorted(set(want) | set(got))
+            if want.get(k) != got.get(k)
+        ]
+        out.append(
+            {
+                "reader": "snapshot" if t is None else f"as of {rel(t)}",
+                "slices": len(view),
+                "files": sum(len(s.log_files) + (s.base_file is not None) for s in view),
+                "keys read": len(got),
+                "wrong keys": len(wrong),
+                "differences": "; ".join(wrong),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Sequence[dict[str, Any]],
+                   events: Sequence[Any], end: int) -> list[Item]:
+    """The NBCC timeline as interactive items: one lane per writer (and the compactor)."""
+    # a violation cites store writes or writer events (a log written, a deltacommit): both name an instant
+    cites: dict[int, list[dict[str, Any]]] = {}
+    for v in violations:
+        for i in v["events"]:
+            cites.setdefault(int(i), []).append(v)
+    by_instant: dict[int, list[dict[str, Any]]] = {}
+    for i, vs in cites.items():
+        value = events[i].value if 0 <= i < len(events) else None
+        if isinstance(value, dict) and str(value.get("instant", "")).isdigit():
+            by_instant.setdefault(int(value["instant"]), []).extend(vs)
+    items = []
+    for s in spans:
+        cited = [v for i in s.events for v in cites.get(i, [])] + by_instant.get(s.instant, [])
+        kind = (
+            "violated"
+            if cited
+            else "late"
+            if s.instant in late
+            else "compaction"
+            if s.action == "compaction"
+            else "committed"
+            if s.completed
+            else "aborted"
+        )
+        fields: list[tuple[str, object]] = [
+            ("instant", format_instant(s.instant)),
+            ("action", s.action),
+            ("writer", s.writer),
+            ("state", "completed" if s.completed else "never completed"),
+            ("requested at", f"{s.requested_at} ms"),
+            ("completed at", f"{s.completed_at} ms" if s.completed else "-"),
+            ("completion time", fmt_instant(s.completion)),
+        ]
+        if s.instant in late:
+            fields.append(("late log", "completed after a compaction requested after its instant"))
+        fields += [("violation", f"{v['kind']}: {v['message']}") for v in cited]
+        fields.append(("events", ", ".join(map(str, s.events))))
+        items.append(
+            Item(
+                s.writer,
+                s.requested_at,
+                end if s.completed_at is None else s.completed_at,
+                kind,
+                rel(s.instant),
+                tuple(fields),
+                dashed=not s.completed,
+                ident=f"nbcc-i{format_instant(s.instant)}",
+            )
+        )
+    return items
+
+
+def setting(run: RunData, name: str, default: str) -> str:
+    """An NBCC setting: ``verdict.json``'s field (what ``hcc nbcc run`` writes) or the scenario's
+    ``[nbcc]`` table (a catalogue entry's run directory)."""
+    table = run.scenario.get("nbcc")
+    return str(run.verdict.get(name, table.get(name, default) if isinstance(table, dict) else default))
+
+
+def rule_of(run: RunData) -> Rule:
+    """The readers' slicing rule of an NBCC run, by its value (``instant-time``) or its scenario name
+    (``instant``); RunDirError names the file and field of any other."""
+    name = setting(run, "rule", "completion")
+    if name in RULE_NAMES:
+        return RULE_NAMES[name]
+    try:
+        return Rule(name)
+    except ValueError:
+        where = "verdict.json: field rule" if "rule" in run.verdict else "scenario.toml: field nbcc.rule"
+        raise RunDirError(run.path, f"{where} = {name!r} is not one of "
+                                    f"{', '.join([*RULE_NAMES, *(r.value for r in Rule)])}") from None
+
+
+def build_nbcc_report(run: RunData) -> Report:
+    """Every section of the report of an NBCC run."""
+    events = run.events
+    plan = run.extra
+    base = str(plan.get("base", TABLE))
+    rule = rule_of(run)
+    generator = setting(run, "time_generator", "?")
+    objects = read_objects(run.path, base)
+    table = load_table(objects, base) if objects else None
+    violations = run.verdict["violations"]
+    matches = run.outcome == run.expect
+    spans = instant_spans(events, base, "v8")
+    end = max([e.time for e in events if e.process != "nemesis"] or [events[-1].time]) + 1
+
+    head = Section(
+        "Run",
+        [
+            f"NBCC run {run.name}, seed {run.seed}: readers slice by the {rule.value} rule, instant times "
+            f"from the {generator} generator; verdict {run.outcome}, expected "
+            f"{run.expect} ({'as expected' if matches else 'NOT as expected'}).",
+            f"{run.verdict.get('instants', len(spans))} instants ({run.verdict.get('completed', '?')} "
+            f"completed), {run.verdict.get('compactions', '?')} compaction(s), "
+            f"{run.verdict.get('file_groups', '?')} file groups, {run.verdict.get('log_files', '?')} log "
+            f"files; {len(violations)} violation(s).",
+            "The writers and the compactor are this harness's model (model/nbcc/sim_table.py) writing a Hudi "
+            "table version 8 (MERGE_ON_READ) layout; completion-time slicing is RFC-66's rule (Hudi 1.x). "
+            "The instant-time rule (model/nbcc/slicing.py, Rule.INSTANT_TIME: logs grouped by the instant in "
+            "their name, as table version 6 does) in a version-8 reader is a hypothetical reader, run here "
+            "to show what it would get wrong. Times are t<ms since the run's epoch>.",
+        ],
+    )
+    head.tables.append(
+        (
+            "Violations by kind",
+            pd.DataFrame(
+                [
+                    {"kind": k, "count": sum(v["kind"] == k for v in violations)}
+                    for k in dict.fromkeys(v["kind"] for v in violations)
+                ],
+                columns=["kind", "count"],
+            ),
+        )
+    )
+    if run.scenario:
+        head.details.append(("Settings (resolved scenario)", tables.settings_table(run)))
+    sections = [head]
+
+    late_instants: set[int] = set()
+    if table is None:
+        sections.append(
+            Section(
+                "File groups",
+                [
+                    f"The run directory has no {TABLE}/ folder: the file groups, "
+                    "plans and readers cannot be shown."
+                ],
+            )
+        )
+    else:
+        late = late_logs(table)
+        late_instants = {
+            lf.instant for g in table.groups for lf in g.log_files if lf.name in late.get(g.group_id, ())
+        }
+        moved = mis_sliced(table, rule)
+        ct = table.timeline.completion_time
+        text = [
+            f"{len(table.groups)} file group(s); {sum(len(v) for v in late.values())} late log(s) in "
+            f"{len(late)} group(s) (instant before a compaction of the group, completion after it: where "
+            "instant-time and completion-time slicing disagree)."
+        ]
+        for gid, logs in moved.items():
+            for lf, got, want in logs:
+                text.append(
+                    f"File group {gid.file_id} is mis-sliced: under {rule.value}, log {lf.name} (instant "
+                    f"{rel(lf.instant)}, completed {rel(ct(lf.instant))}) is in the slice based at "
+                    f"{rel(got)}; by completion time it belongs to the slice based at {rel(want)}."
+                )
+        if rule is not Rule.COMPLETION_TIME and not moved:
+            text.append(f"No file group is sliced differently by {rule.value} and by completion time.")
+        sec = Section("File groups and slices", text)
+        sec.tables.append((f"File slices under the {rule.value} rule", slices_table(table, rule, moved)))
+        if late:
+            sec.tables.append(
+                (
+                    "Late logs",
+                    pd.DataFrame(
+                        [{"file group": gid.file_id, "log": n} for gid, names in late.items() for n in names]
+                    ),
+                )
+            )
+        sections.append(sec)
+        sections.append(
+            Section(
+                "Compaction plans",
+                [
+                    "Each plan should take exactly the logs of its file group completed before the plan's "
+                    "instant (and at or after the group's previous base instant); extra or missing logs are "
+                    "violations (kind plan)."
+                ],
+                tables=[("Compaction plans per file group", plans_table(table, objects, base))],
+            )
+        )
+        readers = readers_table(table, objects, base, events, rule)
+        bad = readers[readers["wrong keys"] > 0]
+        sections.append(
+            Section(
+                "What each reader saw",
+                [
+                    f"{len(readers)} readers (the snapshot, and time travel as of every completion and just "
+                    f"before it) with the {rule.value} rule; {len(bad)} read something other than the "
+                    "committed writes."
+                ],
+                tables=[("Readers that saw wrong rows", bad)] if len(bad) else [],
+                details=[("Every reader", readers)],
+            )
+        )
+
+    lanes = sorted({s.writer for s in spans})
+    items = timeline_items(spans, late_instants, violations, events, end)
+    static = plots.bars(
+        lanes,
+        [(it.lane, it.start, it.end, COLOURS[it.kind]) for it in items],
+        (0, end),
+        f"{run.name} (seed {run.seed}): instants per writer",
+        LEGEND,
+    )
+    tsec = Section(
+        "Timeline of instants",
+        [
+            "Per writer (the last lane is the compactor), each instant from its .requested file to its "
+            "completed file in the store (true time; dashed: never completed). Hover a bar for its instant "
+            "and completion times."
+        ],
+    )
+    tsec.interactive.append(
+        (
+            "Instant timeline (hover a bar for its details)",
+            interactive.timeline_html(
+                "nbcc-instants", lanes, items, COLOURS, (0, end), "ms (true time)", LEGEND, STROKES
+            ),
+            static,
+        )
+    )
+    sections.insert(1, tsec)  # right after the run: the figure to look at first
+
+    if violations:
+        sec = Section(
+            "Violations",
+            tables=[
+                (
+                    "Violations (each with the history events that prove it)",
+                    pd.DataFrame(
+                        [
+                            {
+                                "kind": v["kind"],
+                                "message": v["message"],
+                                "events": ", ".join(map(str, v["events"])),
+                            }
+                            for v in violations[:MAX_ROWS]
+                        ]
+                    ),
+                )
+            ],
+        )
+        cited = sorted({i for v in violations[:MAX_ROWS] for i in v["events"]})
+        sec.tables.append(("The events they cite", events_table(events, cited)))
+        sections.append(sec)
+    if run.metrics:
+        sections.append(
+            Section(
+                "All metrics",
+                ["metrics.json of the run."],
+                tables=[("Metrics", tables.metrics_table(run.metrics))],
+            )
+        )
+
+    moved_summary = (
+        {}
+        if table is None
+        else {
+            gid.file_id: [
+                {"log": lf.name, "slice_by_rule": fmt_instant(got), "slice_by_completion": fmt_instant(want)}
+                for lf, got, want in logs
+            ]
+            for gid, logs in mis_sliced(table, rule).items()
+        }
+    )
+    summary = {
+        "protocol": "nbcc",
+        "scenario": run.name,
+        "seed": run.seed,
+        "rule": rule.value,
+        "time_generator": generator,
+        "expect": run.expect,
+        "verdict": run.outcome,
+        "matches_expectation": matches,
+        "violations": [
+            {"kind": v["kind"], "message": v["message"], "events": v["events"]} for v in violations
+        ],
+        "mis_sliced_file_groups": moved_summary,
+        "late_logs": {} if table is None else {g.file_id: list(n) for g, n in late_logs(table).items()},
+        "instants": len(spans),
+    }
+    return Report(f"hcc report: {run.name} (seed {run.seed}, NBCC, {rule.value} rule)", sections, summary)
