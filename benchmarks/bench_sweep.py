@@ -1,11 +1,11 @@
-"""Benchmark of sweeps (not a test; prints figures, asserts nothing).
+"""Benchmark of sweeps (not a test; prints figures; asserts only that Spark's rows equal one process's).
 
 For one grid (default: ``smoke`` with 32 seeds per cell, 128 simulated runs), measured in one run:
 
 1. simulated runs per second in one process (the local engine);
 2. simulated runs per second on Spark ``local[1]`` and ``local[2]``, each after a warm-up job
-   (the first job of a session starts the Python workers), in two rounds of opposite order
-   (the JVM warms up in the first session), best per master; session starts are reported apart.
+   (the first job of a session starts the Python workers), in ``--rounds`` rounds of alternating
+   order (the JVM warms up in the first session), best per master; session starts are reported apart.
    Each master runs the sweep batched (``SparkEngine.run``: ``--tasks-per-core`` Spark tasks per
    core, many runs each) and, with ``--unbatched``, also one Spark task per run (``SparkEngine.map``,
    the engine before batching);
@@ -16,8 +16,8 @@ For one grid (default: ``smoke`` with 32 seeds per cell, 128 simulated runs), me
 Every timed configuration is repeated ``--repeats`` times and the best time is kept.  The load
 average is printed before and after: other work on the machine lowers the ratio.
 
-Run: python benchmarks/bench_sweep.py [--grid smoke] [--seeds 32] [--repeats 2] [--tasks-per-core 3]
-     [--unbatched]
+Run: python benchmarks/bench_sweep.py [--grid smoke] [--seeds 32] [--repeats 2] [--rounds 2]
+     [--tasks-per-core 3] [--unbatched]
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--grid", default="smoke")
     parser.add_argument("--seeds", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2, help="sessions per master, in alternating order")
     parser.add_argument("--tasks-per-core", type=int, default=TASKS_PER_CORE)
     parser.add_argument("--unbatched", action="store_true", help="also time one Spark task per run")
     args = parser.parse_args()
@@ -61,9 +62,11 @@ def main() -> None:
     t_local = best_of(args.repeats, lambda: local.run(tasks))
     print(f"one process      : {t_local:7.2f} s  {n / t_local:7.1f} runs/s")
 
-    # Two rounds in opposite orders, best per master: the JVM warms up during the first session.
+    # Rounds in alternating orders, best per master: the JVM warms up during the first session, and
+    # other work on the machine comes and goes.
     timings: dict[tuple[str, str], float] = {}
-    for master in ("local[1]", "local[2]", "local[2]", "local[1]"):
+    order = ("local[1]", "local[2]")
+    for master in (m for r in range(args.rounds) for m in (order if r % 2 == 0 else order[::-1])):
         started = time.perf_counter()
         session = start_session(master, app_name=f"bench-{master}")
         boot = time.perf_counter() - started
