@@ -1,19 +1,23 @@
-"""Benchmark of sweeps (not a test; prints figures, asserts nothing).
+"""Benchmark of sweeps (not a test; prints figures; asserts only that Spark's rows equal one process's).
 
-For one grid (default: ``smoke`` with 8 seeds per cell, 32 simulated runs), measured in one run:
+For one grid (default: ``smoke`` with 32 seeds per cell, 128 simulated runs), measured in one run:
 
 1. simulated runs per second in one process (the local engine);
 2. simulated runs per second on Spark ``local[1]`` and ``local[2]``, each after a warm-up job
-   (the first job of a session starts the Python workers), in two rounds of opposite order
-   (the JVM warms up in the first session), best per master; session starts are reported apart;
-3. the ratio local[2] / local[1] (Spark's scaling on this machine: at most the number of cores);
-4. Spark's per-task overhead against one process: (local[1] seconds - one-process seconds) / runs,
-   both on one core.
+   (the first job of a session starts the Python workers), in ``--rounds`` rounds of alternating
+   order (the JVM warms up in the first session), best per master; session starts are reported apart.
+   Each master runs the sweep batched (``SparkEngine.run``: ``--tasks-per-core`` Spark tasks per
+   core, many runs each) and, with ``--unbatched``, also one Spark task per run (``SparkEngine.map``,
+   the engine before batching);
+3. the ratio local[2] / local[1] for both (Spark's scaling on this machine: at most the number of
+   cores);
+4. Spark's overhead against one process on one core: (local[1] seconds - one-process seconds) / runs.
 
 Every timed configuration is repeated ``--repeats`` times and the best time is kept.  The load
 average is printed before and after: other work on the machine lowers the ratio.
 
-Run: python benchmarks/bench_sweep.py [--grid smoke] [--seeds 8] [--repeats 2]
+Run: python benchmarks/bench_sweep.py [--grid smoke] [--seeds 32] [--repeats 2] [--rounds 2]
+     [--tasks-per-core 3] [--unbatched]
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import time
 
 from engines import cells
 from engines.local import LocalEngine
-from engines.spark import SparkEngine, start_session
+from engines.spark import TASKS_PER_CORE, SparkEngine, start_session
 from scenarios import grid
 
 
@@ -40,8 +44,11 @@ def best_of(repeats: int, fn) -> float:  # type: ignore[no-untyped-def]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", default="smoke")
-    parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--seeds", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2, help="sessions per master, in alternating order")
+    parser.add_argument("--tasks-per-core", type=int, default=TASKS_PER_CORE)
+    parser.add_argument("--unbatched", action="store_true", help="also time one Spark task per run")
     args = parser.parse_args()
 
     g = grid.load(args.grid)
@@ -55,28 +62,37 @@ def main() -> None:
     t_local = best_of(args.repeats, lambda: local.run(tasks))
     print(f"one process      : {t_local:7.2f} s  {n / t_local:7.1f} runs/s")
 
-    # Two rounds in opposite orders, best per master: the JVM warms up during the first session.
-    timings: dict[str, float] = {}
-    for master in ("local[1]", "local[2]", "local[2]", "local[1]"):
+    # Rounds in alternating orders, best per master: the JVM warms up during the first session, and
+    # other work on the machine comes and goes.
+    timings: dict[tuple[str, str], float] = {}
+    order = ("local[1]", "local[2]")
+    for master in (m for r in range(args.rounds) for m in (order if r % 2 == 0 else order[::-1])):
         started = time.perf_counter()
         session = start_session(master, app_name=f"bench-{master}")
         boot = time.perf_counter() - started
-        engine = SparkEngine(session=session, quiet=True)
+        engine = SparkEngine(session=session, quiet=True, tasks_per_core=args.tasks_per_core)
         started = time.perf_counter()
         rows = engine.run(tasks)  # warm-up: starts the Python workers
         warm = time.perf_counter() - started
         assert rows == reference, "Spark rows differ from the local engine's"
-        seconds = best_of(args.repeats, lambda engine=engine: engine.run(tasks))
-        timings[master] = min(seconds, timings.get(master, float("inf")))
+        runs = {"batched": lambda engine=engine: engine.run(tasks)}
+        if args.unbatched:
+            assert engine.map(tasks, cells.run_task) == reference, "unbatched Spark rows differ"
+            runs["unbatched"] = lambda engine=engine: engine.map(tasks, cells.run_task)
+        for how, fn in runs.items():
+            seconds = best_of(args.repeats, fn)
+            timings[master, how] = min(seconds, timings.get((master, how), float("inf")))
+            print(f"spark {master:<8} {how:<9}: {seconds:7.2f} s  {n / seconds:7.1f} runs/s  "
+                  f"(session start {boot:.1f} s, first job {warm:.1f} s, "
+                  f"{engine.batches(n) if how == 'batched' else n} Spark tasks, "
+                  f"load {os.getloadavg()[0]:.1f})")
         session.stop()
-        print(f"spark {master:<10} : {seconds:7.2f} s  {n / seconds:7.1f} runs/s  "
-              f"(session start {boot:.1f} s, first job {warm:.1f} s)")
 
-    ratio = timings["local[1]"] / timings["local[2]"]
-    overhead_ms = (timings["local[1]"] - t_local) / n * 1000
-    print(f"scaling local[2] / local[1]          : {ratio:.2f}x")
-    print(f"Spark per-task overhead vs one process: {overhead_ms:+.1f} ms per run "
-          f"(one-process run: {t_local / n * 1000:.1f} ms)")
+    for how in ("batched", "unbatched") if args.unbatched else ("batched",):
+        ratio = timings["local[1]", how] / timings["local[2]", how]
+        overhead_ms = (timings["local[1]", how] - t_local) / n * 1000
+        print(f"{how:<9}: scaling local[2] / local[1] {ratio:.2f}x; overhead vs one process on one core "
+              f"{overhead_ms:+.1f} ms per run (one-process run: {t_local / n * 1000:.1f} ms)")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -1,7 +1,7 @@
 """``hcc sweep GRID.toml|NAME [--engine spark|local] [--master URL] [--seeds N] [--out DIR]``.
 
-Runs every (cell, seed) of a grid in the simulated world (one Spark task each, or all in
-this process with ``--engine local``) and writes under ``--out`` (default
+Runs every (cell, seed) of a grid in the simulated world (on Spark, a few tasks per core with
+many runs each; or all in this process with ``--engine local``) and writes under ``--out`` (default
 a new folder ``out/sweeps/GRID/TIME``, linked as ``out/sweeps/GRID/latest``; a used ``--out`` is
 refused unless ``--force``): ``rows/part-00000.parquet`` (one row per run), ``summary.csv`` and
 ``summary.json`` (one line per cell) and ``sweep.json`` (what ran, and the row schema).

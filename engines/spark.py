@@ -1,16 +1,24 @@
-"""The Spark engine: each (cell, seed) task is one Spark task; rows are collected on the driver.
+"""The Spark engine: sweep runs go to Spark in batches; rows are collected on the driver in task order.
 
-Local mode (``local[*]``) is the default; ``--master URL`` runs the same job on a
-cluster.  In local mode Spark does not retry failed tasks unless the master says
+Local mode (``local[*]``) is the default; ``--master URL`` runs the same job on a cluster
+(standalone ``spark://host:7077``, ``yarn``, ``k8s://https://...``).  The session ships the
+harness's own code to the executors (:mod:`engines.ship`), so an executor's Python needs only
+:data:`engines.ship.EXECUTOR_REQUIREMENTS` (``PYSPARK_PYTHON`` names it on a cluster; by default
+it is this Python).
+
+Batching: Spark pays ~100 ms per task, a simulated run takes tens of ms, so :meth:`SparkEngine.run`
+deals the runs round-robin into :data:`TASKS_PER_CORE` tasks per core (round-robin spreads the
+expensive cells of a cell-major grid over every task) and puts the rows back in task order.
+
+In local mode Spark does not retry failed tasks unless the master says
 how many failures to allow, so ``local[N]`` is run as ``local[N,4]`` (the same 4
 attempts as ``spark.task.maxFailures`` on a cluster).  A model crash is not a
 task failure: :func:`engines.cells.run_task` turns it into an error row;
 Spark retries only what fails around it (a lost executor, a dead Python worker).
 
-Contention workloads (``world = "spark"``, Spark tasks as writers against a real backend) are
-not here yet: they need the real-world writer runner of ``backends/``.  Their seam is
-:meth:`SparkEngine.map` (one Spark task per writer, in order, retried, with progress) and
-:func:`start_session`.
+Contention workloads (``world = "spark"``, Spark tasks as writers against a real backend) use
+:meth:`SparkEngine.map` (one Spark task per writer, all at once, retried, with progress) and
+:func:`start_for_tasks`.
 
 Java: PySpark 4 needs Java 17 or newer.  :func:`find_java` looks, in order, at
 ``JAVA_HOME``, ``java`` on ``PATH``, the usual install folders (``/usr/lib/jvm``,
@@ -35,8 +43,10 @@ from typing import Any
 
 from engines.cells import Task, run_task
 from engines.local import Progress
+from engines.ship import ship
 
 DEFAULT_MASTER = "local[*]"
+TASKS_PER_CORE = 3  # batches per core: few enough to amortise the per-task cost, enough to even out load
 MAX_FAILURES = 4
 MIN_JAVA = 17
 _JVM_DIRS = ("/usr/lib/jvm/*", "/usr/local/opt/openjdk*/libexec/openjdk.jdk/Contents/Home",
@@ -109,8 +119,13 @@ def local_with_retries(master: str) -> str:
     return f"local[{m.group(1)},{MAX_FAILURES}]" if m else master
 
 
-def start_session(master: str = DEFAULT_MASTER, app_name: str = "hcc-sweep") -> Any:
-    """A SparkSession for ``master`` with Java found, this Python for the workers, and quiet logs."""
+def start_session(master: str = DEFAULT_MASTER, app_name: str = "hcc-sweep", ship_code: bool = True) -> Any:
+    """A SparkSession for ``master`` with Java found, quiet logs and the harness's code shipped.
+
+    The executors run the Python that ``PYSPARK_PYTHON`` names (this Python if unset).
+    ``ship_code=False`` leaves the executors to find the project themselves (for tests that show
+    why shipping is needed).
+    """
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
@@ -118,39 +133,75 @@ def start_session(master: str = DEFAULT_MASTER, app_name: str = "hcc-sweep") -> 
     if not os.environ.get("JAVA_HOME") or (java_major(os.path.join(os.environ["JAVA_HOME"], "bin", "java"))
                                            or 0) < MIN_JAVA:
         os.environ["JAVA_HOME"] = find_java().home
+    # The executors' Python: PYSPARK_PYTHON if set (on a cluster, a path that exists on every node).
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     local = master.startswith("local")
-    if local:
+    loopback = local or re.match(r"spark://(127\.0\.0\.1|localhost)(:|$)", master) is not None
+    if loopback:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = (SparkSession.builder.master(local_with_retries(master)).appName(app_name)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.task.maxFailures", str(MAX_FAILURES))
                .config("spark.python.worker.reuse", "true"))
-    if local:
+    if loopback:  # executors on this machine reach the driver on the loopback address
         builder = (builder.config("spark.driver.bindAddress", "127.0.0.1")
                    .config("spark.driver.host", "127.0.0.1"))
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    if ship_code:
+        ship(session.sparkContext)
     return session
 
 
+def deal(count: int, batches: int) -> list[list[int]]:
+    """Indices ``0..count-1`` dealt round-robin into ``batches`` lists (batch b: b, b+batches, ...)."""
+    return [list(range(b, count, batches)) for b in range(batches)]
+
+
 class SparkEngine:
-    """Runs tasks as Spark tasks (one per task), showing progress from Spark's status tracker."""
+    """Runs sweep tasks on Spark in batches, and items one Spark task each (:meth:`map`), with progress."""
 
     name = "spark"
 
-    def __init__(self, master: str = DEFAULT_MASTER, session: Any = None, quiet: bool = False) -> None:
+    def __init__(self, master: str = DEFAULT_MASTER, session: Any = None, quiet: bool = False,
+                 tasks_per_core: int = TASKS_PER_CORE) -> None:
         self.master = master
         self._own = session is None
         self.session = session if session is not None else start_session(master)
         self.quiet = quiet
+        self.tasks_per_core = tasks_per_core
+
+    def batches(self, count: int) -> int:
+        """How many Spark tasks ``count`` runs go in: :attr:`tasks_per_core` per core, at most one per run."""
+        cores = max(1, int(self.session.sparkContext.defaultParallelism))
+        return max(1, min(count, self.tasks_per_core * cores))
 
     def run(self, tasks: Sequence[Task], label: str = "sweep",
             fn: Callable[[Task], dict[str, Any]] = run_task) -> list[dict[str, Any]]:
-        """One row per task (``fn(task)``, :func:`run_task` by default), in task order."""
-        rows: list[dict[str, Any]] = self.map(tasks, fn, label)
+        """One row per task (``fn(task)``, :func:`run_task` by default), in task order, in batches.
+
+        The rows are those of the local engine: a row depends only on its task.
+        """
+        if not tasks:
+            return []
+        sc = self.session.sparkContext
+        dealt = deal(len(tasks), self.batches(len(tasks)))
+        done = sc.accumulator(0)  # runs finished, for progress (tasks finish a batch at a time)
+
+        def run_batch(batch: list[Task]) -> list[dict[str, Any]]:
+            rows = [fn(task) for task in batch]
+            done.add(len(rows))
+            return rows
+
+        batches = [[tasks[i] for i in indices] for indices in dealt]
+        per_batch: list[list[dict[str, Any]]] = self._collect(
+            sc.parallelize(batches, len(batches)).map(run_batch), label, len(tasks), lambda: done.value)
+        rows: list[dict[str, Any]] = [{} for _ in tasks]
+        for indices, batch_rows in zip(dealt, per_batch, strict=True):
+            for i, row in zip(indices, batch_rows, strict=True):
+                rows[i] = row
         return rows
 
     def map(self, items: Sequence[Any], fn: Callable[[Any], Any], label: str = "spark") -> list[Any]:
@@ -162,6 +213,14 @@ class SparkEngine:
         if not items:
             return []
         sc = self.session.sparkContext
+        return self._collect(sc.parallelize(list(items), len(items)).map(fn), label, len(items), None)
+
+    def _collect(self, rdd: Any, label: str, total: int, runs_done: Callable[[], int] | None) -> list[Any]:
+        """``rdd.collect()`` in a job group of its own, showing progress (``total`` runs) meanwhile.
+
+        ``runs_done`` counts finished runs when a Spark task holds several; else a task is a run.
+        """
+        sc = self.session.sparkContext
         group = f"hcc-{uuid.uuid4().hex[:12]}"
         result: dict[str, Any] = {}
 
@@ -169,22 +228,23 @@ class SparkEngine:
             # Job groups are per thread (pinned thread mode): set it in the thread that runs the job.
             sc.setJobGroup(group, label, interruptOnCancel=True)
             try:
-                result["rows"] = sc.parallelize(list(items), len(items)).map(fn).collect()
+                result["rows"] = rdd.collect()
             except BaseException as e:
                 result["error"] = e
 
         thread = threading.Thread(target=job, name=f"{group}-collect", daemon=True)
         thread.start()
-        progress = None if self.quiet else Progress(label, len(items))
+        progress = None if self.quiet else Progress(label, total)
         while thread.is_alive():
             thread.join(0.5)
             if progress:
-                progress.update(*self._status(sc, group))
+                tasks_done, running, failed = self._status(sc, group)
+                progress.update(runs_done() if runs_done else tasks_done, running, failed)
         if "error" in result:
             raise result["error"]
         out: list[Any] = result["rows"]
         if progress:
-            progress.update(len(out), force=True)
+            progress.update(total, force=True)
         return out
 
     @staticmethod
