@@ -90,9 +90,15 @@ def _ready(i: int) -> int:
     return i
 
 
-def check_parallelism(engine: Any, writers: int) -> None:
-    """Every writer needs a task slot of its own, or some would only start after others finished."""
-    parallelism = engine.session.sparkContext.defaultParallelism
+def check_parallelism(engine: Any, writers: int, wait_s: float = 60.0) -> None:
+    """Every writer needs a task slot of its own, or some would only start after others finished.
+
+    On a cluster the executors register after the session starts, so their cores are waited for
+    (up to ``wait_s``; ``spark.default.parallelism``, when set, is taken as it is)."""
+    sc = engine.session.sparkContext
+    deadline = time.monotonic() + (0 if sc.master.startswith("local") else wait_s)
+    while (parallelism := sc.defaultParallelism) < writers and time.monotonic() < deadline:
+        time.sleep(0.5)
     if parallelism < writers:
         raise ConfigError("--master", engine.session.sparkContext.master,
                           f"runs {parallelism} tasks at once; {writers} writers need "
@@ -183,6 +189,7 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     if duration_ms <= 0:
         raise ConfigError("--duration-ms", duration_ms, "must be > 0")
     writers = scenario.workload.writers
+    seed = scenario.seed if seed is None else seed  # the run directory records the seed that ran
     try:
         session = start_for_tasks(master, writers)
     except SparkUnavailable as e:

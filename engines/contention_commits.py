@@ -286,8 +286,10 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
         ts = timeline_loader.load(scenario_name, overrides or [])
         tasks, name, expect = ts.scenario.workload.writers, ts.name, ts.scenario.expect
         settings_toml = timeline_loader.to_toml(ts)
+        seed = ts.scenario.seed if seed is None else seed
     else:
-        settings = NbccSettings(writers=3 if writers is None else writers, seed=1 if seed is None else seed)
+        seed = 1 if seed is None else seed
+        settings = NbccSettings(writers=3 if writers is None else writers, seed=seed)
         settings.validate()
         tasks, name, expect = settings.writers + 1, f"nbcc-{settings.writers}w", "ok"
         settings_toml = tomli_w.dumps({"workload": "nbcc", "duration_ms": duration_ms,
