@@ -323,6 +323,26 @@ class FaultPlan:
             )
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """A scripted schedule of the simulated world (``hcc explore-lock`` writes one with a counterexample).
+
+    Empty by default: latencies are drawn and simultaneous steps run as SimPy orders them.  When set,
+    the i-th timer or network hop the run creates gets ``ranks[i]``: steps due at the same instant
+    run by rank, after every step that is not ranked; the j-th network latency is ``latencies_ms[j]``
+    instead of a draw.  Past the end of either list the run goes on unscripted.
+    """
+
+    ranks: tuple[int, ...] = ()
+    latencies_ms: tuple[int, ...] = ()
+
+    def validate(self) -> None:
+        for i, r in enumerate(self.ranks):
+            _require(r >= 0, f"schedule.ranks[{i}]", r, "must be >= 0")
+        for i, ms in enumerate(self.latencies_ms):
+            _require(ms >= 0, f"schedule.latencies_ms[{i}]", ms, "must be >= 0")
+
+
 CHECKERS = ("overlap", "stale-write", "lost-update")
 WORLDS = ("sim", "spark")
 
@@ -345,6 +365,7 @@ class Scenario:
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
     clocks: dict[str, ClockSpec] = field(default_factory=dict)
     faults: FaultPlan = field(default_factory=FaultPlan)
+    schedule: Schedule = field(default_factory=Schedule)
 
     def validate(self) -> None:
         """Check every rule that a dataclass type cannot express; raise ConfigError on the first breach."""
@@ -363,6 +384,7 @@ class Scenario:
             _require(node in nodes, f"clocks.{node}", node, f"is not a node of this run ({', '.join(nodes)})")
             spec.validate(f"clocks.{node}")
         self.faults.validate(nodes)
+        self.schedule.validate()
 
 
 def describe_faults(plan: FaultPlan) -> list[str]:
