@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 VARIANTS = ("hudi", "rfc91-as-written", "fenced", "412-recovery")
-ERROR_STATUSES = ("409", "429", "503", "timeout", "lost-reply")
+ERROR_STATUSES = ("409", "412", "429", "503", "timeout", "lost-reply")
 
 
 class ConfigError(ValueError):
@@ -211,7 +211,7 @@ class ErrorRule:
     """Requests matching node/key/method in [start_ms, end_ms) fail with ``status`` with probability ``prob``.
 
     ``key`` is ``lock``, ``register``, ``any`` or a key prefix; ``method`` is ``read``, ``write`` or ``any``.
-    ``status``: 409/429/503 (not applied), ``timeout`` (not applied, the client waits
+    ``status``: 409/412/429/503 (not applied), ``timeout`` (not applied, the client waits
     ``storage.timeout_ms``) or ``lost-reply`` (applied, then the client times out).
     ``count`` limits how many requests the rule hits (0: no limit).
     """

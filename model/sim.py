@@ -12,7 +12,7 @@ Semantics of the simulated network:
 - A request is applied atomically at the store when it arrives (after a drawn
   one-way latency); its reply takes another drawn latency.  Requests live on
   after the task that sent them dies (a crash does not unsend a request).
-- The fault plan's error rules (``model/faults.py``): 409/429/503 answered
+- The fault plan's error rules (``model/faults.py``): 409/412/429/503 answered
   without applying, ``timeout`` (not applied; the client waits
   ``storage.timeout_ms``), ``lost-reply`` (applied, then the client times out);
   a cut-off node's requests time out unapplied; a reply later than
@@ -46,7 +46,8 @@ from model.objectstore import ObjectStore, Store, is_write
 from model.workload import draw
 from model.workloads.lock import LockWorkload
 
-ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "429": Outcome.THROTTLED, "503": Outcome.UNAVAILABLE}
+ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "412": Outcome.PRECONDITION_FAILED, "429": Outcome.THROTTLED,
+                  "503": Outcome.UNAVAILABLE}
 
 __all__ = ["SimWorld", "WriterContext", "WriterFactory", "node_clocks", "retry_policy", "run_scenario"]
 
