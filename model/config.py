@@ -148,9 +148,11 @@ class WorkloadConfig:
     # that its lock is still valid before each write (the careful writer).
     check_before_write: bool = False
     register_key: str = "table/register"
+    holds: int = 0  # acquisition attempts per writer incarnation; 0: loop until the run ends
 
     def validate(self) -> None:
         _require(1 <= self.writers <= 64, "workload.writers", self.writers, "must be between 1 and 64")
+        _require(self.holds >= 0, "workload.holds", self.holds, "must be >= 0 (0: no limit)")
         _require(self.steps_per_hold >= 1, "workload.steps_per_hold", self.steps_per_hold, "must be >= 1")
         self.work_ms.validate("workload.work_ms")
         self.think_ms.validate("workload.think_ms")
