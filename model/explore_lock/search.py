@@ -1,0 +1,378 @@
+"""Exhaustive search over the explored runs of the lock: every schedule and fault placement within bounds.
+
+The search is depth-first and stateless in the sense of VeriSoft: a run goes on
+live as long as the search takes the first option at each decision, and when it
+backtracks, the run for the next option is started again from the beginning along
+the path of decisions (``run.py``).  At every decision point reached, the history
+so far is judged by the simulation's own checkers (``model/checkers/lock_run.py``:
+overlap, stale write, lost update) and by bounded liveness: once the faults have
+stopped, a writer acquires the lock within ``Bounds.liveness_bound()`` ms while one
+is alive.  Dangling locks (``find_dangling_locks``) are liveness findings: reported,
+with a shortest path, but they do not decide the verdict.
+
+Reductions, each switchable (``Reductions``):
+
+- state hashing: a step decision whose state key (``statekey``) was seen is not
+  expanded again.  What the checkers need of the past to judge the future is in
+  the state, so a violation is a property of the step that shows it: the shortest
+  counterexample is a shortest path in the graph of states and steps, found once
+  the search is over (Dijkstra, a step weighing its number of decisions);
+- symmetry: the key is the least over renamings of the identical writers;
+- partial-order reduction: (1) ample sets: when some node's due steps are all local
+  (timers, replies, client timeouts) and it has no request on its way to the store,
+  only that node's steps are explored first: nothing another node does at this
+  instant can touch them, and they must happen now; (2) sleep sets (Godefroid): after
+  step ``a`` was explored, step ``b`` then ``a`` is not, when ``a`` and ``b`` commute.
+  Steps of different nodes commute; requests reaching the store commute with every
+  node's local steps, and with each other unless they touch one object and one of
+  them writes, one fences on the object the other writes, or both write (the
+  stale-write check orders lock and register writes).
+
+Verdict "holds" means: no run within the bounds violates a checker, under the
+abstraction of time and faults the bounds describe; nothing more.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+
+from model.checkers.lock_run import check_lock_history
+from model.checkers.mutex import find_dangling_locks
+from model.checkers.verdict import Violation
+from model.config import CHECKERS
+from model.explore_lock.bounds import ALL_REDUCTIONS, Bounds, Reductions
+from model.explore_lock.run import ADVANCE, GLOBAL, Run, StepInfo, Stop
+from model.history import Event
+
+ROOT = ("root",)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One decision of a path: its kind and index, and for a step the step it takes.
+
+    A step is named as in the state key of the nearest hashed point at or above it (with symmetry,
+    nodes renamed); ``anchor`` marks a hashed point, where a replay takes its naming afresh.
+    """
+
+    kind: str
+    index: int
+    step: StepInfo | None = None
+    anchor: bool = False
+
+
+@dataclass(frozen=True)
+class Found:
+    """A violation or a finding: the path that showed it first, and the shortest path to it."""
+
+    violation: Violation
+    path: tuple[Choice, ...]  # decisions from the start, in the order taken
+    time: int  # true time at which the checkers saw it
+
+
+@dataclass
+class ExploreResult:
+    """The outcome of one exploration.
+
+    ``verdict`` is ``holds``, ``violated`` (``found`` has a shortest counterexample) or
+    ``unknown`` (stopped by ``max_states`` or ``max_seconds``).  ``states`` counts
+    distinct state keys (every step decision when hashing is off), ``points`` the
+    decision points reached, ``runs`` the executions started from the beginning,
+    ``transitions`` the options taken, ``depth`` the most decisions on one path,
+    ``reached_ms`` the latest true time of a run.
+    """
+
+    verdict: str
+    states: int
+    points: int
+    runs: int
+    transitions: int
+    depth: int
+    reached_ms: int
+    seconds: float
+    bounds: Bounds
+    reductions: Reductions
+    found: Found | None = None
+    findings: dict[str, Found] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.verdict != "unknown"
+
+
+def independent(a: StepInfo, b: StepInfo) -> bool:
+    """True when steps ``a`` and ``b`` commute and neither disables the other (see the module doc)."""
+    if a.owner == GLOBAL or b.owner == GLOBAL:
+        return False
+    if a.op is None and b.op is None:
+        return a.owner != b.owner
+    if a.op is None or b.op is None:
+        return True
+    (ka, wa, fa), (kb, wb, fb) = a.op, b.op
+    if wa and wb:
+        return False
+    if ka == kb and (wa or wb):
+        return False
+    return not ((fa and fa == kb and wb) or (fb and fb == ka and wa))
+
+
+def ample(steps: list[StepInfo], names: dict[str, str]) -> list[int]:
+    """The options to explore at a step decision: one node's local steps when that is safe, else all.
+
+    Safe when no step may wait (no "advance" option) or touches every node (the nemesis), and
+    the node has no request on its way to the store (its reply could otherwise come first).
+    """
+    everything = list(range(len(steps)))
+    if any(s.sid == ADVANCE or s.owner == GLOBAL for s in steps):
+        return everything
+    busy = {s.owner for s in steps if s.op is not None}
+    groups: dict[str, list[int]] = {}
+    for i, s in enumerate(steps):
+        if s.op is None and s.owner not in busy:
+            groups.setdefault(s.owner, []).append(i)
+    if not groups:
+        return everything
+    node = min(groups, key=lambda n: (len(groups[n]), names.get(n, n)))
+    return groups[node]
+
+
+def judge(events: list[Event], gap: int, bound: int, checkers: tuple[str, ...]) -> tuple[
+        Violation | None, list[Violation]]:
+    """The first violation of a history (safety, then bounded liveness), and its liveness findings."""
+    verdict = check_lock_history(events, checkers)
+    if verdict.violations:
+        return verdict.violations[0], []
+    if gap > bound:
+        return Violation("liveness", f"no writer acquired the lock for {gap} ms after the faults stopped "
+                         f"(bound {bound} ms)", (), {"gap_ms": gap, "bound_ms": bound}), []
+    return None, find_dangling_locks(events)
+
+
+@dataclass
+class _Frame:
+    """A decision point on the current path, with what is left to explore there."""
+
+    prefix: tuple[int, ...]  # the path up to this point
+    trail: int  # length of the search's trail of Choices at this point
+    kind: str
+    todo: list[int]
+    steps: list[StepInfo]
+    canon: list[StepInfo]
+    asleep: frozenset[StepInfo]
+    done: list[StepInfo]
+    anchor: Hashable  # the key of the nearest keyed point above (ROOT at the start)
+    anchor_trail: int
+    key: Hashable | None
+    names: dict[str, str]  # concrete -> key names: this point's if keyed, else its anchor's
+
+
+class _Stopped(Exception):
+    """The search ran out of its budget (``max_states`` or ``max_seconds``)."""
+
+
+class Search:
+    """The depth-first search (the ``Driver`` of its runs); see the module doc."""
+
+    def __init__(self, bounds: Bounds, reductions: Reductions, checkers: tuple[str, ...],
+                 max_states: int | None, max_seconds: float | None,
+                 progress: Callable[[int, int, int], None] | None) -> None:
+        self.bounds = bounds
+        self.plan = bounds.plan()
+        self.reductions = reductions
+        self.checkers = checkers
+        self.bound = bounds.liveness_bound()
+        self.max_states = max_states
+        self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+        self.progress = progress
+        self.identity = {n: n for n in self.plan.nodes}
+        self.stack: list[_Frame] = []
+        self.trail: list[Choice] = []
+        self.asleep: frozenset[StepInfo] = frozenset()
+        self.seen: dict[Hashable, set[StepInfo]] = {}
+        self.edges: dict[Hashable, list[tuple[Hashable, tuple[Choice, ...]]]] = {}
+        self.bad: list[tuple[Hashable, tuple[Choice, ...], Violation, int]] = []
+        self.first_bad: Found | None = None
+        self.findings: dict[str, Found] = {}
+        self.finding_edges: dict[str, list[tuple[Hashable, tuple[Choice, ...], Violation, int]]] = {}
+        self.points = self.runs = self.transitions = self.depth = self.reached = 0
+        self.plain_states = 0
+
+    # ---- the current path ----------------------------------------------------------------------
+
+    def _anchor(self) -> tuple[Hashable, int]:
+        for f in reversed(self.stack):
+            if f.key is not None:
+                return f.key, f.trail
+        return ROOT, 0
+
+    def _segment(self) -> tuple[Hashable, tuple[Choice, ...]]:
+        anchor, at = self._anchor()
+        return anchor, tuple(self.trail[at:])
+
+    def _judge(self, events: list[Event], gap: int, now: int) -> bool:
+        """Check the history; record a violation or findings.  True when the path must end here."""
+        violation, found = judge(events, gap, self.bound, self.checkers)
+        anchor, segment = self._segment()
+        if violation is not None:
+            self.bad.append((anchor, segment, violation, now))
+            if self.first_bad is None:
+                self.first_bad = Found(violation, tuple(self.trail), now)
+            return True
+        for f in found:
+            self.finding_edges.setdefault(f.kind, []).append((anchor, segment, f, now))
+            self.findings.setdefault(f.kind, Found(f, tuple(self.trail), now))
+        return False
+
+    # ---- the driver ----------------------------------------------------------------------------
+
+    def decide(self, run: Run, kind: str, labels: list[str], steps: list[StepInfo]) -> int:
+        """A new decision point of the live run: judge it, then take its first option to explore."""
+        self.points += 1
+        self.reached = max(self.reached, run.now())
+        if self.progress is not None and self.points % 2000 == 0:
+            self.progress(self.points, len(self.seen), self.runs)
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _Stopped()
+        if self._judge(run.events, run.liveness_gap(run.now()), run.now()):
+            raise Stop()
+        prefix = tuple(run.taken)
+        anchor, at = self._anchor()
+        key: Hashable | None = None
+        canon: list[StepInfo] = []
+        names = self.identity
+        if kind != "step":
+            todo = list(range(len(labels)))
+        else:
+            red = self.reductions
+            if red.por:
+                # which node's steps go first is decided on concrete names here; with symmetry two
+                # visits of one state may pick differently, which explores more, never less
+                todo = [i for i in ample(steps, names) if steps[i] not in self.asleep]
+            else:
+                todo = list(range(len(steps)))
+            # a state is hashed where the search branches; a point with one option left is a step
+            # of the path like a forced one (its state is hashed at the next branching point)
+            hashed = red.hashing and len(todo) > 1
+            if hashed:
+                key, names = run.key()
+                canon = [s.renamed(names) for s in steps]
+                self.edges.setdefault(anchor, []).append((key, tuple(self.trail[at:])))
+            elif len(todo) > 1:
+                self.plain_states += 1
+            if hashed:
+                explored = self.seen.get(key)
+                if explored is None:
+                    if self.max_states is not None and len(self.seen) >= self.max_states:
+                        raise _Stopped()
+                    explored = self.seen[key] = set()
+                elif not red.por:
+                    raise Stop()
+                # reached again: only what was asleep before and is awake now is left to explore
+                todo = [i for i in todo if canon[i] not in explored]
+                explored.update(canon[i] for i in todo)
+        if not todo:
+            raise Stop()
+        if key is None:
+            names = next((f.names for f in reversed(self.stack) if f.key is not None), self.identity)
+        frame = _Frame(prefix, len(self.trail), kind, todo, steps, canon, self.asleep, [], anchor, at, key,
+                       names)
+        self.stack.append(frame)
+        return self._take(frame)
+
+    def _take(self, frame: _Frame) -> int:
+        """Take the next option of ``frame``: set the sleep set below it and extend the trail."""
+        i = frame.todo.pop(0)
+        self.transitions += 1
+        del self.trail[frame.trail:]
+        if frame.kind == "step":
+            step = frame.steps[i]
+            if self.reductions.por:
+                self.asleep = frozenset(z for z in (*frame.asleep, *frame.done) if independent(z, step))
+            frame.done.append(step)
+            named = frame.canon[i] if frame.canon else step.renamed(frame.names)
+            self.trail.append(Choice("step", i, named, frame.key is not None))
+        else:
+            self.asleep = frame.asleep
+            self.trail.append(Choice(frame.kind, i))
+        self.depth = max(self.depth, len(self.trail))
+        return i
+
+    # ---- the loop ------------------------------------------------------------------------------
+
+    def run(self) -> str:
+        """Explore everything; the verdict."""
+        try:
+            self._go(())
+            while self.stack:
+                frame = self.stack[-1]
+                if not frame.todo:
+                    self.stack.pop()
+                    continue
+                i = self._take(frame)
+                self._go((*frame.prefix, i))
+        except _Stopped:
+            return "unknown"
+        return "violated" if self.bad else "holds"
+
+    def _go(self, path: tuple[int, ...]) -> None:
+        self.runs += 1
+        run = Run(self.plan, path, self, self.reductions)
+        end = run.go()
+        if end is not None:
+            self.reached = max(self.reached, end.time)
+            self._judge(end.events, run.liveness_gap(end.time), end.time)
+
+    # ---- shortest paths --------------------------------------------------------------------------
+
+    def shortest(self, bad: list[tuple[Hashable, tuple[Choice, ...], Violation, int]]) -> Found | None:
+        """A shortest path (fewest decisions) through the graph of states to one of ``bad``'s steps."""
+        if not bad:
+            return None
+        dist: dict[Hashable, int] = {ROOT: 0}
+        back: dict[Hashable, tuple[Hashable, tuple[Choice, ...]]] = {}
+        heap: list[tuple[int, int, Hashable]] = [(0, 0, ROOT)]
+        tie = itertools.count(1)
+        while heap:
+            d, _, node = heapq.heappop(heap)
+            if d > dist.get(node, d):
+                continue
+            for nxt, seg in self.edges.get(node, ()):
+                nd = d + len(seg)
+                if nd < dist.get(nxt, nd + 1):
+                    dist[nxt] = nd
+                    back[nxt] = (node, seg)
+                    heapq.heappush(heap, (nd, next(tie), nxt))
+        reachable = (x for x in bad if x[0] in dist)
+        best = min(reachable, key=lambda x: (dist[x[0]] + len(x[1]), x[3]), default=None)
+        if best is None:
+            return None
+        anchor, seg, violation, at = best
+        path: list[tuple[Choice, ...]] = [seg]
+        node = anchor
+        while node != ROOT:
+            node, s = back[node]
+            path.append(s)
+        return Found(violation, tuple(c for s in reversed(path) for c in s), at)
+
+
+def explore(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, max_states: int | None = None,
+            max_seconds: float | None = None, checkers: tuple[str, ...] = CHECKERS,
+            progress: Callable[[int, int, int], None] | None = None) -> ExploreResult:
+    """Explore every run within ``bounds``; a violation comes with a shortest path of decisions to it."""
+    bounds.validate()
+    started = time.perf_counter()
+    search = Search(bounds, reductions, checkers, max_states, max_seconds, progress)
+    verdict = search.run()
+    found = findings = None
+    if verdict == "violated":
+        found = search.shortest(search.bad) if reductions.hashing else None
+        found = found or search.first_bad
+    findings = {kind: (search.shortest(edges) if reductions.hashing else None) or search.findings[kind]
+                for kind, edges in search.finding_edges.items()}
+    states = len(search.seen) if reductions.hashing else search.plain_states
+    return ExploreResult(verdict, states, search.points, search.runs, search.transitions, search.depth,
+                         search.reached, time.perf_counter() - started, bounds, reductions, found, findings)
