@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.config import (
+    CHECKERS,
     VARIANTS,
     ClockSpec,
     ConfigError,
@@ -87,6 +88,7 @@ class Bounds:
     liveness_ms: int | None = None  # None: see liveness_bound
     tick_ms: int | None = None  # None: the gcd of every time constant
     guard_ms: int | None = None  # None: see time_guard
+    checkers: tuple[str, ...] | None = None  # the checkers that decide; None: see decisive_checkers
     # A scenario whose lock, storage and workload sections replace the fields above (variant included).
     base: Scenario | None = field(default=None, compare=False)
 
@@ -150,6 +152,17 @@ class Bounds:
             return self.pause_ms
         b = self.boundaries()
         return tuple(sorted({b["renew interval"] + self.tick(), b["a takeover and a write"] + self.tick()}))
+
+    def decisive_checkers(self) -> tuple[str, ...]:
+        """The checkers whose violations decide the verdict (the others are reported as findings).
+
+        By default all of them; for ``fenced`` the data checkers only, as in the catalogue's fenced
+        scenario: a fencing token protects the register, it does not shorten a lease, so a paused
+        holder still *believes* it holds the lock (an overlap, reported as a finding).
+        """
+        if self.checkers is not None:
+            return self.checkers
+        return ("stale-write", "lost-update") if self.lock().variant == "fenced" else CHECKERS
 
     def hold_ms(self) -> int:
         """The longest a writer holds the lock when nothing goes wrong (its steps, and a tick)."""
@@ -238,6 +251,8 @@ class Bounds:
         _require(2 * self.latency_ticks * tick <= sc.storage.timeout_ms, "latency_ticks", self.latency_ticks,
                  f"a request and its reply must fit in the client's timeout ({sc.storage.timeout_ms} ms)")
         _require(self.time_guard() > 0, "guard_ms", self.time_guard(), "must be > 0")
+        for name in self.decisive_checkers():
+            _require(name in CHECKERS, "checkers", name, f"must be among {', '.join(CHECKERS)}")
         _require(self.liveness_bound() > 0, "liveness_ms", self.liveness_bound(), "must be > 0")
         _require(self.crash_restart_ms == -1 or self.crash_restart_ms > 0, "crash_restart_ms",
                  self.crash_restart_ms, "must be -1 (never) or > 0")

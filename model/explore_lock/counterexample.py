@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from model.checkers.verdict import Violation
-from model.config import CHECKERS, Scenario, Schedule
+from model.config import Scenario, Schedule
 from model.explore_lock.bounds import ALL_REDUCTIONS, Plan, Reductions
-from model.explore_lock.run import End, Run, StepInfo, Stop
+from model.explore_lock.run import End, Run, StepInfo, Stop, Unbounded
 from model.explore_lock.search import Choice, judge
 from model.history import Event
 from model.sim import SimWorld
@@ -42,7 +42,7 @@ class _Translate:
         self.pos = 0
         self.names: dict[str, str] = {}  # this run's names -> the path's (identity until a hashed point)
 
-    def decide(self, run: Run, kind: str, labels: list[str], steps: list[StepInfo]) -> int:
+    def decide(self, run: Run, kind: str, options: int, steps: list[StepInfo]) -> int:
         if self.pos >= len(self.path):
             raise Stop()
         choice = self.path[self.pos]
@@ -73,15 +73,20 @@ class Replayed:
     ended: bool  # the run reached its end (else it stopped where the path ends)
 
 
-def replay(plan: Plan, path: Sequence[Choice], reductions: Reductions = ALL_REDUCTIONS,
-           checkers: tuple[str, ...] | None = None) -> Replayed:
+def replay(plan: Plan, path: Sequence[Choice], reductions: Reductions = ALL_REDUCTIONS) -> Replayed:
     """Run ``path`` again and judge the history where it ends."""
     driver = _Translate(path, reductions.symmetry and reductions.hashing)
-    run = Run(plan, (), driver, reductions)
-    end = run.go()
+    run = Run(plan, (), driver, reductions, record=True)
+    try:
+        end = run.go()
+    except Unbounded as e:
+        events = list(run.events)
+        return Replayed(run, events, Violation("liveness", str(e), (), {"guard_ms": run.guard}), [], False)
     events = list(run.events)
-    violation, findings = judge(events, run.liveness_gap(run.now()), plan.liveness, checkers or CHECKERS)
-    return Replayed(run, events, violation, findings, isinstance(end, End))
+    ended = isinstance(end, End)
+    violation, findings = judge(events, run.gap(run.now()), plan.liveness,
+                                plan.bounds.decisive_checkers(), run.stuck() if ended else ())
+    return Replayed(run, events, violation, findings, ended)
 
 
 # ---- the scenario ----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ exactly (``model/explore_lock/counterexample.py``).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -81,8 +81,8 @@ class Unbounded(Exception):
 class Driver(Protocol):
     """Takes a run's decisions past its prefix (the search, or a replay that translates a path)."""
 
-    def decide(self, run: Run, kind: str, labels: list[str], steps: list[StepInfo]) -> int:
-        """The option to take (an index into ``labels``), or raise :class:`Stop`."""
+    def decide(self, run: Run, kind: str, options: int, steps: list[StepInfo]) -> int:
+        """The option to take (an index below ``options``), or raise :class:`Stop`."""
         ...
 
 
@@ -111,7 +111,7 @@ class Run:
     """One execution along ``path`` (see the module doc)."""
 
     def __init__(self, plan: Plan, path: Sequence[int] = (), driver: Driver | None = None,
-                 reductions: Reductions = ALL_REDUCTIONS) -> None:
+                 reductions: Reductions = ALL_REDUCTIONS, record: bool = False) -> None:
         self.plan = plan
         self.bounds = plan.bounds
         self.path = path
@@ -120,6 +120,7 @@ class Run:
         self.reductions = reductions
         self.stopped = False
         self.taken: list[int] = []  # the path so far: every decision that had a choice
+        self.record = record  # keep the decisions taken, with their labels (for step tables)
         self.decisions: list[Decision] = []
         self.injected: list[tuple[str, Any]] = []  # ("error"|"window"|"pause"|"crash", spec), in order
         self.tick = plan.tick
@@ -133,13 +134,18 @@ class Run:
         self.workload = LockWorkload(self.base)
         self.last_progress = 0  # when the lock last changed hands (acquired, or released)
         self.waiting: dict[str, int] = {}  # node -> since when its writer waits for the lock
+        self.worst_gap = 0  # the longest liveness gap seen when time passed
         self.kernel: Kernel | None = None
 
     # ---- decisions ---------------------------------------------------------------------------
 
-    def choose(self, kind: str, labels: list[str], steps: list[StepInfo] | None = None) -> int:
-        """The option taken here: the only one, the path's, or the driver's (which may stop the run)."""
-        if len(labels) == 1:
+    def choose(self, kind: str, options: int, label: Callable[[int], str],
+               steps: list[StepInfo] | None = None) -> int:
+        """The option taken here: the only one, the path's, or the driver's (which may stop the run).
+
+        ``label(i)`` says what option ``i`` is (asked only when the run records its decisions).
+        """
+        if options == 1:
             return 0
         if self.pos < len(self.path):
             i = self.path[self.pos]
@@ -148,13 +154,14 @@ class Run:
             raise Stop()
         else:
             try:
-                i = self.driver.decide(self, kind, labels, steps or [])
+                i = self.driver.decide(self, kind, options, steps or [])
             except Suspend:
                 self.stopped = True
                 raise
         self.pos += 1
         self.taken.append(i)
-        self.decisions.append(Decision(kind, self.now(), labels[i], len(self.events)))
+        if self.record:
+            self.decisions.append(Decision(kind, self.now(), label(i), len(self.events)))
         return i
 
     def now(self) -> int:
@@ -173,10 +180,12 @@ class Run:
         nodes = plan.nodes
         starts: dict[str, int] = {}
         offsets: dict[str, int] = {}
+        phases, offs = plan.phases, plan.offsets
         for n in nodes:
-            starts[n] = plan.phases[self.choose("root", [f"{n} starts at {p} ms" for p in plan.phases])]
-            labels = [f"{n}'s clock offset {o:+d} ms" for o in plan.offsets]
-            offsets[n] = plan.offsets[self.choose("root", labels)]
+            labels = [f"{n} starts at {p} ms" for p in phases]  # root decisions: once a run, cheap
+            starts[n] = phases[self.choose("root", len(labels), labels.__getitem__)]
+            labels = [f"{n}'s clock offset {o:+d} ms" for o in offs]
+            offsets[n] = offs[self.choose("root", len(labels), labels.__getitem__)]
         crashes: list[Crash] = []
         if "crash" in self.kinds:
             last = (0, -1)
@@ -184,7 +193,7 @@ class Run:
                 picks = [(at, i) for at in plan.crash_instants
                          for i in range(len(nodes)) if (at, i) > last]  # crashes in time order, once each
                 labels = ["no more crashes"] + [f"{nodes[i]} crashes at {at} ms" for at, i in picks]
-                choice = self.choose("root", labels)
+                choice = self.choose("root", len(labels), labels.__getitem__)
                 if choice == 0:
                     break
                 pick = last = picks[choice - 1]
@@ -219,9 +228,13 @@ class Run:
         options += [(k, d) for k in WINDOW_FAULTS if k in self.kinds for d in self.durations]
         if not options:
             return None
-        labels = ["no fault"] + [f"{node}'s {method} of {cls} gets {k}" + (f" for {d} ms" if d else "")
-                                 for k, d in options]
-        i = self.choose("fault", labels)
+        def label(i: int) -> str:
+            if i == 0:
+                return "no fault"
+            kind, d = options[i - 1]
+            return f"{node}'s {method} of {cls} gets {kind}" + (f" for {d} ms" if d else "")
+
+        i = self.choose("fault", len(options) + 1, label)
         if i == 0:
             return None
         kind, duration = options[i - 1]
@@ -260,8 +273,8 @@ class Run:
         if not fs.first_at(event.node, f"pause-{trigger}", "", event.time):
             return  # a fault plan names a node's first trigger at an instant
         durations = self.durations
-        labels = ["no pause"] + [f"{event.node} pauses {d} ms at its {trigger}" for d in durations]
-        i = self.choose("pause", labels)
+        i = self.choose("pause", len(durations) + 1, lambda i: "no pause" if i == 0 else
+                        f"{event.node} pauses {durations[i - 1]} ms at its {trigger}")
         if i == 0:
             return
         pause = Pause(event.node, event.time, durations[i - 1], trigger)
@@ -328,20 +341,22 @@ class Run:
             if not due:
                 if nxt is None:
                     break
-                self.env._now = nxt
+                self._advance(nxt)
                 continue
             if len(due) == 1 and not can_wait:  # the common case: no decision to make
                 world.fire(due[0])
                 continue
             options = [StepInfo(p.sid, p.owner, p.op) for p in due]
-            labels = [self.describe(p) for p in due]
             if can_wait:
                 options.append(StepInfo(ADVANCE, GLOBAL, None))
-                labels.append(f"time advances to {nxt} ms")
-            i = self.choose("step", labels, options)
+
+            def label(i: int, due: list[Pending] = due, nxt: int | None = nxt) -> str:
+                return self.describe(due[i]) if i < len(due) else f"time advances to {nxt} ms"
+
+            i = self.choose("step", len(options), label, options)
             if i == len(due):
                 assert nxt is not None
-                self.env._now = nxt
+                self._advance(nxt)
                 continue
             world.fire(due[i])
         self.env._now = self.now() + self.tick  # a replay in simulation runs until here (duration_ms)
@@ -361,6 +376,23 @@ class Run:
         if p.kind == "back":
             return f"the reply to {who}/{task}'s {p.about} arrives"
         return f"{who}/{task}'s {p.about} times out"
+
+    def _advance(self, to: int) -> None:
+        """Let time pass to ``to``; a writer that waited past the liveness bound meanwhile is a breach."""
+        gap = self.liveness_gap(to)
+        if gap > self.worst_gap:
+            self.worst_gap = gap
+        self.env._now = to
+
+    def gap(self, now: int) -> int:
+        """The longest liveness gap of the run so far (see :meth:`liveness_gap`)."""
+        return max(self.worst_gap, self.liveness_gap(now))
+
+    def stuck(self) -> tuple[str, ...]:
+        """Nodes whose writer is still there (it has not made its attempts) when nothing is pending."""
+        if self.kernel is None:
+            return ()
+        return tuple(n for n, node in self.kernel.nodes.items() if "writer" in node.tasks)
 
     def liveness_gap(self, now: int) -> int:
         """How long a writer has waited for the lock with no change of hands since the faults stopped.

@@ -12,9 +12,10 @@ with a shortest path, but they do not decide the verdict.
 
 Reductions, each switchable (``Reductions``):
 
-- state hashing: a step decision whose state key (``statekey``) was seen is not
-  expanded again.  What the checkers need of the past to judge the future is in
-  the state, so a violation is a property of the step that shows it: the shortest
+- state hashing: a step decision whose state key (``statekey``; kept as a 64-bit
+  fingerprint unless ``exact``) was seen is not expanded again.  What the checkers
+  need of the past to judge the future is in the state, so a violation is a
+  property of the step that shows it: the shortest
   counterexample is a shortest path in the graph of states and steps, found once
   the search is over (Dijkstra, a step weighing its number of decisions);
 - symmetry: the key is the least over renamings of the identical writers;
@@ -41,11 +42,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from model.checkers.lock_run import check_lock_history
-from model.checkers.mutex import find_dangling_locks
 from model.checkers.verdict import Violation
-from model.config import CHECKERS
 from model.explore_lock.bounds import ALL_REDUCTIONS, Bounds, Reductions
-from model.explore_lock.run import ADVANCE, GLOBAL, Run, StepInfo, Stop
+from model.explore_lock.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
 from model.history import Event
 
 ROOT = ("root",)
@@ -140,16 +139,26 @@ def ample(steps: list[StepInfo], names: dict[str, str]) -> list[int]:
     return groups[node]
 
 
-def judge(events: list[Event], gap: int, bound: int, checkers: tuple[str, ...]) -> tuple[
-        Violation | None, list[Violation]]:
-    """The first violation of a history (safety, then bounded liveness), and its liveness findings."""
+def judge(events: list[Event], gap: int, bound: int, checkers: tuple[str, ...],
+          stuck: tuple[str, ...] = ()) -> tuple[Violation | None, list[Violation]]:
+    """The first violation of a history and its findings.
+
+    Safety first (the ``checkers`` that decide; the others' violations and dangling locks are
+    findings), then liveness: writers left waiting with nothing pending (``stuck``), or a writer
+    waiting ``gap`` ms without the lock changing hands since the faults stopped, beyond ``bound``.
+    """
     verdict = check_lock_history(events, checkers)
+    findings = list(verdict.findings)
     if verdict.violations:
-        return verdict.violations[0], []
+        return verdict.violations[0], findings
+    if stuck:
+        return Violation("liveness", f"{', '.join(stuck)}: the writer never finished and nothing is pending "
+                         "(a deadlock)", (), {"nodes": list(stuck)}), findings
     if gap > bound:
-        return Violation("liveness", f"no writer acquired the lock for {gap} ms after the faults stopped "
-                         f"(bound {bound} ms)", (), {"gap_ms": gap, "bound_ms": bound}), []
-    return None, find_dangling_locks(events)
+        return Violation("liveness", f"a writer waited {gap} ms without the lock changing hands after the "
+                         f"faults stopped (bound {bound} ms)", (), {"gap_ms": gap, "bound_ms": bound}), \
+            findings
+    return None, findings
 
 
 @dataclass
@@ -170,20 +179,19 @@ class _Frame:
     names: dict[str, str]  # concrete -> key names: this point's if keyed, else its anchor's
 
 
-class _Stopped(Exception):
-    """The search ran out of its budget (``max_states`` or ``max_seconds``)."""
-
-
 class Search:
     """The depth-first search (the ``Driver`` of its runs); see the module doc."""
 
-    def __init__(self, bounds: Bounds, reductions: Reductions, checkers: tuple[str, ...],
-                 max_states: int | None, max_seconds: float | None,
-                 progress: Callable[[int, int, int], None] | None) -> None:
+    def __init__(self, bounds: Bounds, reductions: Reductions, max_states: int | None,
+                 max_seconds: float | None, stop_at_first: bool,
+                 progress: Callable[[int, int, int], None] | None, exact: bool = False) -> None:
         self.bounds = bounds
         self.plan = bounds.plan()
         self.reductions = reductions
-        self.checkers = checkers
+        self.checkers = bounds.decisive_checkers()
+        self.stop_at_first = stop_at_first
+        self.exact = exact
+        self.halt = ""  # why the search stops early: "unknown" (out of budget) or "violated" (first)
         self.bound = bounds.liveness_bound()
         self.max_states = max_states
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
@@ -213,31 +221,37 @@ class Search:
         anchor, at = self._anchor()
         return anchor, tuple(self.trail[at:])
 
-    def _judge(self, events: list[Event], gap: int, now: int) -> bool:
+    def _judge(self, events: list[Event], gap: int, now: int, stuck: tuple[str, ...] = ()) -> bool:
         """Check the history; record a violation or findings.  True when the path must end here."""
-        violation, found = judge(events, gap, self.bound, self.checkers)
+        violation, found = judge(events, gap, self.bound, self.checkers, stuck)
+        self._record(violation, found, now)
+        return violation is not None
+
+    def _record(self, violation: Violation | None, found: list[Violation], now: int) -> None:
         anchor, segment = self._segment()
         if violation is not None:
             self.bad.append((anchor, segment, violation, now))
             if self.first_bad is None:
                 self.first_bad = Found(violation, tuple(self.trail), now)
-            return True
+            if self.stop_at_first:
+                self.halt = "violated"
         for f in found:
             self.finding_edges.setdefault(f.kind, []).append((anchor, segment, f, now))
             self.findings.setdefault(f.kind, Found(f, tuple(self.trail), now))
-        return False
 
     # ---- the driver ----------------------------------------------------------------------------
 
-    def decide(self, run: Run, kind: str, labels: list[str], steps: list[StepInfo]) -> int:
+    def decide(self, run: Run, kind: str, options: int, steps: list[StepInfo]) -> int:
         """A new decision point of the live run: judge it, then take its first option to explore."""
         self.points += 1
         self.reached = max(self.reached, run.now())
         if self.progress is not None and self.points % 2000 == 0:
             self.progress(self.points, len(self.seen), self.runs)
         if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise _Stopped()
-        if self._judge(run.events, run.liveness_gap(run.now()), run.now()):
+            self.halt = "unknown"
+        if self.halt:
+            raise Stop()
+        if self._judge(run.events, run.gap(run.now()), run.now()):
             raise Stop()
         prefix = tuple(run.taken)
         anchor, at = self._anchor()
@@ -245,7 +259,7 @@ class Search:
         canon: list[StepInfo] = []
         names = self.identity
         if kind != "step":
-            todo = list(range(len(labels)))
+            todo = list(range(options))
         else:
             red = self.reductions
             if red.por:
@@ -258,7 +272,8 @@ class Search:
             # of the path like a forced one (its state is hashed at the next branching point)
             hashed = red.hashing and len(todo) > 1
             if hashed:
-                key, names = run.key()
+                full, names = run.key()
+                key = full if self.exact else hash(full)  # a 64-bit fingerprint, as TLC keeps
                 canon = [s.renamed(names) for s in steps]
                 self.edges.setdefault(anchor, []).append((key, tuple(self.trail[at:])))
             elif len(todo) > 1:
@@ -267,7 +282,8 @@ class Search:
                 explored = self.seen.get(key)
                 if explored is None:
                     if self.max_states is not None and len(self.seen) >= self.max_states:
-                        raise _Stopped()
+                        self.halt = "unknown"
+                        raise Stop()
                     explored = self.seen[key] = set()
                 elif not red.por:
                     raise Stop()
@@ -305,26 +321,29 @@ class Search:
 
     def run(self) -> str:
         """Explore everything; the verdict."""
-        try:
-            self._go(())
-            while self.stack:
-                frame = self.stack[-1]
-                if not frame.todo:
-                    self.stack.pop()
-                    continue
-                i = self._take(frame)
-                self._go((*frame.prefix, i))
-        except _Stopped:
-            return "unknown"
+        self._go(())
+        while self.stack and not self.halt:
+            frame = self.stack[-1]
+            if not frame.todo:
+                self.stack.pop()
+                continue
+            i = self._take(frame)
+            self._go((*frame.prefix, i))
+        if self.halt:
+            return self.halt
         return "violated" if self.bad else "holds"
 
     def _go(self, path: tuple[int, ...]) -> None:
         self.runs += 1
         run = Run(self.plan, path, self, self.reductions)
-        end = run.go()
+        try:
+            end = run.go()
+        except Unbounded as e:
+            self._record(Violation("liveness", str(e), (), {"guard_ms": run.guard}), [], run.now())
+            return
         if end is not None:
             self.reached = max(self.reached, end.time)
-            self._judge(end.events, run.liveness_gap(end.time), end.time)
+            self._judge(end.events, run.gap(end.time), end.time, run.stuck())
 
     # ---- shortest paths --------------------------------------------------------------------------
 
@@ -360,16 +379,21 @@ class Search:
 
 
 def explore(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, max_states: int | None = None,
-            max_seconds: float | None = None, checkers: tuple[str, ...] = CHECKERS,
+            max_seconds: float | None = None, first: bool = False, exact: bool = False,
             progress: Callable[[int, int, int], None] | None = None) -> ExploreResult:
-    """Explore every run within ``bounds``; a violation comes with a shortest path of decisions to it."""
+    """Explore every run within ``bounds``; a violation comes with a shortest path of decisions to it.
+
+    ``first`` stops at the first violation (its path is then the first found, not a shortest one);
+    ``exact`` keeps whole state keys instead of 64-bit fingerprints (no collision risk, more memory);
+    ``max_states`` / ``max_seconds`` stop the search with the verdict ``unknown``.
+    """
     bounds.validate()
     started = time.perf_counter()
-    search = Search(bounds, reductions, checkers, max_states, max_seconds, progress)
+    search = Search(bounds, reductions, max_states, max_seconds, first, progress, exact)
     verdict = search.run()
     found = findings = None
     if verdict == "violated":
-        found = search.shortest(search.bad) if reductions.hashing else None
+        found = search.shortest(search.bad) if reductions.hashing and not first else None
         found = found or search.first_bad
     findings = {kind: (search.shortest(edges) if reductions.hashing else None) or search.findings[kind]
                 for kind, edges in search.finding_edges.items()}

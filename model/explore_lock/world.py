@@ -3,7 +3,7 @@
 It is the simulated world of ``model/sim.py`` (SimPy's virtual time, the same kernel,
 the same network code and object store) with one difference: nothing is drawn.
 Every timer and every network hop is a *pending step* held here instead of in
-SimPy's queue, and at each instant a :class:`Chooser` picks which due step happens
+SimPy's queue, and at each instant the run's driver picks which due step happens
 next.  A step runs to quiescence: SimPy then processes only what it triggers at the
 same instant (process resumptions, signals, interrupts), so SimPy's queue is empty
 between steps and the pending steps are the whole future.
@@ -33,7 +33,7 @@ import contextlib
 import random
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import simpy
 
@@ -51,14 +51,6 @@ GLOBAL = "*"
 
 class Suspend(Exception):
     """The run reached a decision past the end of its scripted path: it stops there."""
-
-
-class Chooser(Protocol):
-    """Takes the run's decisions (a prefix of a path, then a suspension)."""
-
-    def choose(self, kind: str, labels: list[str]) -> int:
-        """The index of the option taken among ``labels`` (decisions of one ``kind``)."""
-        ...
 
 
 @dataclass(eq=False)
