@@ -4,7 +4,8 @@ Each probe is a small sweep (the scenario with the setting at that value, run wi
 seeds on an engine); a probe violates when any seed does.  The search assumes the property
 is monotone in the setting and says so when the ends do not fit.  ``shrink`` drops every
 fault the violation does not need; ``pause_derivation`` derives an RFC-91 pause boundary by
-hand from the validity, the renew interval and the 500 ms drift allowance.
+hand from the validity, the renew interval (Hudi renews at a fixed rate) and the 500 ms drift
+allowance.
 """
 
 from __future__ import annotations
@@ -258,7 +259,11 @@ def pause_derivation(param: str, found: Number, tolerance: Number, ev: Evidence)
         f"  contender poll P = {poll} ms.",
         f"  A pause of d ms that starts t ms after {holder}'s lease was last set (acquired or renewed)",
         "  outlives it, as a contender sees it by its own clock, when t + d > V + A - s.",
-        "  Renewals come every R, so 0 <= t < R and the smallest unsafe pause lies between",
+        "  Hudi renews at a fixed rate (LockProviderHeartbeatManager: scheduleAtFixedRate(R, R) on the",
+        "  monotonic clock): the k-th renewal is due k x R after the acquisition and sets validUntil =",
+        "  its start + V, whatever the previous one took, and the runs a pause misses fire at once when",
+        "  it ends.  While renewals succeed a lease is set every R on that grid, so 0 <= t < R",
+        "  (t = (pause start - acquisition) mod R) and the smallest unsafe pause lies between",
         f"    V - R + A - s = {v - r + a - skew} ms  (pause just before a renewal was due; worst case) and",
         f"    V + A - s     = {v + a - skew} ms  (pause right after the lease was set).",
     ]
@@ -300,9 +305,15 @@ def pause_derivation(param: str, found: Number, tolerance: Number, ev: Evidence)
     diff = found - predicted
     latency_hi = max(scenario.storage.latency_ms.lo, scenario.storage.latency_ms.hi)
     slack = poll + 2 * latency_hi + tolerance
+    acquired = next((e for e in reversed(ev.events[: start.index])
+                     if e.node == holder and e.f == "try-lock" and e.type == "ok"), None)
+    grid = ""
+    if acquired is not None:
+        phase = (start.time - acquired.time) % r
+        grid = f" (on the fixed-rate grid, (pause start - acquisition) mod R = {phase} ms)"
     lines += [
         f"found {found} ms (bracket {tolerance} ms).  In the evidence run (seed {ev.seed}) {holder}'s pause",
-        f"  began t = {t} ms after its lease was last set, so the lease lapsed for the contender",
+        f"  began t = {t} ms after its lease was last set{grid}, so the lease lapsed for the contender",
         f"  V + A - t - s = {predicted} ms into the pause.",
     ]
     if 0 <= diff <= slack:

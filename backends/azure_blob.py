@@ -22,6 +22,7 @@ import os
 from typing import Any
 
 from backends.base import Backend, StorageError
+from backends.secrets import redact_url
 from model.effects import Outcome, StoreResult
 
 AZURITE_ACCOUNT = "devstoreaccount1"
@@ -63,7 +64,7 @@ class AzureBlobBackend(Backend):
 
     def describe(self) -> str:
         """One line naming the client, endpoint, container and prefix."""
-        where = self.endpoint or "azure"
+        where = redact_url(self.endpoint or "azure")
         return f"azure-storage-blob {where} container={self.container_name} prefix={self.prefix}"
 
     def _call(self, fn: Any, create: bool = False) -> tuple[Outcome, Any]:

@@ -8,7 +8,9 @@ Properties (each passes or fails, with a counterexample when it fails):
 - ``replace-missing``: replace-if-match on a missing key is refused and creates nothing.
 - ``create-race``: N clients (32) race create-if-absent on a fresh key, R rounds
   (50): exactly one winner per round, checked by the linearizability checker
-  (:mod:`model.checkers.linearizable`) over the recorded history, not by counting.
+  (:mod:`model.checkers.linearizable`) over the recorded history, not by counting;
+  a non-linearizable round keeps its verdict (counterexample, and the timeline
+  ``hcc conformance`` draws from it).
 - ``replace-race``: N clients race replace-if-match from the same tag: likewise.
 - ``lost-reply-retry[CLIENT]``: a conditional write whose reply is lost (the
   server applied it) and that the harness's client policy retries once
@@ -71,20 +73,29 @@ DOCUMENTED: dict[str, dict[str, tuple[int, str]]] = {
 
 DEFAULT_CLIENTS = 32
 DEFAULT_ROUNDS = 50
+LIN_TIMEOUT_S = 60.0  # per round; a race of 32 clients is decided in milliseconds
 
 
 @dataclass
 class PropertyResult:
-    """One graded property."""
+    """One graded property; a race that is not linearizable keeps the round's ``verdict``, and
+    ``timeline`` is where its HTML timeline was written (by the command line)."""
 
     name: str
     passed: bool
     detail: str
     seconds: float = 0.0
+    verdict: lin.Verdict | None = None
+    timeline: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``name``, ``passed``, ``detail``."""
-        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+        """``name``, ``passed``, ``detail``; a non-linearizable race adds ``counterexample``, ``timeline``."""
+        out: dict[str, Any] = {"name": self.name, "passed": self.passed, "detail": self.detail}
+        if self.verdict is not None:
+            out["counterexample"] = self.verdict.to_json()
+        if self.timeline is not None:
+            out["timeline"] = self.timeline
+        return out
 
 
 @dataclass
@@ -109,6 +120,7 @@ class Report:
     properties: list[PropertyResult] = field(default_factory=list)
     deviations: list[Deviation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    run_id: str = ""
 
     @property
     def passed(self) -> bool:
@@ -146,6 +158,8 @@ class Report:
         for p in self.properties:
             mark = "pass" if p.passed else "FAIL"
             lines.append(f"  {p.name:<{width}}  {mark:<6}  {p.detail}")
+            if p.timeline:
+                lines.append(f"  {'':<{width}}          timeline: {p.timeline}")
         if self.deviations:
             lines.append("  deviations from documented behaviour:")
             lines += [f"    - {d.property}: {d.detail}" for d in self.deviations]
@@ -208,7 +222,8 @@ class Suite:
         failed ``preflight`` property instead of a page of identical failures.
         """
         with self.backend() as b:
-            rep = Report(self.name, b.describe(), b.dialect, notes=list(self.endpoint.notes))
+            rep = Report(self.name, b.describe(), b.dialect, notes=list(self.endpoint.notes),
+                         run_id=self.run_id)
             self.report = rep
             pre = b.perform(ListPrefix(self.prefix))
             if pre.outcome is Outcome.NOT_FOUND:
@@ -341,6 +356,7 @@ class Suite:
         """Run ``rounds`` races of ``clients`` threads; check each round's history."""
         n = self.clients
         worst: str | None = None
+        failing: lin.Verdict | None = None
         stats = {"ok": 0, "fail": 0, "info": 0}
         odd: dict[str, int] = {}
         for rnd in range(self.rounds):
@@ -403,10 +419,14 @@ class Suite:
             for e in events:
                 if e.type in stats:
                     stats[e.type] += 1
-            verdict = lin.check(events, initial=initial)
+            verdict = lin.check(events, initial=initial, timeout=LIN_TIMEOUT_S)
+            if verdict.result == lin.UNKNOWN:
+                worst = f"round {rnd}: linearizability undecided: {verdict.explain()}"
+                break
             if not verdict.valid:
                 worst = (f"round {rnd}: {len(winners)} winners; {verdict.explain()}; final read "
                          f"{final.body!r}")
+                failing = verdict
                 break
             if final.outcome is not Outcome.OK:
                 worst = (f"round {rnd}: final read answered {final.outcome.name} ({_raw(b)}); "
@@ -423,7 +443,7 @@ class Suite:
                 self._deviate(prop, f"5xx where a 412 was due: {five}")
             self._deviate(prop, f"answers other than 200/412 during the race: {listed}")
         if worst is not None:
-            return PropertyResult(prop, False, worst)
+            return PropertyResult(prop, False, worst, verdict=failing)
         return PropertyResult(prop, True, f"{self.rounds} rounds x {n} clients: linearizable, one winner "
                               f"each (unknown outcomes: {stats['info']})")
 

@@ -2,7 +2,9 @@
 
 Launchers yield an :class:`Endpoint`; :func:`from_url` makes one for a service
 that already runs (a real bucket or a server started elsewhere), with
-credentials from the usual environment variables.
+credentials from the URL's user info or the usual environment variables.  The
+credentials never show: ``name``, ``url`` and :meth:`Endpoint.describe` carry no
+user info (:mod:`backends.secrets`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from backends.base import Backend
 from backends.launchers.process import ServerProcess
+from backends.secrets import redact_url, split_userinfo
 
 
 @dataclass
@@ -29,6 +32,14 @@ class Endpoint:
     region: str = "us-east-1"
     process: ServerProcess | None = None
     notes: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self.describe()})"  # never the keys
+
+    def describe(self) -> str:
+        """One line for outputs: name, kind, URL and bucket (no credentials)."""
+        where = redact_url(self.url or "default endpoint")
+        return f"{redact_url(self.name)} ({self.kind} {where} {self.bucket})"
 
     def backend(self, prefix: str, *, client: str | None = None, **kw: Any) -> Backend:
         """A backend for this service confined to ``prefix``.
@@ -76,41 +87,53 @@ def from_url(url: str, bucket: str | None = None) -> Endpoint:
       ``STORAGE_EMULATOR_HOST``), ``gs+http://HOST:PORT/BUCKET`` (GCS emulator),
       ``az://CONTAINER`` (``AZURE_STORAGE_CONNECTION_STRING``),
       ``az+http://HOST:PORT/ACCOUNT/CONTAINER`` (``AZURE_STORAGE_KEY`` or Azurite's key).
+    User info in a URL (``s3+http://KEY:SECRET@HOST:PORT/BUCKET``, ``s3://KEY:SECRET@BUCKET``)
+    is the S3 access key and secret (or the Azure account key after ``:``); it is masked in
+    the endpoint's name and dropped from its URL, which outputs show.
     """
-    u = urllib.parse.urlsplit(url)
+    plain, user, password = split_userinfo(url)
+    shown = redact_url(url)
+    try:
+        u = urllib.parse.urlsplit(plain)
+        u.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise ValueError(f"not a storage URL: {shown!r} (bad host or port)") from None
+    netloc = u.netloc
     scheme = u.scheme.lower()
     parts = [p for p in u.path.split("/") if p]
     env = os.environ
     if scheme in ("s3", "gs", "az"):
-        name = bucket or u.netloc
+        name = bucket or netloc
         if not name:
-            raise ValueError(f"URL {url!r} names no bucket")
+            raise ValueError(f"URL {shown!r} names no bucket")
         if scheme == "s3":
-            return Endpoint(url, "s3", env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL"), name,
-                            env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY"),
+            return Endpoint(shown, "s3", env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL"), name,
+                            user or env.get("AWS_ACCESS_KEY_ID"),
+                            password or env.get("AWS_SECRET_ACCESS_KEY"),
                             env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1")
         if scheme == "gs":
-            return Endpoint(url, "gcs", env.get("STORAGE_EMULATOR_HOST"), name)
-        return Endpoint(url, "azure", None, name)
+            return Endpoint(shown, "gcs", env.get("STORAGE_EMULATOR_HOST"), name)
+        return Endpoint(shown, "azure", None, name)
     base, _, sub = scheme.partition("+")
     if not sub:
         base, sub = "s3", scheme
-    if sub not in ("http", "https") or not u.netloc:
-        raise ValueError(f"not a storage URL: {url!r} (see `hcc conformance --help`)")
-    root = f"{sub}://{u.netloc}"
+    if sub not in ("http", "https") or not netloc:
+        raise ValueError(f"not a storage URL: {shown!r} (see `hcc conformance --help`)")
+    root = f"{sub}://{netloc}"
     if base == "s3":
         name = bucket or (parts[0] if parts else env.get("HCC_BUCKET", "hcc-conformance"))
-        return Endpoint(url, "s3", root, name, env.get("AWS_ACCESS_KEY_ID", "hcc"),
-                        env.get("AWS_SECRET_ACCESS_KEY", "hcc-secret"),
+        return Endpoint(shown, "s3", root, name, user or env.get("AWS_ACCESS_KEY_ID", "hcc"),
+                        password or env.get("AWS_SECRET_ACCESS_KEY", "hcc-secret"),
                         env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1")
     if base in ("gs", "gcs"):
         name = bucket or (parts[0] if parts else env.get("HCC_BUCKET", "hcc-conformance"))
-        return Endpoint(url, "gcs", root, name)
+        return Endpoint(shown, "gcs", root, name)
     if base in ("az", "azure"):
         from backends.azure_blob import AZURITE_ACCOUNT, AZURITE_KEY
 
         account = parts[0] if parts else AZURITE_ACCOUNT
         name = bucket or (parts[1] if len(parts) > 1 else env.get("HCC_BUCKET", "hcc-conformance"))
-        key = env.get("AZURE_STORAGE_KEY") or (AZURITE_KEY if account == AZURITE_ACCOUNT else None)
-        return Endpoint(url, "azure", f"{root}/{account}", name, account, key)
-    raise ValueError(f"unknown storage scheme {u.scheme!r} in {url!r}")
+        key = (password or env.get("AZURE_STORAGE_KEY")
+               or (AZURITE_KEY if account == AZURITE_ACCOUNT else None))
+        return Endpoint(shown, "azure", f"{root}/{account}", name, account, key)
+    raise ValueError(f"unknown storage scheme {u.scheme!r} in {shown!r}")

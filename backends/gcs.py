@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from backends.base import Backend, StorageError
+from backends.secrets import redact_url
 from model.effects import Outcome, StoreResult
 
 
@@ -27,7 +28,7 @@ class GcsBackend(Backend):
     client = "google-cloud-storage"
 
     def __init__(self, endpoint: str | None, bucket: str, prefix: str, *, project: str = "hcc",
-                 timeout_s: float = 10.0, sdk_retries: int = 0, retry_backoff_s: float = 0.05) -> None:
+                 timeout_s: float = 10.0) -> None:
         super().__init__(prefix)
         from google.auth.credentials import AnonymousCredentials
         from google.cloud import storage
@@ -49,10 +50,18 @@ class GcsBackend(Backend):
 
         self._client._http.mount("http://", HTTPAdapter(pool_connections=4, pool_maxsize=64, max_retries=0))
         self._client._http.mount("https://", HTTPAdapter(pool_connections=4, pool_maxsize=64, max_retries=0))
+        # requests reads the proxy variables (and ~/.netrc) again for every request when trust_env is on:
+        # read the proxies once here instead (they cannot change during a run; GCS never uses netrc)
+        from requests.utils import get_environ_proxies
+
+        session = self._client._http
+        session.proxies.update(get_environ_proxies(endpoint or "https://storage.googleapis.com"))
+        session.trust_env = False
 
     def describe(self) -> str:
         """One line naming the client, endpoint, bucket and prefix."""
-        return f"google-cloud-storage {self.endpoint or 'gcs'} bucket={self.bucket_name} prefix={self.prefix}"
+        where = redact_url(self.endpoint or "gcs")
+        return f"google-cloud-storage {where} bucket={self.bucket_name} prefix={self.prefix}"
 
     def _call(self, fn: Any) -> tuple[Outcome, Any]:
         import requests

@@ -48,15 +48,18 @@ from typing import Any
 from backends.base import Backend, StorageError
 from backends.endpoint import Endpoint
 from backends.fault_proxy import FaultProxy
+from backends.launchers.workdir import server_dir
 from backends.threadworld import ThreadWorld
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS
-from model.config import ConfigError, Dist, Scenario
+from model.config import ConfigError, Dist, Scenario, client_settings
 from model.effects import CreateIfAbsent, FencedPut, Put, ReplaceIfMatch, StorageEffect, StoreResult
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WorldError
+from model.lock_audit import enable_body, enable_key
 from model.sim import WriterFactory, node_clocks, retry_policy
+from model.taskloop import interrupt_policy
 from model.workloads.lock import LockWorkload
 
 
@@ -67,6 +70,10 @@ class ServerDied(RuntimeError):
         super().__init__(f"storage server died mid-run: {reason} ({len(events)} events recorded and kept)")
         self.reason = reason
         self.events = events
+
+
+class Unreachable(RuntimeError):
+    """The storage service did not answer before the run began (nothing was recorded)."""
 
 
 def map_scenario_keys(scenario: Scenario, prefix: str) -> Scenario:
@@ -116,7 +123,8 @@ class RealWorld:
         workload = workload or LockWorkload(scenario, writer_factory, record_bodies_under)
         self.kernel = Kernel(self.world, workload, nodes=node_clocks(scenario, names), faults=scenario.faults,
                              policy=retry_policy(scenario), seed=self.seed, new_id=lambda: str(uuid.uuid4()),
-                             sink=sink, on_error=self._on_error)
+                             sink=sink, on_error=self._on_error,
+                             writer_policy=interrupt_policy(scenario.workload.interrupt))
         for name in names:
             self.kernel.nodes[name].backend = backends[name]
 
@@ -153,24 +161,35 @@ class RealWorld:
             k.start_writer(node)
         self.world.start(k.nemesis(until_ms=self.duration_ms))
         died: str | None = None
+        end: dict[str, Any] = {}
+        try:
+            died = self._wait_for_end()
+            if died is not None:
+                k.record("-", "nemesis", "info", "server-died", {"reason": died})
+                end = {"error": died}
+        except BaseException as e:  # SIGINT / SIGTERM in the main thread: stop the writers, end the history
+            end = {"interrupted": type(e).__name__}
+            raise
+        finally:
+            self.world.stop(5 if "interrupted" in end else 15)
+            k.record("-", "nemesis", "info", "run-end", end)
+        if died is not None:
+            raise ServerDied(died, list(k.events))
+        return k.events
+
+    def _wait_for_end(self) -> str | None:
+        """Wait out the duration; the reason the server died, if it did."""
         next_health = 0.0
         while self.now_ms() < self.duration_ms:
             time.sleep(min(0.1, max(0.001, (self.duration_ms - self.now_ms()) / 1000)))
             if self._fatal is not None:
-                died = self._fatal
-                break
+                return self._fatal
             if self.health is not None and time.monotonic() >= next_health:
                 next_health = time.monotonic() + 0.5
                 died = self.health()
                 if died is not None:
-                    break
-        if died is not None:
-            k.record("-", "nemesis", "info", "server-died", {"reason": died})
-        self.world.stop()
-        k.record("-", "nemesis", "info", "run-end", {} if died is None else {"error": died})
-        if died is not None:
-            raise ServerDied(died, list(k.events))
-        return k.events
+                    return died
+        return None
 
 
 def _wall_clock(node: Node, true_ms: int) -> int:
@@ -239,7 +258,7 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
 
     ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`).
     """
-    cfg = scenario.storage
+    cfg = client_settings(scenario)
     kw: dict[str, Any] = {"timeout_s": cfg.timeout_ms / 1000}
     if client is not None:
         kw["client"] = client
@@ -270,15 +289,27 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
 
 
 def clear_prefix(ep: Endpoint, prefix: str) -> None:
-    """Delete the run's objects under ``prefix`` (a fresh table for the run)."""
+    """Delete the run's objects under ``prefix`` (a fresh table for the run); Unreachable if it cannot."""
     from model.effects import Delete, ListPrefix
 
     with ep.backend(prefix) as b:
-        b.ensure_container()
+        try:
+            b.ensure_container()
+        except Exception as e:  # noqa: BLE001 - each SDK has its own connection errors
+            raise Unreachable(f"{ep.describe()} cannot be reached: {type(e).__name__}: {e}") from None
         listed = b.perform(ListPrefix(b.prefix))
         if listed.ok and listed.body:
             for key in listed.body.decode().split("\n"):
                 b.perform(Delete(key))
+
+
+def seed_audit_enable_file(ep: Endpoint, prefix: str, scenario: Scenario) -> None:
+    """Write the table's lock-audit enable file (as ``hudi-cli locks audit enable`` does).
+
+    ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`).
+    """
+    with ep.backend(prefix) as b:
+        b.perform(Put(enable_key(scenario.lock.base_path), enable_body()))
 
 
 def read_prefix(ep: Endpoint, prefix: str) -> dict[str, bytes]:
@@ -307,8 +338,10 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
     """
     seed = scenario.seed if seed is None else seed
     scenario = map_scenario_keys(scenario, prefix)
-    log_dir = log_dir or Path("runs") / "tmp" / "realworld"
+    log_dir = log_dir or server_dir("realworld")
     clear_prefix(ep, prefix)
+    if scenario.lock.audit:
+        seed_audit_enable_file(ep, prefix, scenario)
     holder: list[RealWorld] = []
     nodes = scenario.workload.nodes()
     with node_backends(scenario, ep, nodes, prefix=prefix, log_dir=log_dir, seed=seed,
@@ -346,9 +379,9 @@ def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, du
     seed = scenario.seed if seed is None else seed
     scenario = map_scenario_keys(scenario, prefix)
     holder: list[RealWorld] = []
-    with node_backends(scenario, ep, [node], prefix=prefix, log_dir=log_dir or Path("runs") / "tmp" / node,
-                       seed=seed, clock_ms=lambda: holder[0].now_ms() if holder else 0,
-                       client=client) as (backends, _):
+    log_dir = log_dir or server_dir(f"realworld-{node}")
+    with node_backends(scenario, ep, [node], prefix=prefix, log_dir=log_dir, seed=seed,
+                       clock_ms=lambda: holder[0].now_ms() if holder else 0, client=client) as (backends, _):
         world = RealWorld(scenario, backends, seed=seed, sink=sink, nodes=[node], duration_ms=duration_ms,
                           start_epoch=start_epoch, health=endpoint_health(ep), writer_factory=writer_factory,
                           record_bodies_under=record_bodies_under)

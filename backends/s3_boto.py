@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from backends.base import Backend, StorageError
+from backends.secrets import redact_url
 from model.effects import Outcome, StoreResult
 
 
@@ -52,7 +53,7 @@ class BotoS3Backend(Backend):
 
     def describe(self) -> str:
         """One line naming the client, endpoint, bucket and prefix."""
-        return f"boto3 {self.endpoint or 'aws'} bucket={self.bucket} prefix={self.prefix}"
+        return f"boto3 {redact_url(self.endpoint or 'aws')} bucket={self.bucket} prefix={self.prefix}"
 
     def _call(self, fn: Any, **kw: Any) -> tuple[Outcome, Any]:
         from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, HTTPClientError

@@ -18,6 +18,7 @@ import urllib.parse
 from typing import Any
 
 from backends.base import Backend, StorageError
+from backends.secrets import redact_url
 from model.effects import Outcome, StoreResult
 
 
@@ -51,7 +52,7 @@ class MinioS3Backend(Backend):
 
     def describe(self) -> str:
         """One line naming the client, endpoint, bucket and prefix."""
-        return f"minio-py {self.endpoint} bucket={self.bucket} prefix={self.prefix}"
+        return f"minio-py {redact_url(self.endpoint)} bucket={self.bucket} prefix={self.prefix}"
 
     def _call(self, fn: Any, *args: Any, **kw: Any) -> tuple[Outcome, Any]:
         import urllib3.exceptions

@@ -1,7 +1,8 @@
 """The kernel's primitives on real threads and real time: a small trampoline.
 
 :class:`ThreadWorld` implements :class:`model.kernel.World`: every generator the
-kernel starts runs on its own daemon thread, and the trampoline resolves each
+kernel starts runs on a daemon thread of its own (threads are reused once their
+generator ends, as Hudi's heartbeat executor reuses its thread), and the trampoline resolves each
 thing the generator yields by blocking: a timeout until its deadline, a signal
 until it fires, a storage request at once (the request is performed on the
 calling thread, so it is already answered when the kernel waits for it).  An
@@ -12,6 +13,7 @@ or next wait, exactly as SimPy delivers ``simpy.Interrupt``.
 from __future__ import annotations
 
 import collections
+import queue
 import threading
 import time
 from collections.abc import Callable, Generator
@@ -66,6 +68,10 @@ class Signal:
     def poll(self) -> tuple[bool, Any]:
         return self._fired.is_set(), self._value
 
+    @property
+    def triggered(self) -> bool:
+        return self._fired.is_set()
+
     def left(self) -> float:
         return 0.5
 
@@ -73,6 +79,24 @@ class Signal:
         with self._lock:
             if not self._fired.is_set():
                 self._waiters.add(h)
+
+
+class AnyOf:
+    """Done when the first of several timeouts / signals is (``ThreadWorld.any_of``)."""
+
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+
+    def poll(self) -> tuple[bool, Any]:
+        return any(p.poll()[0] for p in self.parts), None
+
+    def left(self) -> float:
+        return min(p.left() for p in self.parts)
+
+    def watch(self, h: Handle) -> None:
+        for p in self.parts:
+            if isinstance(p, Signal):
+                p.watch(h)
 
 
 class Answered:
@@ -91,12 +115,12 @@ class Answered:
 class Handle:
     """A generator running on its own thread (see :meth:`ThreadWorld.start`)."""
 
-    def __init__(self, world: ThreadWorld, gen: Gen, name: str) -> None:
+    def __init__(self, gen: Gen) -> None:
         self.gen = gen
         self.causes: collections.deque[Any] = collections.deque()
         self.wake = threading.Event()
         self.finished = False
-        self.thread = threading.Thread(target=world._trampoline, args=(self,), name=name, daemon=True)
+        self.ended = threading.Event()
 
     @property
     def is_alive(self) -> bool:
@@ -120,8 +144,10 @@ class ThreadWorld:
         self.start_epoch = start_epoch
         self._t0 = time.monotonic()
         self.lock = threading.RLock()
-        self.handles: list[Handle] = []
-        self._count = 0
+        self.handles: list[Handle] = []  # the generators not known to have ended
+        self._queue: queue.SimpleQueue[Handle | None] = queue.SimpleQueue()
+        self._idle = 0  # worker threads waiting for a generator
+        self._workers = 0
 
     def reset_clock(self) -> None:
         """True time 0 is now (unless a shared ``start_epoch`` was given)."""
@@ -141,13 +167,32 @@ class ThreadWorld:
     def event(self) -> Signal:
         return Signal()
 
+    def any_of(self, events: list[Any]) -> AnyOf:
+        return AnyOf(events)
+
     def start(self, gen: Gen) -> Handle:
-        self._count += 1
-        h = Handle(self, gen, f"task-{self._count}")
+        h = Handle(gen)
         with self.lock:
+            self.handles = [x for x in self.handles if x.is_alive]
             self.handles.append(h)
-        h.thread.start()
+            reuse = self._idle > 0
+            if reuse:
+                self._idle -= 1
+            else:
+                self._workers += 1
+        if reuse:
+            self._queue.put(h)
+        else:
+            threading.Thread(target=self._worker, args=(h,), name=f"hcc-task-{self._workers}",
+                             daemon=True).start()
         return h
+
+    def _worker(self, h: Handle | None) -> None:
+        while h is not None:
+            self._trampoline(h)
+            with self.lock:
+                self._idle += 1
+            h = self._queue.get()
 
     def request(self, node: Node, effect: StorageEffect) -> Answered:
         return Answered(self._perform(node, effect))
@@ -161,7 +206,11 @@ class ThreadWorld:
                 h.interrupt("stop")
         deadline = time.monotonic() + join_s
         for h in handles:
-            h.thread.join(max(0.0, deadline - time.monotonic()))
+            h.ended.wait(max(0.0, deadline - time.monotonic()))
+        with self.lock:
+            idle, self._idle = self._idle, 0
+        for _ in range(idle):
+            self._queue.put(None)  # idle workers end
 
     def _trampoline(self, h: Handle) -> None:
         send: Any = None
@@ -175,7 +224,7 @@ class ThreadWorld:
                 except Interruption:
                     return  # a generator with no use for the cause (the nemesis at the end of a run)
                 send, throw = None, None
-                if isinstance(waiting, Signal):
+                if isinstance(waiting, Signal | AnyOf):
                     waiting.watch(h)
                 while True:
                     if h.causes:
@@ -189,3 +238,4 @@ class ThreadWorld:
                     h.wake.clear()
         finally:
             h.finished = True
+            h.ended.set()

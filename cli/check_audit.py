@@ -1,15 +1,17 @@
-"""``hcc check-audit PATH``: mutual exclusion over Hudi's storage-lock audit files.
+"""``hcc check-audit PATH``: Hudi's storage-lock audit files, validated as ``locks audit validate`` does.
 
-PATH is a table base path or its ``.hoodie/.locks/audit`` folder on local
-disk, or a storage URL (``s3+http://HOST:PORT/BUCKET``, ``gs://BUCKET``, ... as
-for ``hcc conformance``) with ``--table`` naming the table's base path in the
-bucket.  Every audit record (START / RENEW / END per owner and transaction) is
-turned into a lock history and the mutual-exclusion checker runs on it: two
-owners holding the lock at the same time is a violation.  Timestamps are the
-writers' own clocks (see ``backends/hudi_audit.py``).
+PATH is a table base path, its ``.hoodie/.locks`` folder or its ``.hoodie/.locks/audit``
+folder on local disk, or a storage URL (``s3+http://HOST:PORT/BUCKET``, ``gs://BUCKET``,
+... as for ``hcc conformance``) with ``--table`` naming the table's base path in the
+bucket.  Each audit file is one transaction window, from its first START to its last END
+(without an END, to the last record's lockExpiration); a window that starts before an
+earlier one ends is an overlap, as Hudi's validator reports it; a file with several
+START..END cycles is one window.  Timestamps are the writers' own clocks (see
+``backends/hudi_audit.py``).
 
-Exit status: 0 no violation, 1 a violation, 2 bad input (no audit files, a
-record that is not an audit record: the file, line and field are named).
+Exit status: 0 no overlap (windows without END are listed as warnings), 1 an overlap,
+2 bad input (no audit files, a line that is not an audit record: the file, line and field
+are named).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from backends import registry
-from backends.hudi_audit import AuditFormatError, audit_events, check_audit, read_backend, read_local
+from backends.hudi_audit import AuditFormatError, read_backend, read_local, validate, window_events
 from model.config import ConfigError
 from model.history import dumps
 
@@ -29,19 +31,20 @@ from model.history import dumps
 def register(subparsers: Any) -> None:
     """Add the ``check-audit`` subcommand."""
     p = subparsers.add_parser(
-        "check-audit", help="check Hudi's storage-lock audit files for two owners holding the lock at once",
+        "check-audit", help="validate Hudi's storage-lock audit files as hudi-cli 'locks audit validate'",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("path", metavar="PATH", help="table base path or audit folder, or a storage URL")
+    p.add_argument("path", metavar="PATH",
+                   help="table base path, its .hoodie/.locks or audit folder, or a storage URL")
     p.add_argument("--table", help="with a URL: the table's base path in the bucket (e.g. warehouse/t1)")
-    p.add_argument("--history", metavar="FILE", help="also write the derived history (JSON Lines)")
+    p.add_argument("--history", metavar="FILE", help="also write the windows as a lock history (JSON Lines)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read, convert, check; returns the exit code."""
+    """Read, validate, report; returns the exit code."""
     try:
         if registry.is_url(args.path):
             if not args.table:
@@ -57,22 +60,37 @@ def run(args: argparse.Namespace) -> int:
     except AuditFormatError as e:
         print(f"hcc check-audit: {e}", file=sys.stderr)
         return 2
-    except ValueError as e:
-        raise ConfigError("PATH", args.path, str(e)) from e
-    events = audit_events(records)
+    result = validate(records)
     if args.history:
-        Path(args.history).write_text(dumps(events))
-    verdict = check_audit(records)
+        from engines.rundir import write_atomic
+
+        try:
+            write_atomic(Path(args.history), dumps(window_events(result.windows)))
+        except OSError as e:
+            print(f"hcc check-audit: --history {args.history!r}: {e.strerror}", file=sys.stderr)
+            return 2
     owners = sorted({r.owner for r in records})
-    transactions = sum(1 for e in events if e.f == "acquire")
+    verdict = "violation" if result.overlaps else "ok"
     if args.json:
-        print(json.dumps({"path": args.path, "records": len(records), "owners": owners,
-                          "transactions": transactions, **verdict.to_dict()}, sort_keys=True))
+        print(json.dumps({
+            "path": args.path, "records": len(records), "owners": owners, "transactions": len(result.windows),
+            "validator": result.result, "verdict": verdict,
+            "overlaps": [{"earlier": o.earlier.name, "later": o.later.name,
+                          "owners": [o.earlier.owner, o.later.owner],
+                          "earlier_window": [o.earlier.start, o.earlier.end], "later_start": o.later.start,
+                          "overlap_ms": o.overlap_ms} for o in result.overlaps],
+            "without_end": [w.name for w in result.unfinished],
+            "several_cycles": [w.name for w in result.windows if w.cycles > 1],
+        }, sort_keys=True))
     else:
-        print(f"{len(records)} audit records, {transactions} transactions, {len(owners)} owners: "
-              f"verdict {verdict.verdict}")
-        for v in verdict.violations[:20]:
-            print(f"  violation [{v.kind}] {v.message}")
-            for i in v.events:
-                print(f"    {events[i].value.get('source', '')}: {events[i].f} {events[i].type}")
-    return 1 if verdict.violations else 0
+        print(f"{len(records)} audit records, {len(result.windows)} transaction windows, {len(owners)} "
+              f"owners: Hudi's validator says {result.result}; verdict {verdict}")
+        for o in result.overlaps[:20]:
+            print(f"  [ERROR] {o.message()}")
+        for w in result.unfinished[:20]:
+            print(f"  [WARNING] {w.name} => transaction did not end gracefully (no END; window ends at its "
+                  f"last lockExpiration {w.end})")
+        for w in result.windows:
+            if w.cycles > 1:
+                print(f"  note: {w.name} holds {w.cycles} START..END cycles, validated as one window")
+    return 1 if result.overlaps else 0

@@ -6,6 +6,10 @@ the server is started and always stopped) or a URL of a running service
 ``az+http://HOST:PORT/ACCOUNT/CONTAINER``, ``s3://BUCKET``, ``gs://BUCKET``,
 ``az://CONTAINER``; credentials from the usual environment variables).
 
+A race that is not linearizable is drawn as an HTML/SVG timeline (one row per client, the
+longest linearizable prefix and the writes that cannot follow it marked) under
+``--timeline-dir`` (default ``out/conformance``); the table and the JSON name the file.
+
 Exit status: 0 every property passed, 1 a property failed (or the server could
 not start), 2 bad input (the message names the value).
 """
@@ -13,12 +17,17 @@ not start), 2 bad input (the message names the value).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from backends import registry
-from backends.conformance import DEFAULT_CLIENTS, DEFAULT_ROUNDS, run_suite
+from backends.conformance import DEFAULT_CLIENTS, DEFAULT_ROUNDS, Report, run_suite
 from backends.launchers.process import LaunchError, Unavailable
+from backends.secrets import redact, redact_url
+from engines.rundir import write_atomic
+from reports.linearizability import render_timeline
 
 
 def register(subparsers: Any) -> None:
@@ -41,11 +50,29 @@ def register(subparsers: Any) -> None:
                    help="create the bucket/container of a URL backend first if it is missing")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--timeline-dir", type=Path, default=Path("out/conformance"), metavar="DIR",
+                   help="where the timeline of a non-linearizable race is written (default out/conformance)")
     p.set_defaults(func=run)
 
 
+def write_timelines(report: Report, folder: Path) -> list[Path]:
+    """Write the HTML timeline of every non-linearizable race of ``report`` under ``folder`` (atomically)
+    and record each path on its property."""
+    written = []
+    backend = re.sub(r"[^A-Za-z0-9_.-]+", "_", report.backend).strip("_") or "backend"
+    for prop in report.properties:
+        if prop.verdict is None:
+            continue
+        path = folder / f"{backend}-{report.run_id}-{prop.name}.html"
+        title = f"hcc conformance {report.backend}: {prop.name} not linearizable"
+        write_atomic(path, render_timeline(prop.verdict, title))
+        prop.timeline = str(path)
+        written.append(path)
+    return written
+
+
 def _bad(what: str, value: object, why: str) -> int:
-    print(f"hcc conformance: bad {what} {value!r}: {why}", file=sys.stderr)
+    print(redact(f"hcc conformance: bad {what} {value!r}: {why}"), file=sys.stderr)
     return 2
 
 
@@ -59,22 +86,30 @@ def run(args: argparse.Namespace) -> int:
         return _bad("--rounds", args.rounds, "must be at least 1")
     if args.clients < 2:
         return _bad("--clients", args.clients, "must be at least 2")
+    name = redact_url(args.backend)  # what outputs may show of the backend
     log = None if args.quiet or args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
     try:
         with registry.open_endpoint(args.backend) as ep:
             if args.client and ep.kind != "s3":
                 return _bad("--client", args.client,
-                            f"only applies to S3 backends ({args.backend} is {ep.kind})")
+                            f"only applies to S3 backends ({name} is {ep.kind})")
             if getattr(args, "create_bucket", False):
                 with ep.backend("hcc-conformance/") as b:
                     b.ensure_container()
-            report = run_suite(args.backend, ep, rounds=args.rounds, clients=args.clients, client=args.client,
+            report = run_suite(name, ep, rounds=args.rounds, clients=args.clients, client=args.client,
                                log=log)
     except Unavailable as e:
-        print(f"hcc conformance: {args.backend} unavailable here: {e}", file=sys.stderr)
+        print(f"hcc conformance: {name} unavailable here: {redact(str(e))}", file=sys.stderr)
         return 1
     except LaunchError as e:
-        print(f"hcc conformance: {args.backend} did not start: {e}", file=sys.stderr)
+        print(f"hcc conformance: {name} did not start: {redact(str(e))}", file=sys.stderr)
         return 1
-    print(report.dumps() if args.json else report.table())
+    folder = getattr(args, "timeline_dir", None)
+    if folder is not None:
+        try:
+            write_timelines(report, folder)
+        except OSError as e:
+            print(f"hcc conformance: cannot write the timeline under {folder}: {e.strerror or e}",
+                  file=sys.stderr)
+    print(redact(report.dumps() if args.json else report.table()))
     return 0 if report.passed else 1

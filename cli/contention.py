@@ -17,6 +17,7 @@ from typing import Any
 
 from engines.contention import run_spark_world
 from engines.contention_commits import run_spark_commits
+from engines.rundir import claim_out
 from model.config import ConfigError
 from scenarios import loader
 from scenarios.timeline_loader import is_timeline_scenario
@@ -43,7 +44,9 @@ def register(subparsers: Any) -> None:
     c.add_argument("--master", help="Spark master URL (default local[W] for W writers)")
     c.add_argument("--seed", type=int, help="seed of the writers' random choices (default: the scenario's)")
     c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field of the scenario")
-    c.add_argument("--out", help="run directory (history.jsonl, verdict.json, metrics.json, scenario.toml)")
+    c.add_argument("--out", help="run directory, new or empty (history.jsonl, verdict.json, metrics.json, "
+                                 "scenario.toml); default: a new folder out/runs/NAME-BACKEND/seedN-TIME")
+    c.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.set_defaults(func=run_contention_cmd)
 
@@ -59,7 +62,7 @@ def run_contention_cmd(args: argparse.Namespace) -> int:
         raise ConfigError("scenario", args.scenario or args.set,
                           "--workload nbcc takes no scenario file or --set (use --writers, --seed)")
     overrides = list(args.set or []) + ([f"workload.writers={args.writers}"] if args.writers else [])
-    out = Path(args.out) if args.out else None
+    out = claim_out(Path(args.out), args.force) if args.out else None
     if workload == "lock":
         scenario = loader.load(args.scenario, overrides)
         summary = run_spark_world(scenario, args.backend, args.duration_ms, master=args.master,

@@ -1,6 +1,7 @@
 """``hcc gate RUN_DIR --baseline BASELINE.json [--junit FILE] [--update]``: the regression gate.
 
-RUN_DIR is one run directory or a folder of them (``hcc run --all --out DIR``).  Exit 0 when
+RUN_DIR is one run directory or a folder of them (``hcc run --all --out DIR``); in the
+store (``out/runs``, or one scenario's folder of it) the ``latest`` links are followed.  Exit 0 when
 every check passes, 1 when one fails (an unexpected violation, a metric worse than its
 tolerance, a scenario without a run or without a baseline), 2 for unreadable input.
 """
@@ -19,7 +20,8 @@ from engines.rundir import write_atomic
 def register(subparsers: Any) -> None:
     """Add the ``gate`` subcommand."""
     p = subparsers.add_parser("gate", help="compare runs with a baseline; JUnit XML for CI")
-    p.add_argument("run_dir", help="a run directory, or a folder holding one run directory per scenario")
+    p.add_argument("run_dir", help="a run directory, a folder holding one run directory per scenario, or the "
+                                   "store out/runs (the latest run of each scenario)")
     p.add_argument("--baseline", required=True, help="baseline JSON (one entry per scenario)")
     p.add_argument("--junit", help="write JUnit XML here")
     p.add_argument("--update", action="store_true",
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     from reports.gate import BaselineError, gate_missing, gate_run, load_baseline, update_baseline
     from reports.junit import junit_xml
-    from reports.load import RunDirError, find_runs, load_run
+    from reports.load import RunDirError, find_runs, is_one_run, load_run
 
     baseline_path = Path(args.baseline)
     try:
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
             old = load_baseline(baseline_path) if baseline_path.exists() else None
         else:
             baseline = load_baseline(baseline_path)
+        checks = [] if args.update else [c for r in runs for c in gate_run(r, baseline)]
     except (RunDirError, BaselineError) as e:
         print(f"hcc gate: error: {e}", file=sys.stderr)
         return 2
@@ -56,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(baseline_path, json.dumps(update_baseline(runs, old), indent=2, sort_keys=True) + "\n")
         print(f"baseline {baseline_path}: recorded {', '.join(r.name for r in runs)}")
         return 0
-    checks = [c for r in runs for c in gate_run(r, baseline)]
-    if len(runs) > 1 or not Path(args.run_dir).joinpath("verdict.json").exists():
+    if len(runs) > 1 or not is_one_run(args.run_dir):
         checks += gate_missing(baseline, {r.name for r in runs})
     table = pd.DataFrame([{"scenario": c.scenario, "check": c.name, "baseline": c.baseline, "now": c.now,
                            "change": c.change, "limit": c.limit, "status": "ok" if c.ok else "FAIL"}

@@ -1,7 +1,8 @@
 """The ``hcc`` command line.
 
 Exit status: 0 when a run's verdict equals the scenario's expected verdict,
-1 when it does not, 2 for bad input (the message names the field and value).
+1 when it does not, 2 for bad input (the message names the field and value),
+130 when stopped by SIGINT and 143 by SIGTERM (servers stopped, the run marked interrupted).
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from backends.secrets import redact
+from engines.lifecycle import EXIT_CODES, INTERRUPTS, signal_name, signals_as_exceptions
 from model.config import ConfigError
 
 # What a user does -> the modules of its commands.  Each module has register(subparsers) and
 # imports heavy optional dependencies (Spark, SDKs, pandas) only when a command runs.
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("run and explore", ("cli.run", "cli.timeline", "cli.nbcc", "cli.explore", "cli.explore_lock",
-                         "cli.slices")),
+                         "cli.slices", "cli.check_history")),
     ("real storage", ("cli.conformance", "cli.realworld", "cli.replay", "cli.check_audit")),
     ("Spark", ("cli.sweep", "cli.boundary", "cli.contention")),
     ("reports and gate", ("cli.report", "cli.gate")),
@@ -48,11 +51,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.func(args)
+        with signals_as_exceptions():
+            code: int = args.func(args)
         return code
     except ConfigError as e:
-        print(f"hcc: error: {e}", file=sys.stderr)
+        print(f"hcc: error: {redact(str(e))}", file=sys.stderr)
         return 2
+    except INTERRUPTS as e:
+        name = signal_name(e) or "SIGINT"
+        print(f"hcc: interrupted by {name}; servers stopped", file=sys.stderr)
+        return EXIT_CODES[name]
 
 
 if __name__ == "__main__":

@@ -2,12 +2,17 @@
 
 Writers with a bucket index append logs to shared file groups while a compaction service is
 scheduled mid-flight; writers fail mid-deltacommit and retry.  The history and the final table are
-checked with the slicing rule given by ``--rule`` plugged into every reader view.  The run
+checked with the slicing rule given by ``--rule`` plugged into every reader view.  ``--faults FILE``
+takes the ``[faults]`` table of a scenario file (error rules, lost replies, pauses, cut-offs,
+crashes; nodes ``w1``..``wN`` write, ``w{N+1}`` compacts).  The run
 directory (``--out``) gets ``history.jsonl``, ``verdict.json``, ``plan.json`` and the table itself
 under ``table/`` (readable with ``hcc slices OUT/table``).
 
+The table is a Hudi table (version 8, MERGE_ON_READ): hudi-rs lists its file slices; its data
+files hold JSON rows, not Parquet and Avro log blocks.
+
 Exit codes: 0 when the verdict is the expected one (``ok`` for the completion-time rule with the
-lock time source, ``violation`` otherwise, or ``--expect``), 1 when not, 2 for bad input.
+skew-adjusting generator, ``violation`` otherwise, or ``--expect``), 1 when not, 2 for bad input.
 """
 
 from __future__ import annotations
@@ -16,15 +21,18 @@ import argparse
 import dataclasses
 import json
 import random
+import tomllib
 from pathlib import Path
 from typing import Any
 
-from engines.rundir import write_atomic, write_json
-from model.config import ConfigError
+from engines.rundir import link_latest, marks_interrupted, prepare_out, write_json, write_table
+from model.config import ConfigError, FaultPlan
 from model.history import Event
 from model.nbcc.sim_checks import check_history, rel
-from model.nbcc.sim_table import TIME_SOURCES, random_plan, run_table
+from model.nbcc.sim_table import random_plan, run_table
 from model.nbcc.slicing import Rule
+from model.timeline.timegen import GENERATORS
+from scenarios.loader import build
 
 RULES = {
     "completion": Rule.COMPLETION_TIME,
@@ -52,17 +60,21 @@ def register(subparsers: Any) -> None:
         help="slicing rule of the readers (default completion)",
     )
     r.add_argument(
-        "--time-source",
-        choices=TIME_SOURCES,
-        default="lock",
-        help="lock (RFC-66) or monotonic (CAS counter, no lock: unsafe)",
+        "--time-generator",
+        choices=GENERATORS,
+        default="skew-adjusting",
+        help="skew-adjusting (under the table lock, RFC-66), monotonic (CAS counter, no lock: unsafe) "
+        "or local-clock (no lock: unsafe)",
     )
     r.add_argument("--batches", type=int, default=4, help="deltacommits per writer (default 4)")
     r.add_argument("--buckets", type=int, default=3, help="file groups / buckets (default 3)")
     r.add_argument("--compactions", type=int, default=3, help="compaction slots (default 3)")
     r.add_argument("--fail-prob", type=float, default=0.25, help="chance a batch has injected failures")
+    r.add_argument("--faults", metavar="FILE", help="a TOML file whose [faults] table is the fault plan")
     r.add_argument("--expect", choices=("ok", "violation"), help="expected verdict (see the exit codes)")
-    r.add_argument("--out", help="run directory (default out/runs/nbcc-seed<N>-<rule>)")
+    r.add_argument("--out", help="run directory, new or empty "
+                                 "(default: a new folder out/runs/nbcc-RULE/seedN-TIME)")
+    r.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.set_defaults(func=run)
 
@@ -79,9 +91,25 @@ def _check_args(args: argparse.Namespace) -> None:
         raise ConfigError("--fail-prob", args.fail_prob, "must be in [0, 1]")
 
 
+def load_faults(path: str) -> FaultPlan:
+    """The ``[faults]`` table of a TOML file; ConfigError names the file or the field."""
+    try:
+        raw = tomllib.loads(Path(path).read_text())
+    except OSError as e:
+        raise ConfigError("--faults", path, f"cannot be read: {e.strerror}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError("--faults", path, f"is not valid TOML: {e}") from e
+    faults = raw.get("faults", {})
+    if not isinstance(faults, dict):
+        raise ConfigError("faults", faults, "must be a table")
+    plan: FaultPlan = build(FaultPlan, faults, "faults")
+    return plan
+
+
 def run(args: argparse.Namespace) -> int:
     """Run, check, write the run directory, print the verdict; return the exit code."""
     _check_args(args)
+    faults = load_faults(args.faults) if args.faults else None
     rule = RULES[args.rule]
     plan = random_plan(
         random.Random(args.seed),
@@ -90,25 +118,30 @@ def run(args: argparse.Namespace) -> int:
         args.buckets,
         compactions=args.compactions,
         fail_prob=args.fail_prob,
-        time_source=args.time_source,
+        time_generator=args.time_generator,
+        faults=faults,
     )
-    out = Path(args.out) if args.out else Path("out") / "runs" / f"nbcc-seed{args.seed}-{args.rule}"
+    plan.validate()
+    out = prepare_out(args.out, force=args.force, name=f"nbcc-{args.rule}", seed=args.seed)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "history.jsonl", "w") as history:
+    marker = {"seed": args.seed, "rule": rule.value, "time_generator": args.time_generator}
+    with marks_interrupted(out, marker), \
+            open(out / "history.jsonl", "w") as history:
 
         def sink(event: Event) -> None:
             history.write(event.to_json() + "\n")
+            history.flush()
 
         result = run_table(plan, args.seed, sink)
     verdict = check_history(result.events, result.objects, plan.base, rule)
     expect = args.expect or (
-        "ok" if rule is Rule.COMPLETION_TIME and args.time_source == "lock" else "violation"
+        "ok" if rule is Rule.COMPLETION_TIME and args.time_generator == "skew-adjusting" else "violation"
     )
     table = result.table()
     summary = {
         "seed": args.seed,
         "rule": rule.value,
-        "time_source": args.time_source,
+        "time_generator": args.time_generator,
         "expect": expect,
         "matches_expectation": verdict.verdict == expect,
         "out": str(out),
@@ -121,9 +154,8 @@ def run(args: argparse.Namespace) -> int:
     }
     write_json(out / "plan.json", dataclasses.asdict(plan))
     write_json(out / "verdict.json", summary)
-    for key, body in result.objects.items():
-        if key.startswith(plan.base + "/"):
-            write_atomic(out / "table" / key[len(plan.base) + 1 :], body.decode())
+    write_table(out, result.objects, plan.base + "/")
+    link_latest(out)
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
@@ -133,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(summary: dict[str, Any], instants: Any) -> None:
     print(
-        f"nbcc seed={summary['seed']} rule={summary['rule']} time-source={summary['time_source']}: "
+        f"nbcc seed={summary['seed']} rule={summary['rule']} time-generator={summary['time_generator']}: "
         f"verdict={summary['verdict']} (expected {summary['expect']})"
     )
     print(

@@ -23,13 +23,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from backends import registry
 from backends.launchers.process import LaunchError, Unavailable
-from backends.realworld import ServerDied, map_scenario_keys, run_realworld
-from engines.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
+from backends.realworld import ServerDied, Unreachable, map_scenario_keys, read_prefix, run_realworld
+from backends.secrets import redact, redact_url
+from engines.rundir import (
+    HISTORY,
+    METRICS,
+    SCENARIO,
+    VERDICT,
+    audit_of_run,
+    link_latest,
+    marks_interrupted,
+    prepare_out,
+    write_atomic,
+    write_json,
+    write_table,
+)
 from model.checkers.lock_run import check_lock_history
 from model.config import ConfigError, Dist
 from model.history import Event
@@ -53,7 +65,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--client", choices=("boto3", "minio"), default=None, help="S3 SDK (default boto3)")
     p.add_argument("--latency", metavar="DIST",
                    help="latency added by the proxy each way: fixed:MS, uniform:LO:HI or exp:MEAN:CAP")
-    p.add_argument("--out", help="run directory (default out/realworld/<scenario>-<backend>)")
+    p.add_argument("--out", help="run directory, new or empty "
+                                 "(default: a new folder out/runs/SCENARIO-BACKEND/seedN-TIME)")
+    p.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -81,11 +95,14 @@ def run(args: argparse.Namespace) -> int:
     scenario = loader.load(args.scenario, args.set or [])
     seed = scenario.seed if args.seed is None else args.seed
     latency = parse_dist(args.latency) if args.latency else None
-    out = Path(args.out) if args.out else Path("out") / "realworld" / f"{scenario.name}-{args.backend}"
-    out.mkdir(parents=True, exist_ok=True)
+    backend = redact_url(args.backend)  # what outputs may show of the backend
+    out = prepare_out(args.out, force=args.force, name=f"{scenario.name}-{backend}", seed=seed)
     write_atomic(out / SCENARIO, loader.to_toml(map_scenario_keys(scenario, args.prefix)))
     error: str | None = None
-    with open(out / HISTORY, "w") as history:
+    objects: dict[str, bytes] = {}
+    head = {"scenario": scenario.name, "seed": seed, "world": "real", "backend": backend,
+            "expect": scenario.expect}
+    with marks_interrupted(out, head), open(out / HISTORY, "w") as history:
 
         def sink(event: Event) -> None:
             history.write(event.to_json() + "\n")
@@ -96,24 +113,32 @@ def run(args: argparse.Namespace) -> int:
                 result = run_realworld(scenario, ep, prefix=args.prefix, seed=seed, sink=sink, log_dir=out,
                                        latency=latency, client=args.client)
                 events, actions = result.events, result.proxy_actions
+                objects = read_prefix(ep, args.prefix)  # the table the run left, audit trail included
         except (Unavailable, LaunchError) as e:
-            print(f"hcc realworld: {args.backend} did not start: {e}", file=sys.stderr)
+            print(f"hcc realworld: {backend} did not start: {redact(str(e))}", file=sys.stderr)
+            return 1
+        except Unreachable as e:
+            print(f"hcc realworld: {redact(str(e))}", file=sys.stderr)
             return 1
         except ServerDied as e:
-            error, events, actions = str(e), e.events, {}
-            print(f"hcc realworld: {e}; history kept in {out / HISTORY}", file=sys.stderr)
+            error, events, actions = redact(str(e)), e.events, {}
+            print(f"hcc realworld: {error}; history kept in {out / HISTORY}", file=sys.stderr)
     verdict = check_lock_history(events, scenario.checkers)
     metrics = lock_metrics(events)
-    summary = {"scenario": scenario.name, "seed": seed, "world": "real", "backend": args.backend,
-               "expect": scenario.expect,
-               "matches_expectation": error is None and verdict.verdict == scenario.expect,
-               "error": error, "proxy": actions, "out": str(out), **verdict.to_dict()}
+    table = write_table(out, objects, prefix=map_scenario_keys(scenario, args.prefix).lock.base_path + "/")
+    audit, seen = audit_of_run(table, verdict) if objects else (None, ())
+    found = verdict.to_dict()
+    for v, visible in zip(found["violations"], seen, strict=False):
+        v["audit_visible"] = visible
+    summary = {**head, "matches_expectation": error is None and verdict.verdict == scenario.expect,
+               "error": error, "proxy": actions, "out": str(out), **found, "audit": audit}
     write_json(out / METRICS, metrics)
     write_json(out / VERDICT, summary)
+    link_latest(out)
     if args.json:
         print(json.dumps({**summary, "metrics": metrics}, sort_keys=True))
     else:
-        print(f"scenario {scenario.name} on {args.backend} (real world)  seed {seed}  "
+        print(f"scenario {scenario.name} on {backend} (real world)  seed {seed}  "
               f"verdict {verdict.verdict} (expected {scenario.expect})  events {len(events)}  -> {out}")
         if actions:
             print(f"  proxy: {', '.join(f'{k} {v}' for k, v in sorted(actions.items()))}")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,18 @@ from typing import Any
 from backends import registry
 from backends.launchers.process import LaunchError, Unavailable
 from backends.replay import replay
-from engines.rundir import HISTORY, SCENARIO, VERDICT, write_atomic, write_json
+from backends.secrets import redact, redact_url
+from engines.rundir import (
+    HISTORY,
+    SCENARIO,
+    VERDICT,
+    claim_out,
+    fresh_dir,
+    marks_interrupted,
+    slug,
+    write_atomic,
+    write_json,
+)
 from model.config import ConfigError
 from model.history import Event, loads
 from scenarios import loader
@@ -43,7 +53,9 @@ def register(subparsers: Any) -> None:
                    help=f"one of {', '.join(registry.NAMES)}, or a URL of a running service")
     p.add_argument("--prefix", default="hcc-replay/", help="table prefix for the replay's keys")
     p.add_argument("--client", choices=("boto3", "minio"), default=None, help="S3 SDK (default boto3)")
-    p.add_argument("--out", help="output directory (default RUN_DIR/replay-<backend>)")
+    p.add_argument("--out", help="output directory, new or empty (default RUN_DIR/replay-<backend>, "
+                                 "or replay-<backend>-2, ... when that exists)")
+    p.add_argument("--force", action="store_true", help="replace the replay in a used --out folder")
     p.add_argument("--show", type=int, default=10, help="disagreeing steps to print (default 10)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -75,11 +87,15 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--backend", args.backend, str(e)) from e
     run_dir = Path(args.run_dir)
     scenario, seed, original, original_verdict = load_run(run_dir)
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", args.backend)
-    out = Path(args.out) if args.out else run_dir / f"replay-{slug}"
-    out.mkdir(parents=True, exist_ok=True)
+    name = redact_url(args.backend)
+    if args.out:
+        out = claim_out(Path(args.out), args.force)
+        out.mkdir(parents=True, exist_ok=True)
+    else:
+        out = fresh_dir(run_dir / f"replay-{slug(args.backend)}")
     try:
-        with registry.open_endpoint(args.backend) as ep, \
+        with marks_interrupted(out, {"scenario": scenario.name, "seed": seed, "backend": name}), \
+                registry.open_endpoint(args.backend) as ep, \
                 ep.backend(args.prefix, client=args.client, timeout_s=10) as backend, \
                 open(out / HISTORY, "w") as history:
             backend.ensure_container()
@@ -88,10 +104,10 @@ def run(args: argparse.Namespace) -> int:
                 history.write(event.to_json() + "\n")
                 history.flush()
 
-            report = replay(scenario, seed, backend, backend_name=args.backend, original=original,
+            report = replay(scenario, seed, backend, backend_name=name, original=original,
                             original_verdict=original_verdict, sink=sink)
     except (Unavailable, LaunchError) as e:
-        print(f"hcc replay: {args.backend} did not start: {e}", file=sys.stderr)
+        print(f"hcc replay: {name} did not start: {redact(str(e))}", file=sys.stderr)
         return 1
     write_atomic(out / "steps.jsonl", "".join(json.dumps(s.to_dict(), sort_keys=True) + "\n"
                                               for s in report.steps))
@@ -101,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, sort_keys=True))
         return 0 if ok else 1
-    print(f"replay of {scenario.name} seed {seed} on {args.backend}: {report.agreed}/{len(report.steps)} "
+    print(f"replay of {scenario.name} seed {seed} on {name}: {report.agreed}/{len(report.steps)} "
           f"steps answered as the model did (virtual time: pauses cost nothing)")
     for s in [s for s in report.steps if not s.agree][:args.show]:
         print(f"  step {s.step} t={s.time} ms {s.node} {s.op} {s.key}: model {s.model}, backend {s.real}"

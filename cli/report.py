@@ -15,7 +15,9 @@ from engines.rundir import write_atomic
 def register(subparsers: Any) -> None:
     """Add the ``report`` subcommand."""
     p = subparsers.add_parser("report", help="write report.html, report.md and report.json for a run")
-    p.add_argument("run_dir", help="a run directory, or a folder holding one run directory per scenario")
+    p.add_argument("run_dir", nargs="?", default="out/runs/latest",
+                   help="a run directory, a folder holding one run directory per scenario, or a folder of "
+                        "the store (its latest runs); default out/runs/latest, the newest run")
     p.add_argument("--format", default="html,md,json", help="comma-separated: html, md, json")
     p.add_argument("--x", help="sweeps: the setting on the heat map's x axis (dotted key)")
     p.add_argument("--y", help="sweeps: the setting on the heat map's y axis (dotted key)")

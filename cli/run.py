@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engines.rundir import execute
+from engines.rundir import claim_out, execute
 from model.config import ConfigError
 from scenarios import loader
 
@@ -33,16 +33,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.all == bool(args.scenario):
         raise ConfigError("scenario", args.scenario, "give a scenario name or path, or --all (not both)")
     names = loader.catalogue_names() if args.all else [args.scenario]
+    scenarios = [loader.load(name, args.set or []) for name in names]  # bad input: exit 2 before any run
+    root = claim_out(Path(args.out), args.force) if args.out else None
     failures = 0
     summaries = []
-    for name in names:
-        scenario = loader.load(name, args.set or [])
+    for scenario in scenarios:
         seed = scenario.seed if args.seed is None else args.seed
-        out = (
-            Path(args.out) / scenario.name
-            if args.all and args.out
-            else (Path(args.out) if args.out else None)
-        )
+        out = None if root is None else (root / scenario.name if args.all else root)
         if scenario.world == "spark":  # Spark tasks are the writers, against a launched server
             from cli.contention import print_spark_world
             from engines.contention import run_spark_world
@@ -113,7 +110,9 @@ def register(sub: Any) -> None:
     run.add_argument("scenario", nargs="?", help="catalogue name or path to a TOML file")
     run.add_argument("--all", action="store_true", help="run every scenario of the catalogue")
     run.add_argument("--seed", type=int, help="override the scenario's seed")
-    run.add_argument("--out", help="run directory (with --all: a parent folder)")
+    run.add_argument("--out", help="run directory, new or empty (with --all: a parent folder); default: "
+                                   "a new folder out/runs/NAME/seedN-TIME, linked as out/runs/NAME/latest")
+    run.add_argument("--force", action="store_true", help="replace the runs in a used --out folder")
     run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field (dotted key)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(func=cmd_run)

@@ -14,9 +14,9 @@ import sys
 from typing import Any
 
 from backends.hudi_table_source import load_table
-from model.nbcc.files import format_instant, parse_instant
 from model.nbcc.slicing import FileSlice
 from model.nbcc.timeline import ArchivedInstantError
+from model.timeline.layout import format_instant, parse_instant
 
 
 def register(subparsers: Any) -> None:

@@ -3,7 +3,8 @@
 A timeline scenario file is a lock-model scenario file (world, clocks, faults, lock,
 storage, writers) with a ``[timeline]`` table (``model/timeline/config.py``).  Names are
 looked up in ``scenarios/timeline/``.  The run directory holds history.jsonl, verdict.json,
-metrics.json and scenario.toml (every default filled in), as for ``hcc run``.
+metrics.json and scenario.toml (every default filled in), as for ``hcc run``, and the table the
+writers left (``table/``: a Hudi COPY_ON_WRITE table, readable with ``hcc slices OUT/table``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engines.rundir import execute_timeline
+from engines.rundir import claim_out, execute_timeline, prepare_out
 from scenarios.timeline_loader import load, timeline_names
 
 
@@ -27,15 +28,15 @@ def run(args: argparse.Namespace) -> int:
         from engines.contention_commits import run_spark_commits
 
         spark_summary = run_spark_commits("occ", args.scenario, ts.scenario.backend, ts.scenario.duration_ms,
-                                          seed=args.seed, out=Path(args.out) if args.out else None,
-                                          overrides=args.set or [])
+                                          seed=args.seed, out=claim_out(Path(args.out), args.force)
+                                          if args.out else None, overrides=args.set or [])
         if args.json:
             print(json.dumps(spark_summary, sort_keys=True))
         else:
             print_spark_commits(spark_summary)
         return 0 if spark_summary["matches_expectation"] else 1
     seed = ts.scenario.seed if args.seed is None else args.seed
-    out = Path(args.out) if args.out else Path("out") / "timeline" / f"{ts.name}-seed{seed}"
+    out = prepare_out(args.out, force=args.force, name=ts.name, seed=seed)
     started = time.monotonic()
     summary = execute_timeline(ts, seed, out)
     if args.json:
@@ -75,7 +76,9 @@ def register(subparsers: Any) -> None:
         "scenario", help=f"name in scenarios/timeline ({', '.join(timeline_names())}) or a TOML path"
     )
     r.add_argument("--seed", type=int, help="override the scenario's seed")
-    r.add_argument("--out", help="run directory (default out/timeline/NAME-seedN)")
+    r.add_argument("--out", help="run directory, new or empty "
+                                 "(default: a new folder out/runs/NAME/seedN-TIME)")
+    r.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field (dotted key)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=run)

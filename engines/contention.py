@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from backends.launchers.workdir import server_dir
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
@@ -118,13 +119,15 @@ class TaskRun:
 
 def run_tasks(backend: str, engine: Any, count: int,
               make_tasks: Callable[[str, str, float], list[WriterTask]], *,
-              label: str, read_back: bool = False) -> TaskRun:
+              label: str, read_back: bool = False,
+              prepare: Callable[[Any, str], None] | None = None) -> TaskRun:
     """Launch ``backend``, clear a fresh prefix, run ``make_tasks(url, prefix, start_epoch)`` as Spark tasks.
 
     ``count`` tasks first warm the Python workers up; the shared start is then a little ahead.
 
     The histories are merged on the driver; with ``read_back`` every object under the prefix is read
-    back before the server stops (for checkers that need the final store).
+    back before the server stops (for checkers that need the final store).  ``prepare(endpoint,
+    prefix)`` puts what the table holds before the run (Hudi's audit enable file) under the prefix.
     """
     from backends.realworld import clear_prefix, merge_histories, read_prefix
     from backends.registry import open_endpoint
@@ -132,6 +135,8 @@ def run_tasks(backend: str, engine: Any, count: int,
     prefix = f"hcc-contention/{uuid.uuid4().hex[:8]}/"
     with open_endpoint(backend) as ep:
         clear_prefix(ep, prefix)
+        if prepare is not None:
+            prepare(ep, prefix)
         url = endpoint_url(ep)
         engine.map(list(range(count)), _ready, label="starting Python workers")
         start = time.time() + START_MARGIN_S
@@ -147,12 +152,18 @@ def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms
     nodes = scenario.workload.nodes()
     check_parallelism(engine, len(nodes))
     seed = scenario.seed if seed is None else seed
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    log_dir = log_dir or server_dir("contention")
 
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
         return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir)) for n in nodes]
 
-    events = run_tasks(backend, engine, len(nodes), make_tasks,
+    def prepare(ep: Any, prefix: str) -> None:
+        from backends.realworld import map_scenario_keys, seed_audit_enable_file
+
+        if scenario.lock.audit:  # the table has Hudi's lock audit enabled, as in the other worlds
+            seed_audit_enable_file(ep, prefix, map_scenario_keys(scenario, prefix))
+
+    events = run_tasks(backend, engine, len(nodes), make_tasks, prepare=prepare,
                        label=f"contention {scenario.name} on {backend}").events
     run_scenario = dataclasses.replace(scenario, duration_ms=duration_ms)
     return ContentionResult(run_scenario, backend, events, check_lock_history(events, scenario.checkers),
@@ -166,7 +177,17 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     This is ``hcc contention`` and ``hcc run`` of a scenario with ``world = "spark"``.
     """
     from engines.contention import run_contention
-    from engines.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
+    from engines.rundir import (
+        HISTORY,
+        METRICS,
+        SCENARIO,
+        VERDICT,
+        link_latest,
+        marks_interrupted,
+        new_run_dir,
+        write_atomic,
+        write_json,
+    )
     from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
     from scenarios import loader
 
@@ -177,11 +198,14 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
         session = start_for_tasks(master, writers)
     except SparkUnavailable as e:
         raise ConfigError("--master", master, str(e)) from e
-    out = out or Path("out") / "contention" / f"{scenario.name}-{backend}"
+    out = out or new_run_dir(f"{scenario.name}-{backend}", seed)
+    head = {"scenario": scenario.name, "backend": backend, "expect": scenario.expect, "seed": seed,
+            "writers": writers, "duration_ms": duration_ms}
     try:
         engine = SparkEngine(session=session)
-        result = run_contention(scenario, backend, engine, seed=seed, duration_ms=duration_ms,
-                                log_dir=out / "logs")
+        with marks_interrupted(out, head):
+            result = run_contention(scenario, backend, engine, seed=seed, duration_ms=duration_ms,
+                                    log_dir=out / "logs")
     finally:
         session.stop()
     write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
@@ -195,4 +219,5 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     from reports.report import write_report
 
     write_report(out, write_atomic, required=False)  # every contention run of the lock gets its report
+    link_latest(out)
     return {**summary, "metrics": result.metrics}

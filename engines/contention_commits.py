@@ -18,8 +18,10 @@ on real threads against a launched backend by :func:`backends.realworld.run_node
   other, so ~0), table-lock timeouts (the lock is held only to draw a time and create its file),
   compactions.
 
-Not modelled here: wire faults (no fault proxy), and a monotonic time source shared by
-processes (``timeline.time_generator = "monotonic"`` is refused: each task would have its own).
+Both write Hudi tables (COPY_ON_WRITE for OCC, MERGE_ON_READ for NBCC) under the run's prefix.  The
+monotonic time generator works here as in simulation: its counter is an object on the server,
+taken by compare-and-swap (:mod:`model.timeline.timegen`).  Not modelled here: wire faults (no
+fault proxy).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backends.launchers.workdir import server_dir
 from engines.contention import WriterTask, check_parallelism, run_tasks
 from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS
@@ -143,25 +146,16 @@ def occ_metrics(events: list[Event], writers: list[str], duration_ms: int) -> di
     }
 
 
-def check_occ_scenario(ts: TimelineScenario) -> None:
-    """Refuse what Spark tasks cannot run: a monotonic time source shared by separate processes."""
-    ts.validate()
-    if ts.timeline.time_generator == "monotonic":
-        raise ConfigError("timeline.time_generator", "monotonic",
-                          "needs one counter shared by every writer; Spark tasks are separate processes "
-                          "(use local-clock or skew-adjusting)")
-
-
 def run_occ(ts: TimelineScenario, backend: str, engine: Any, *, duration_ms: int, seed: int | None = None,
             log_dir: Path | None = None) -> CommitsResult:
     """Every node of timeline scenario ``ts`` commits as one Spark task on ``backend``; check, measure."""
     from backends.realworld import map_scenario_keys
 
-    check_occ_scenario(ts)
+    ts.validate()
     nodes = ts.scenario.workload.nodes()
     check_parallelism(engine, len(nodes))
     seed = ts.scenario.seed if seed is None else seed
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    log_dir = log_dir or server_dir("contention")
     mapped: list[TimelineScenario] = []
 
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
@@ -188,7 +182,7 @@ class NbccSettings:
     buckets: int = 2
     keys: int = 8
     compaction_every_ms: int = 3_000
-    time_source: str = "lock"
+    time_generator: str = "skew-adjusting"
     seed: int = 1
 
     def validate(self) -> None:
@@ -220,7 +214,7 @@ def nbcc_plan(s: NbccSettings, duration_ms: int, start_epoch: float, base: str) 
     every = s.compaction_every_ms
     slots = tuple(CompactionSlot(shift + at, work_ms=50) for at in range(every, duration_ms - 500, every)) \
         if every > 0 else ()
-    plan = TablePlan(writers, slots, s.buckets, s.time_source, duration_ms=duration_ms, base=base)
+    plan = TablePlan(writers, slots, s.buckets, s.time_generator, duration_ms=duration_ms, base=base)
     plan.validate()
     return plan
 
@@ -277,7 +271,7 @@ def run_nbcc(settings: NbccSettings, backend: str, engine: Any, *, duration_ms: 
     settings.validate()
     nodes = [f"w{i}" for i in range(1, settings.writers + 2)]
     check_parallelism(engine, len(nodes))
-    log_dir = log_dir or Path("runs") / "tmp" / "contention"
+    log_dir = log_dir or server_dir("contention")
     plans: list[TablePlan] = []
 
     def make_tasks(url: str, prefix: str, start: float) -> list[WriterTask]:
@@ -306,8 +300,18 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
     """
     import tomli_w
 
-    from engines.contention_commits import NbccSettings, check_occ_scenario, run_nbcc, run_occ
-    from engines.rundir import HISTORY, METRICS, SCENARIO, VERDICT, write_atomic, write_json
+    from engines.contention_commits import NbccSettings, run_nbcc, run_occ
+    from engines.rundir import (
+        HISTORY,
+        METRICS,
+        SCENARIO,
+        VERDICT,
+        link_latest,
+        marks_interrupted,
+        new_run_dir,
+        write_atomic,
+        write_json,
+    )
     from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
     from scenarios import timeline_loader
 
@@ -316,7 +320,6 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
     if workload == "occ":
         assert scenario_name is not None
         ts = timeline_loader.load(scenario_name, overrides or [])
-        check_occ_scenario(ts)
         tasks, name, expect = ts.scenario.workload.writers, ts.name, ts.scenario.expect
         settings_toml = timeline_loader.to_toml(ts)
     else:
@@ -329,13 +332,17 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
         session = start_for_tasks(master, tasks)
     except SparkUnavailable as e:
         raise ConfigError("--master", master, str(e)) from e
-    out = out or Path("out") / "contention" / f"{name}-{backend}"
+    out = out or new_run_dir(f"{name}-{backend}", seed)
+    head = {"scenario": name, "workload": workload, "backend": backend, "expect": expect, "seed": seed,
+            "writers": tasks, "duration_ms": duration_ms}
     try:
         engine = SparkEngine(session=session)
-        if workload == "occ":
-            result = run_occ(ts, backend, engine, duration_ms=duration_ms, seed=seed, log_dir=out / "logs")
-        else:
-            result = run_nbcc(settings, backend, engine, duration_ms=duration_ms, log_dir=out / "logs")
+        with marks_interrupted(out, head):
+            if workload == "occ":
+                result = run_occ(ts, backend, engine, duration_ms=duration_ms, seed=seed,
+                                 log_dir=out / "logs")
+            else:
+                result = run_nbcc(settings, backend, engine, duration_ms=duration_ms, log_dir=out / "logs")
     finally:
         session.stop()
     write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
@@ -345,4 +352,5 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
                "matches_expectation": result.verdict.verdict == expect, "seed": seed, "writers": tasks,
                "duration_ms": duration_ms, "out": str(out), **result.verdict.to_dict()}
     write_json(out / VERDICT, summary)
+    link_latest(out)
     return {**summary, "metrics": result.metrics}

@@ -1,28 +1,49 @@
-"""Run directories: the history (streamed as it happens), verdicts, metrics and the resolved scenario.
+"""Run directories: the history (streamed as it happens), verdicts, metrics, the resolved scenario, the table.
 
 The history is appended and flushed line by line, so a run that crashes keeps
 every event written so far; every other file is written atomically (a
-temporary file, then a rename), so a reader never sees half of one.
+temporary file, then a rename), so a reader never sees half of one.  A
+simulated lock run also leaves its final store under ``table/`` (the lock file,
+the register and Hudi's lock audit trail in ``table/.hoodie/.locks/audit/``),
+and its verdict says, per violation, whether Hudi's audit validator
+(``hcc check-audit`` on that trail) would have seen it.  A run stopped
+by SIGINT or SIGTERM keeps its history and gets a ``verdict.json`` saying
+``"verdict": "interrupted"`` and the signal (:func:`marks_interrupted`).
+
+Runs are never overwritten.  Without ``--out`` each run gets a folder of its own in the
+store, ``out/runs/<name>/seed<N>-<UTC time>`` (:func:`new_run_dir`), and the links
+``out/runs/<name>/latest`` and ``out/runs/latest`` point at the newest run
+(:func:`link_latest`), as in Jepsen's store.  A used ``--out`` folder is refused unless
+``--force`` (:func:`claim_out`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import shutil
 import tempfile
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backends.hudi_audit import AuditFormatError, read_local, validate, violation_owners, visible_to_audit
+from backends.secrets import redact_url
+from engines.lifecycle import INTERRUPTS, signal_name
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
-from model.config import Scenario
+from model.config import ConfigError, Scenario
 from model.history import Event
 from model.metrics import lock_metrics
-from model.sim import run_scenario
+from model.objectstore import ObjectStore
+from model.sim import SimWorld
 from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run, run_timeline, timeline_metrics
+from model.timeline.run import check_timeline_run, simulate_timeline, timeline_metrics
 from reports.report import write_report
 from scenarios.loader import to_toml
 from scenarios.timeline_loader import to_toml as timeline_toml
@@ -32,6 +53,9 @@ VERDICT = "verdict.json"
 METRICS = "metrics.json"
 SCENARIO = "scenario.toml"
 TABLE = "table"
+STORE = Path("out") / "runs"
+LATEST = "latest"
+RUN_MARKERS = (HISTORY, VERDICT)  # a folder holding one of these is a run directory
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -81,26 +105,135 @@ class RunResult:
     out: Path
     verdict: Verdict
     metrics: dict[str, Any]
+    # Hudi's audit validator on the run's own audit trail (None: the run left no audit files).
+    audit: dict[str, Any] | None = None
+    audit_visible: tuple[bool, ...] = ()  # per violation: would the audit validator have seen it?
 
     @property
     def matches_expectation(self) -> bool:
         return self.verdict.verdict == self.scenario.expect
 
     def summary(self) -> dict[str, Any]:
-        """The object ``hcc run --json`` prints."""
+        """The object ``hcc run --json`` prints (violations carry ``audit_visible`` when there is a trail)."""
+        verdict = self.verdict.to_dict()
+        for v, seen in zip(verdict["violations"], self.audit_visible, strict=False):
+            v["audit_visible"] = seen
         return {
             "scenario": self.scenario.name,
             "seed": self.seed,
             "expect": self.scenario.expect,
             "matches_expectation": self.matches_expectation,
             "out": str(self.out),
-            **self.verdict.to_dict(),
+            **verdict,
+            "audit": self.audit,
             "metrics": self.metrics,
         }
 
 
-def default_out(scenario: Scenario, seed: int) -> Path:
-    return Path("out") / "runs" / f"{scenario.name}-seed{seed}"
+def slug(text: str) -> str:
+    """``text`` as one safe folder name (a backend URL too: user info dropped first)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", redact_url(text)).strip("._") or "run"
+
+
+def new_run_dir(name: str, seed: int | None = None, store: Path | None = None) -> Path:
+    """A new folder ``<store>/<name>/seed<N>-<UTC time>`` (``-2``, ``-3``, ... when one exists already)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    base = f"seed{seed}-{stamp}" if seed is not None else stamp
+    return fresh_dir((store or STORE) / slug(name) / base)
+
+
+def fresh_dir(path: Path) -> Path:
+    """Create and return ``path``, or ``path-2``, ``path-3``, ... when it exists (no two runs share one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        d = path if n == 1 else path.with_name(f"{path.name}-{n}")
+        try:
+            d.mkdir()
+            return d
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"no free folder {path}-N")
+
+
+def holds_runs(path: Path) -> bool:
+    """True when ``path`` is a run directory, or a folder whose entries are all run directories."""
+    if any((path / m).exists() for m in RUN_MARKERS):
+        return True
+    entries = [p for p in path.iterdir() if p.name != LATEST]
+    return bool(entries) and all(p.is_dir() and any((p / m).exists() for m in RUN_MARKERS) for p in entries)
+
+
+def claim_out(out: Path, force: bool = False) -> Path:
+    """The ``--out`` folder of a run: new or empty; a used one is refused (ConfigError, exit 2).
+
+    Nothing is created here: the run creates the folder when it writes its first file.
+
+    With ``force`` a used folder is deleted first, but only when it holds runs (a run
+    directory, or folders of them: ``hcc run --all --out DIR``), never another folder.
+    """
+    if out.exists() and not out.is_dir():
+        raise ConfigError("--out", str(out), "is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise ConfigError("--out", str(out), "exists and is not empty (an earlier run?); nothing "
+                                                 "was written: choose a new folder, or pass --force to "
+                                                 "replace it")
+        if not holds_runs(out):
+            raise ConfigError("--out", str(out), f"holds no run ({' or '.join(RUN_MARKERS)} missing here and "
+                                                 "one level down); --force only replaces runs")
+        shutil.rmtree(out)
+    return out
+
+
+def prepare_out(out: str | Path | None, *, force: bool = False, name: str, seed: int | None = None) -> Path:
+    """``--out`` claimed (:func:`claim_out`), or a new folder in the store (:func:`new_run_dir`)."""
+    return claim_out(Path(out), force) if out else new_run_dir(name, seed)
+
+
+def _in_store(run_dir: Path) -> bool:
+    return run_dir.resolve().parent.parent == STORE.resolve()
+
+
+def _symlink(link: Path, target: str) -> None:
+    tmp = link.with_name(f".{link.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.unlink(missing_ok=True)
+    os.symlink(target, tmp)
+    os.replace(tmp, link)  # atomic: a reader sees the old link or the new one
+
+
+def link_latest(run_dir: Path) -> None:
+    """Point ``<store>/<name>/latest`` and ``<store>/latest`` at ``run_dir`` (a run of the store only)."""
+    if not _in_store(run_dir):
+        return
+    _symlink(run_dir.parent / LATEST, run_dir.name)
+    _symlink(run_dir.parent.parent / LATEST, f"{run_dir.parent.name}/{run_dir.name}")
+
+
+def count_events(history: Path) -> int:
+    """Complete lines of a history file (0 when it is missing)."""
+    try:
+        with open(history, "rb") as f:
+            return sum(1 for line in f if line.endswith(b"\n"))
+    except OSError:
+        return 0
+
+
+def write_interrupted(out: Path, exc: BaseException, summary: Mapping[str, Any]) -> None:
+    """``verdict.json`` of a run stopped by a signal: verdict ``interrupted``, the signal, the events kept."""
+    write_json(out / VERDICT, {**summary, "verdict": "interrupted", "signal": signal_name(exc),
+                               "matches_expectation": False, "events": count_events(out / HISTORY),
+                               "violations": [], "findings": [], "out": str(out)})
+
+
+@contextlib.contextmanager
+def marks_interrupted(out: Path, summary: Mapping[str, Any]) -> Iterator[None]:
+    """On SIGINT / SIGTERM inside the block: mark the run interrupted (history kept as written), re-raise."""
+    try:
+        yield
+    except INTERRUPTS as e:
+        write_interrupted(out, e, summary)
+        link_latest(out)
+        raise
 
 
 def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None,
@@ -108,38 +241,65 @@ def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None
     """Run a simulated scenario, streaming its history to ``out``, then check it and write the verdicts
     (and, with ``report``, report.html/md/json)."""
     seed = scenario.seed if seed is None else seed
-    out = out or default_out(scenario, seed)
+    out = out or new_run_dir(scenario.name, seed)
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / SCENARIO, to_toml(scenario))
-    with open(out / HISTORY, "w") as history:
+    with marks_interrupted(out, {"scenario": scenario.name, "seed": seed, "expect": scenario.expect}), \
+            open(out / HISTORY, "w") as history:
 
         def sink(event: Event) -> None:
             history.write(event.to_json() + "\n")
             history.flush()
 
-        events = run_scenario(scenario, seed, sink)
+        world = SimWorld(scenario, seed, sink)
+        events = world.run()
     verdict = check_lock_history(events, scenario.checkers)
     metrics = lock_metrics(events)
-    result = RunResult(scenario, seed, out, verdict, metrics)
+    shutil.rmtree(out / TABLE, ignore_errors=True)  # a rerun into the same folder leaves no stale files
+    assert isinstance(world.store, ObjectStore)
+    table = write_table(out, {k: o.body for k, o in world.store.objects.items()},
+                        prefix=scenario.lock.base_path.rstrip("/") + "/")
+    audit, seen = audit_of_run(table, verdict)
+    result = RunResult(scenario, seed, out, verdict, metrics, audit, seen)
     write_json(out / METRICS, metrics)
     write_json(out / VERDICT, {k: v for k, v in result.summary().items() if k != "metrics"})
     if report:
         write_report(out, write_atomic, required=False)
+    link_latest(out)
     return result
 
 
+def audit_of_run(table: Path, verdict: Verdict) -> tuple[dict[str, Any] | None, tuple[bool, ...]]:
+    """Hudi's audit validator on a run's own ``table/`` and, per violation, whether it would have seen it."""
+    try:
+        result = validate(read_local(table))
+    except AuditFormatError:
+        return None, ()
+    seen = tuple(visible_to_audit(result, v.details) for v in verdict.violations)
+    real = {violation_owners(v.details) for v in verdict.violations}
+    false_alarms = sum(1 for pair in result.overlapping_owner_pairs() if pair not in real)
+    summary = {"validator": result.result, "windows": len(result.windows), "overlaps": len(result.overlaps),
+               "without_end": len(result.unfinished), "violations_visible": sum(seen),
+               "violations_invisible": len(seen) - sum(seen), "overlaps_without_violation": false_alarms}
+    return summary, seen
+
+
 def execute_timeline(ts: TimelineScenario, seed: int | None, out: Path) -> dict[str, Any]:
-    """Run, stream the history to ``out``, check, write verdict and metrics; returns the summary."""
+    """Run, stream the history to ``out``, check, write verdict, metrics and the table (``table/``);
+    returns the summary."""
     seed = ts.scenario.seed if seed is None else seed
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / SCENARIO, timeline_toml(ts))
-    with open(out / HISTORY, "w") as history:
+    with marks_interrupted(out, {"scenario": ts.name, "seed": seed, "expect": ts.scenario.expect}), \
+            open(out / HISTORY, "w") as history:
 
         def sink(event: Event) -> None:
             history.write(event.to_json() + "\n")
             history.flush()
 
-        events = run_timeline(ts, seed, sink)
+        run = simulate_timeline(ts, seed, sink)
+    events = run.events
+    write_table(out, run.objects, ts.base_path + "/")
     verdict = check_timeline_run(ts, events)
     metrics = timeline_metrics(events)
     summary = {
@@ -152,4 +312,5 @@ def execute_timeline(ts: TimelineScenario, seed: int | None, out: Path) -> dict[
     }
     write_json(out / METRICS, metrics)
     write_json(out / VERDICT, summary)
+    link_latest(out)
     return {**summary, "metrics": metrics}

@@ -36,6 +36,10 @@ class NodeClock:
         drift = (true_ms * self.drift_ppm) // 1_000_000
         return EPOCH_MS + true_ms + self.offset_ms + drift + jumped
 
+    def monotonic(self, true_ms: int) -> int:
+        """The node's monotonic clock (System.nanoTime, ms) at ``true_ms``: drifts, never jumps, origin 0."""
+        return true_ms + (true_ms * self.drift_ppm) // 1_000_000
+
     def true_duration(self, local_ms: int) -> int:
         """True milliseconds that pass while this node sleeps ``local_ms`` of its own time."""
         if local_ms <= 0:

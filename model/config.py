@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-VARIANTS = ("hudi", "rfc91-as-written", "fenced", "412-recovery")
+from model.lock_variants import VARIANTS, variant
+
+INTERRUPT_POLICIES = ("next-storage-call", "never", "checkpoints")
+# S3StorageLockClient#createDefaultS3Client: apiCallTimeout = validity / 5.  GCSStorageLockClient sets no
+# timeout; the google-cloud-storage HTTP transport's default read timeout (20 s) applies.
+GCS_DEFAULT_TIMEOUT_MS = 20_000
 ERROR_STATUSES = ("409", "412", "429", "503", "timeout", "lost-reply")
 
 
@@ -62,6 +67,10 @@ class LockConfig:
     drift_allowance_ms: int = 500  # fixed in Hudi; RFC-91 says never below 500
     base_path: str = "table"
     enforce_hudi_limits: bool = True
+    # The table has Hudi's lock audit enabled (.hoodie/.locks/audit_enabled.json): providers write audits.
+    audit: bool = True
+    # LockProviderHeartbeatManager.DEFAULT_STOP_HEARTBEAT_TIMEOUT_MS: stopHeartbeat gives up after this.
+    stop_heartbeat_timeout_ms: int = 15_000
 
     @property
     def lock_key(self) -> str:
@@ -94,6 +103,12 @@ class LockConfig:
             self.drift_allowance_ms >= 0, "lock.drift_allowance_ms", self.drift_allowance_ms, "must be >= 0"
         )
         _require(
+            self.stop_heartbeat_timeout_ms > 0,
+            "lock.stop_heartbeat_timeout_ms",
+            self.stop_heartbeat_timeout_ms,
+            "must be > 0",
+        )
+        _require(
             bool(self.base_path) and not self.base_path.startswith("/"),
             "lock.base_path",
             self.base_path,
@@ -107,8 +122,8 @@ class StorageConfig:
 
     flavor: str = "s3"
     latency_ms: Dist = field(default_factory=lambda: Dist("uniform", 5, 40))
-    timeout_ms: int = 5_000
-    sdk_retries: int = 2  # retries of timeouts / 409 / 429 / 5xx, as an SDK would do
+    timeout_ms: int = 0  # 0: Hudi's lock-client timeout (see client_settings)
+    sdk_retries: int = -1  # retries of timeouts / 409 / 429 / 5xx; -1: the variant's Hudi client
     retry_backoff_ms: int = 100
     # S3 answers 409 ConditionalRequestConflict when conditional writes to one key overlap.
     conflict_window_ms: int = 0
@@ -118,8 +133,15 @@ class StorageConfig:
         _require(self.flavor in ("s3", "gcs", "azure"), "storage.flavor", self.flavor,
                  "must be s3, gcs or azure")
         self.latency_ms.validate("storage.latency_ms")
-        _require(self.timeout_ms > 0, "storage.timeout_ms", self.timeout_ms, "must be > 0")
-        _require(self.sdk_retries >= 0, "storage.sdk_retries", self.sdk_retries, "must be >= 0")
+        _require(
+            self.timeout_ms >= 0, "storage.timeout_ms", self.timeout_ms, "must be >= 0 (0: Hudi's timeout)"
+        )
+        _require(
+            self.sdk_retries >= -1,
+            "storage.sdk_retries",
+            self.sdk_retries,
+            "must be >= 0, or -1 for the variant's Hudi client setting",
+        )
         _require(
             self.retry_backoff_ms >= 0, "storage.retry_backoff_ms", self.retry_backoff_ms, "must be >= 0"
         )
@@ -144,15 +166,26 @@ class WorkloadConfig:
     think_ms: Dist = field(default_factory=lambda: Dist("uniform", 0, 1_000))
     start_ms: Dist = field(default_factory=lambda: Dist("uniform", 0, 500))
     node_start_ms: dict[str, int] = field(default_factory=dict)  # per-node start, instead of start_ms
-    # The writer checks, by its own clock and with the same test as contenders,
-    # that its lock is still valid before each write (the careful writer).
+    # Hypothetical (no Hudi writer does this): the writer checks, by its own clock and with the same test
+    # as contenders (Hudi's private actuallyHoldsLock), that its lock is still valid before each write.
     check_before_write: bool = False
     register_key: str = "table/register"
+    # Where the writer thread notices an interrupt (Java sets a flag; a thread sees it only at interruptible
+    # points): "next-storage-call" (Hudi's writer: no checks of its own; its S3 client's AWS SDK v2 checks
+    # the flag before each request), "checkpoints" (explicit checks before each read and write of the
+    # register) or "never" (a writer that ignores interrupts).
+    interrupt: str = "next-storage-call"
     holds: int = 0  # acquisition attempts per writer incarnation; 0: loop until the run ends
 
     def validate(self) -> None:
         _require(1 <= self.writers <= 64, "workload.writers", self.writers, "must be between 1 and 64")
         _require(self.holds >= 0, "workload.holds", self.holds, "must be >= 0 (0: no limit)")
+        _require(
+            self.interrupt in INTERRUPT_POLICIES,
+            "workload.interrupt",
+            self.interrupt,
+            f"must be one of {', '.join(INTERRUPT_POLICIES)}",
+        )
         _require(self.steps_per_hold >= 1, "workload.steps_per_hold", self.steps_per_hold, "must be >= 1")
         self.work_ms.validate("workload.work_ms")
         self.think_ms.validate("workload.think_ms")
@@ -238,6 +271,16 @@ class Crash:
 
 
 @dataclass(frozen=True)
+class Shutdown:
+    """``node`` shuts down gracefully at ``at_ms`` (SIGTERM): its JVM shutdown hooks run (Hudi's expires the
+    lock it holds) while its threads go on, then it stops; restarts ``restart_after_ms`` later (<0: never)."""
+
+    node: str = "w1"
+    at_ms: int = 0
+    restart_after_ms: int = 10_000
+
+
+@dataclass(frozen=True)
 class WriterDeath:
     """The writer thread of ``node`` dies at ``at_ms``; its heartbeat thread lives on."""
 
@@ -272,6 +315,7 @@ class FaultPlan:
     writer_deaths: tuple[WriterDeath, ...] = ()
     cutoffs: tuple[Cutoff, ...] = ()
     heartbeat_start_failures: tuple[HeartbeatStartFailure, ...] = ()
+    shutdowns: tuple[Shutdown, ...] = ()
 
     def validate(self, nodes: list[str]) -> None:
         def node_ok(name: str, node: str, allow_any: bool = False) -> None:
@@ -312,6 +356,9 @@ class FaultPlan:
             node_ok(f"faults.crashes[{i}].node", c.node)
         for i, d in enumerate(self.writer_deaths):
             node_ok(f"faults.writer_deaths[{i}].node", d.node)
+        for i, sd in enumerate(self.shutdowns):
+            node_ok(f"faults.shutdowns[{i}].node", sd.node)
+            _require(sd.at_ms >= 0, f"faults.shutdowns[{i}].at_ms", sd.at_ms, "must be >= 0")
         for i, k in enumerate(self.cutoffs):
             node_ok(f"faults.cutoffs[{i}].node", k.node)
             _require(k.end_ms >= k.start_ms, f"faults.cutoffs[{i}].end_ms", k.end_ms, "must be >= start_ms")
@@ -410,4 +457,37 @@ def describe_faults(plan: FaultPlan) -> list[str]:
         lines.append(f"{k.node} cut off from storage during [{k.start_ms}, {k.end_ms}) ms")
     for h in plan.heartbeat_start_failures:
         lines.append(f"heartbeat of {h.node} fails to start on acquisition {h.acquisition}")
+    for sd in plan.shutdowns:
+        lines.append(f"graceful shutdown of {sd.node} at {sd.at_ms} ms, restart after "
+                     f"{sd.restart_after_ms} ms")
     return lines
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """The storage client of a run, resolved: timeout per attempt, retries, backoff (ms)."""
+
+    timeout_ms: int
+    sdk_retries: int
+    retry_backoff_ms: int
+
+
+def client_settings(scenario: Scenario) -> ClientSettings:
+    """The lock client Hudi builds for this scenario, where ``storage`` leaves a field to Hudi.
+
+    - ``storage.timeout_ms = 0``: S3 ``apiCallTimeout`` = validity / 5 whole seconds (S3StorageLockClient
+      #createDefaultS3Client); GCS sets none, so the library's 20 s read timeout applies.
+    - ``storage.sdk_retries = -1``: the variant's Hudi client: no SDK retries in ``hudi`` and the
+      variants built on it (S3 ``maxAttempts(1)``, GCS ``setMaxAttempts(1)``, PR #17869); the SDKs'
+      default retries in ``hudi-1.1`` (AWS SDK v2 legacy mode: 3 retries; google-cloud-storage: 5).
+    Explicit values win.  Every world (simulated, real storage) uses these settings.
+    """
+    storage = scenario.storage
+    timeout = storage.timeout_ms
+    if timeout == 0:
+        s3_timeout = scenario.lock.validity_secs // 5 * 1000
+        timeout = s3_timeout if storage.flavor == "s3" else GCS_DEFAULT_TIMEOUT_MS
+    retries = storage.sdk_retries
+    if retries < 0:
+        retries = variant(scenario.lock.variant).sdk_retries(storage.flavor)
+    return ClientSettings(timeout, retries, storage.retry_backoff_ms)

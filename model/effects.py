@@ -12,7 +12,7 @@ Storage effects return a :class:`StoreResult`.  Its ``outcome`` is one of the
 from __future__ import annotations
 
 import enum
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,14 +127,27 @@ StorageEffect = Read | CreateIfAbsent | ReplaceIfMatch | Put | FencedPut | ListP
 
 @dataclass(frozen=True)
 class Now:
-    """Read this node's wall clock (epoch milliseconds, possibly skewed)."""
+    """Read this node's wall clock (epoch milliseconds, possibly skewed).
+
+    ``monotonic=True`` reads the node's monotonic clock instead (Java's
+    ``System.nanoTime`` in ms): it drifts with the node's clock rate but has
+    no offset and never jumps; its origin is arbitrary (0 at the run's start).
+    """
+
+    monotonic: bool = False
 
 
 @dataclass(frozen=True)
 class Sleep:
-    """Sleep ``ms`` milliseconds of this node's time.  Interruptible."""
+    """Sleep ``ms`` milliseconds of this node's time.
+
+    ``interruptible`` (Java's ``Thread.sleep``) lets a pending interrupt end the
+    sleep, if the task's interrupt policy allows it; ``False`` stands for work
+    the thread does meanwhile (computation, not a wait), which no interrupt stops.
+    """
 
     ms: int
+    interruptible: bool = True
 
 
 @dataclass(frozen=True)
@@ -162,10 +175,14 @@ class Spawn:
 class Cancel:
     """Stop task ``name`` of this node: at once if it sleeps, else after its current step.
 
-    Returns True once the task is stopped (or was not running).
+    Returns True once the task is stopped (or was not running).  With
+    ``timeout_ms`` the caller waits at most that long (its own time) and gets
+    False when the task is still in its step (Hudi's ``stopHeartbeat`` gives up
+    after 15 s); the task still stops after that step.
     """
 
     name: str
+    timeout_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -185,7 +202,33 @@ class IsAlive:
     name: str
 
 
-Effect = StorageEffect | Now | Sleep | Record | Spawn | Cancel | Interrupt | IsAlive
+@dataclass(frozen=True)
+class CheckInterrupt:
+    """An explicit interruption point (Java's ``Thread.interrupted()`` check).
+
+    Handled by :class:`model.taskloop.TaskLoop` itself: a pending interrupt is
+    thrown here when the task's interrupt policy honours checkpoints; otherwise
+    it answers None and the task goes on.
+    """
+
+
+@dataclass(frozen=True)
+class ShutdownHook:
+    """Register (``hook`` set) or remove (``hook`` None) a JVM shutdown hook of this node under ``key``.
+
+    On a graceful shutdown of the node (``faults.shutdowns``) the interpreter
+    runs every registered hook as a task of its own, while the node's other
+    tasks keep running, waits for them, then stops the node.  A crash runs none.
+    """
+
+    key: str
+    hook: Callable[[], Generator[Any, Any, Any]] | None = field(default=None, compare=False)
+
+
+Effect = (
+    StorageEffect | Now | Sleep | Record | Spawn | Cancel | Interrupt | IsAlive | CheckInterrupt
+    | ShutdownHook
+)
 
 
 class Interrupted(Exception):

@@ -23,7 +23,7 @@ class Action:
     """One nemesis action: at true time ``at_ms``, ``kind`` happens to ``node`` (``spec`` is the fault)."""
 
     at_ms: int
-    kind: str  # pause-start, pause-end, crash, restart, writer-death, cutoff-start, cutoff-end
+    kind: str  # pause-start, pause-end, crash, restart, writer-death, cutoff-start, cutoff-end, shutdown
     node: str
     index: int  # the fault's position in its list of the plan (ties are broken by it)
     spec: Any
@@ -49,6 +49,8 @@ def timed_actions(plan: FaultPlan, nodes: Sequence[str] | None = None) -> list[A
     for i, k in enumerate(plan.cutoffs):
         acts += [Action(k.start_ms, "cutoff-start", k.node, i, k),
                  Action(k.end_ms, "cutoff-end", k.node, i, k)]
+    for i, sd in enumerate(plan.shutdowns):
+        acts.append(Action(sd.at_ms, "shutdown", sd.node, i, sd))
     if nodes is not None:
         acts = [a for a in acts if a.node in nodes]
     acts.sort(key=lambda a: (a.at_ms, a.kind, a.index))

@@ -22,8 +22,13 @@ Semantics every world shares:
 - ``Interrupt`` is delivered at the target's current sleep, or at its next
   effect that does something (a sent request is not recalled).
 - ``Cancel`` stops a sleeping task at once, else after its current step; the
-  caller waits for it.
-- A crash kills every task of the node; a writer death kills the writer task.
+  caller waits for it (at most ``timeout_ms`` when the Cancel has one).
+- ``Interrupt`` reaches a task where its interrupt policy lets it
+  (``model/taskloop.py``; the writer's is the workload's ``interrupt`` setting).
+- A crash kills every task of the node and forgets its shutdown hooks; a writer
+  death kills the writer task; a graceful shutdown runs the node's shutdown hooks
+  as tasks while the others go on, then stops the node like a crash.
+- ``Now(monotonic=True)`` reads the node's monotonic clock (drifts, never jumps).
 """
 
 from __future__ import annotations
@@ -39,12 +44,14 @@ from model.clock import NodeClock
 from model.config import FaultPlan, Pause
 from model.effects import (
     Cancel,
+    CheckInterrupt,
     Effect,
     Interrupt,
     Interrupted,
     IsAlive,
     Now,
     Record,
+    ShutdownHook,
     Sleep,
     Spawn,
     StorageEffect,
@@ -52,7 +59,7 @@ from model.effects import (
 )
 from model.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
 from model.history import Event
-from model.taskloop import TaskLoop
+from model.taskloop import Policy, TaskLoop, any_action
 
 WRITER_TASK = "writer"
 
@@ -136,7 +143,11 @@ class World(Protocol):
         ...
 
     def event(self) -> Any:
-        """A one-shot signal: ``succeed(value)`` fires it."""
+        """A one-shot signal: ``succeed(value)`` fires it; ``triggered`` says whether it has."""
+        ...
+
+    def any_of(self, events: list[Any]) -> Any:
+        """Something to wait for that happens when the first of ``events`` does."""
         ...
 
     def start(self, gen: Gen) -> Handle:
@@ -164,6 +175,8 @@ class Task:
     pending_interrupt: bool = False
     cancel_requested: bool = False
     done: Any = None
+    policy: Policy = any_action  # where this task notices an interrupt
+    sleep_interruptible: bool = False  # an interrupt may end the current sleep at once
 
 
 @dataclass(eq=False)
@@ -175,6 +188,7 @@ class Node:
     tasks: dict[str, Task] = field(default_factory=dict)
     incarnation: int = 0
     heartbeat_faults: HeartbeatStartFaults = field(default_factory=HeartbeatStartFaults)
+    hooks: dict[str, Callable[[], Generator[Effect, Any, Any]]] = field(default_factory=dict)  # JVM hooks
     backend: Any = None  # the world's own per-node data (a real world's backend)
 
     def process_name(self, task: str) -> str:
@@ -182,7 +196,7 @@ class Node:
 
 
 _TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
-_INSTANT = frozenset({Now, Record, Spawn, Interrupt, IsAlive})  # effects that never wait
+_INSTANT = frozenset({Now, Record, Spawn, Interrupt, IsAlive, ShutdownHook, CheckInterrupt})  # never wait
 
 
 class Kernel:
@@ -191,9 +205,11 @@ class Kernel:
     def __init__(self, world: World, workload: Workload, *, nodes: dict[str, NodeClock], faults: FaultPlan,
                  policy: RetryPolicy, seed: int, new_id: Callable[[], str],
                  sink: Callable[[Event], None] | None = None,
-                 on_error: Callable[[str, WorldError], None] | None = None) -> None:
+                 on_error: Callable[[str, WorldError], None] | None = None,
+                 writer_policy: Policy = any_action) -> None:
         self.world = world
         self.on_error = on_error
+        self.writer_policy = writer_policy
         self.workload = workload
         self.faults = faults
         self.policy = policy
@@ -252,11 +268,12 @@ class Kernel:
         node.incarnation += 1
         rng = random.Random(f"{self.seed}/{node.name}/{node.incarnation}")
         self.spawn(node, WRITER_TASK, self.workload.writer(WriterContext(node.name, node.incarnation, rng,
-                                                                         self.new_id)))
+                                                                         self.new_id)), self.writer_policy)
 
-    def spawn(self, node: Node, name: str, body: Generator[Effect, Any, Any]) -> Task:
-        """Start ``body`` as task ``name`` of ``node``."""
-        task = Task(node, name, done=self.world.event())
+    def spawn(self, node: Node, name: str, body: Generator[Effect, Any, Any],
+              policy: Policy = any_action) -> Task:
+        """Start ``body`` as task ``name`` of ``node`` (``policy``: where it notices an interrupt)."""
+        task = Task(node, name, done=self.world.event(), policy=policy)
         node.tasks[name] = task
         task.handle = self.world.start(self._drive(task, body))
         return task
@@ -292,7 +309,7 @@ class Kernel:
             except self.world.Interrupt as i:
                 cause = getattr(i, "cause", None)
                 if cause == "interrupt":
-                    if task.in_sleep:
+                    if task.in_sleep and task.sleep_interruptible:
                         raise Interrupted() from None
                     task.pending_interrupt = True
                     continue
@@ -303,7 +320,7 @@ class Kernel:
     def _drive(self, task: Task, gen: Generator[Effect, Any, Any]) -> Gen:
         node = task.node
         process = node.process_name(task.name)
-        loop = TaskLoop(gen)
+        loop = TaskLoop(gen, task.policy)
         try:
             while (effect := loop.next_effect(task)) is not None:
                 if node.pauses:
@@ -334,7 +351,7 @@ class Kernel:
         """Perform an effect that completes at once (see ``_INSTANT``)."""
         node = task.node
         if type(effect) is Now:
-            return self.world.read_clock(node)
+            return node.clock.monotonic(self.world.now()) if effect.monotonic else self.world.read_clock(node)
         if isinstance(effect, Record):
             self.record(node.name, process, effect.type, effect.f, effect.value)
             return None
@@ -348,11 +365,19 @@ class Kernel:
             target = node.tasks.get(effect.name)
             if target is not None and target.alive:
                 with self.world.lock:
-                    sleeping = target.in_sleep
+                    sleeping = target.in_sleep and target.sleep_interruptible
                     if not sleeping:
                         target.pending_interrupt = True
                 if sleeping and target.handle is not None:
                     target.handle.interrupt("interrupt")
+            return None
+        if isinstance(effect, ShutdownHook):
+            if effect.hook is None:
+                node.hooks.pop(effect.key, None)
+            else:
+                node.hooks[effect.key] = effect.hook
+            return None
+        if isinstance(effect, CheckInterrupt):  # answered by the task loop; never performed here
             return None
         assert isinstance(effect, IsAlive), effect
         target = node.tasks.get(effect.name)
@@ -362,13 +387,14 @@ class Kernel:
         """Perform an effect that waits: a sleep, a cancel, a storage call."""
         node = task.node
         if isinstance(effect, Sleep):
+            interruptible = task.policy(effect)
             with self.world.lock:
-                if task.pending_interrupt:  # an interrupt that raced the start of the sleep (threads)
+                if task.pending_interrupt and interruptible:  # raced the start of the sleep (threads)
                     task.pending_interrupt = False
                     raise Interrupted()
                 if task.cancel_requested:
                     raise Killed("cancel")
-                task.in_sleep = True
+                task.in_sleep, task.sleep_interruptible = True, interruptible
             try:
                 yield from self._wait(task, self.world.timeout(node.clock.true_duration(effect.ms)))
             finally:
@@ -384,7 +410,12 @@ class Kernel:
                     sleeping = target.in_sleep
                 if sleeping:
                     self.kill(target, "cancel")
-                yield from self._wait(task, target.done)
+                if effect.timeout_ms is None:
+                    yield from self._wait(task, target.done)
+                else:  # give up after the timeout (the task still stops after its step)
+                    limit = self.world.timeout(node.clock.true_duration(effect.timeout_ms))
+                    yield from self._wait(task, self.world.any_of([target.done, limit]))
+                    return bool(target.done.triggered)
             return True
         return (yield from self._storage(task, effect))  # type: ignore[arg-type]
 
@@ -417,11 +448,28 @@ class Kernel:
         node = self.nodes[action.node]
         self.record(node.name, "nemesis", "info", action.kind, {"node": node.name})
         if action.kind == "crash":
+            node.hooks.clear()
             for task in list(node.tasks.values()):
                 self.kill(task, "crash")
+        elif action.kind == "shutdown":
+            self.world.start(self._shutdown(node, action.spec.restart_after_ms))
         elif action.kind == "restart":
             self.start_writer(node)
         elif action.kind == "writer-death":
             writer = node.tasks.get(WRITER_TASK)
             if writer is not None:
                 self.kill(writer, "death")
+
+    def _shutdown(self, node: Node, restart_after_ms: int) -> Gen:
+        """A graceful shutdown: run the shutdown hooks as tasks (the others go on), then stop the node."""
+        hooks, node.hooks = list(node.hooks.values()), {}
+        running = [self.spawn(node, f"shutdown-hook-{i}", hook()) for i, hook in enumerate(hooks)]
+        for task in running:
+            yield task.done
+        self.record(node.name, "nemesis", "info", "shutdown-stop", {"node": node.name})
+        for task in list(node.tasks.values()):
+            self.kill(task, "crash")
+        if restart_after_ms >= 0:
+            yield self.world.timeout(restart_after_ms)
+            self.record(node.name, "nemesis", "info", "restart", {"node": node.name})
+            self.start_writer(node)

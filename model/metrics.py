@@ -99,6 +99,8 @@ def lock_metrics(events: Sequence[Event]) -> dict[str, Any]:
         "try_lock_held_by_other": try_fail["held"],
         "acquire_precondition_failure": try_fail["precondition-failed"],
         "acquire_precondition_failure_per_acquisition": ratio(try_fail["precondition-failed"]),
+        "acquire_throttled": try_fail["throttled"],
+        "acquire_exceptions": try_fail["exception"],
         "unknown_outcomes": unknown,
         "unknown_outcomes_per_acquisition": ratio(unknown),
         "retries_per_acquisition": ratio(sum(try_fail.values())),

@@ -37,12 +37,14 @@ import simpy
 
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
-from model.config import Scenario, Schedule
-from model.effects import Outcome, StorageEffect, StoreResult
+from model.config import Scenario, Schedule, client_settings
+from model.effects import Outcome, Put, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
+from model.lock_audit import enable_body, enable_key
 from model.objectstore import ObjectStore, Store, is_write
+from model.taskloop import interrupt_policy
 from model.workload import draw
 from model.workloads.lock import LockWorkload
 
@@ -63,8 +65,9 @@ def node_clocks(scenario: Scenario, nodes: list[str] | None = None) -> dict[str,
 
 
 def retry_policy(scenario: Scenario) -> RetryPolicy:
-    """The client's retry policy the scenario's storage settings give."""
-    return RetryPolicy(scenario.storage.sdk_retries, scenario.storage.retry_backoff_ms)
+    """The client's retry policy of the scenario (``model.config.client_settings``: Hudi's, by variant)."""
+    cs = client_settings(scenario)
+    return RetryPolicy(cs.sdk_retries, cs.retry_backoff_ms)
 
 
 class ScriptedTimes:
@@ -108,6 +111,7 @@ class SimNetwork:
                  script: ScriptedTimes | None = None) -> None:
         self.env = env
         self.cfg = scenario.storage
+        self.timeout_ms = client_settings(scenario).timeout_ms
         self.store = store
         self.rng = rng
         self.matcher = matcher
@@ -141,7 +145,7 @@ class SimNetwork:
         key = getattr(effect, "key", getattr(effect, "prefix", ""))
         action = self.matcher.decide(node.name, is_write(effect), key, sent)
         if action in ("cutoff", "timeout"):
-            self._later(cfg.timeout_ms, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
+            self._later(self.timeout_ms, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
             return
 
         def arrive(_: Any) -> None:
@@ -150,12 +154,12 @@ class SimNetwork:
             else:
                 result = self._apply(node, effect)
             if action == "lost-reply":
-                wait = max(0, sent + cfg.timeout_ms - int(self.env.now))
+                wait = max(0, sent + self.timeout_ms - int(self.env.now))
                 self._later(wait, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
                 return
 
             def back(_: Any) -> None:
-                late = self.env.now - sent > cfg.timeout_ms
+                late = self.env.now - sent > self.timeout_ms
                 reply.succeed(StoreResult(Outcome.TIMEOUT) if late else result)
 
             self._hop(back)
@@ -197,6 +201,7 @@ class SimPyWorld:
         # the hot primitives are SimPy's own (virtual times are integers: every delay is)
         self.timeout: Callable[[int], Any] = env.timeout
         self.event: Callable[[], Any] = env.event
+        self.any_of: Callable[[list[Any]], Any] = env.any_of
         self.start: Callable[[Generator[Any, Any, Any]], Any] = env.process
 
     def now(self) -> int:
@@ -235,6 +240,8 @@ class SimWorld:
         self.workload: Workload = workload or LockWorkload(scenario, writer_factory, record_bodies_under)
         self.env = simpy.Environment()
         self.store: Store = store or ObjectStore(scenario.storage.flavor)
+        if scenario.lock.audit:  # the table has Hudi's lock audit enabled (hudi-cli "locks audit enable")
+            self.store.apply(Put(enable_key(scenario.lock.base_path), enable_body()))
         net_rng = random.Random(f"{self.seed}/net")
         self.id_rng = random.Random(f"{self.seed}/ids")
         script = ScriptedTimes(self.env, scenario.schedule) if scenario.schedule != Schedule() else None
@@ -243,7 +250,7 @@ class SimWorld:
             self.world.timeout = script.timeout
         self.kernel = Kernel(self.world, self.workload, nodes=node_clocks(scenario), faults=scenario.faults,
                              policy=retry_policy(scenario), seed=self.seed, new_id=self._new_owner_id,
-                             sink=sink)
+                             sink=sink, writer_policy=interrupt_policy(scenario.workload.interrupt))
         faults = scenario.faults
         matcher = FaultMatcher(faults.errors, faults.cutoffs, net_rng, self.workload.key_class)
         self.world.network = SimNetwork(self.env, scenario, self.store, net_rng, matcher,

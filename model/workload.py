@@ -10,11 +10,21 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from model.config import Dist, WorkloadConfig
-from model.effects import Effect, FencedPut, Interrupted, Put, Read, Record, Sleep, StoreResult
+from model.effects import (
+    CheckInterrupt,
+    Effect,
+    FencedPut,
+    Interrupted,
+    Put,
+    Read,
+    Record,
+    Sleep,
+    StoreResult,
+)
 from model.storage_lock import StorageLockProvider
 
 Gen = Generator[Effect, Any, Any]
@@ -40,17 +50,23 @@ def register_value(result: StoreResult) -> int:
 
 
 class RegisterWriter:
-    """One writer's workload loop over a lock provider."""
+    """One writer's workload loop: one transaction at a time, each with its own lock provider.
+
+    A transaction builds a provider (Hudi's ``LockManager`` creates one lazily: a new owner id and
+    shutdown hook), acquires, runs the critical section, releases, and closes the provider: after a
+    successful unlock ``LockManager#unlock`` closes it, and after a failure the write ends and the
+    write client closes it (``close()`` = ``shutdown(false)``, which tries ``unlock()`` once more).
+    """
 
     def __init__(
         self,
-        provider: StorageLockProvider,
+        new_provider: Callable[[], StorageLockProvider],
         config: WorkloadConfig,
         rng: random.Random,
         fenced: bool,
         start_ms: int | None = None,
     ) -> None:
-        self.provider = provider
+        self.new_provider = new_provider
         self.config = config
         self.rng = rng
         self.fenced = fenced
@@ -68,31 +84,38 @@ class RegisterWriter:
             yield Sleep(draw(self.rng, self.config.think_ms))
 
     def hold_once(self) -> Gen:
-        """Acquire, run the critical section, release.  Returns True when the lock was acquired."""
+        """One transaction: acquire, critical section, release, close.  True when the lock was acquired."""
+        provider = self.new_provider()
+        yield from provider.open()
         yield Record("acquire", "invoke")
-        if not (yield from self.provider.try_lock()):
-            yield Record("acquire", "fail")
+        if not (yield from provider.try_lock()):
+            yield Record("acquire", "fail", {"owner": provider.owner, "error": provider.error})
+            yield from provider.close()
             return False
-        owner = self.provider.owner
-        yield Record("acquire", "ok", {"owner": owner, "version": self.provider.fencing_token()})
+        owner = provider.owner
+        yield Record("acquire", "ok", {"owner": owner, "version": provider.fencing_token()})
         try:
-            yield from self.critical_section(owner)
+            yield from self.critical_section(provider, owner)
         except Interrupted:
             yield Record("interrupted", "info", {"owner": owner})
         yield Record("release", "invoke", {"owner": owner})
-        try:
-            released = yield from self.provider.unlock()
-        except Interrupted:  # the heartbeat lost the lock while we were stopping it
-            yield Record("interrupted", "info", {"owner": owner})
-            released = yield from self.provider.unlock()
-        yield Record("release", "ok" if released else "fail", {"owner": owner})
+        if (yield from provider.unlock()):
+            yield Record("release", "ok", {"owner": owner})
+        else:
+            yield Record("release", "fail", {"owner": owner, "error": provider.error})
+        yield from provider.close()
         return True
 
-    def critical_section(self, owner: str) -> Gen:
-        """``steps_per_hold`` read-modify-write steps on the register."""
+    def critical_section(self, provider: StorageLockProvider, owner: str) -> Gen:
+        """``steps_per_hold`` read-modify-write steps on the register.
+
+        The work between read and write is computation (a Sleep no interrupt ends); with
+        ``interrupt = "checkpoints"`` the writer checks for an interrupt before each read and write.
+        """
         key = self.config.register_key
         for _ in range(self.config.steps_per_hold):
-            if not (yield from self._still_valid(owner)):
+            yield CheckInterrupt()
+            if not (yield from self._still_valid(provider, owner)):
                 return
             yield Record("read", "invoke", {"owner": owner})
             read: StoreResult = yield Read(key)
@@ -101,15 +124,16 @@ class RegisterWriter:
                 return
             value = register_value(read)
             yield Record("read", "ok", {"owner": owner, "value": value})
-            yield Sleep(draw(self.rng, self.config.work_ms))
-            if not (yield from self._still_valid(owner)):
+            yield Sleep(draw(self.rng, self.config.work_ms), interruptible=False)
+            yield CheckInterrupt()
+            if not (yield from self._still_valid(provider, owner)):
                 return
             body = json.dumps({"value": value + 1, "by": owner}).encode()
-            token = self.provider.fencing_token()
+            token = provider.fencing_token()
             op = {"owner": owner, "read": value, "write": value + 1, "token": token}
             yield Record("write", "invoke", op)
             if self.fenced and token is not None:
-                result: StoreResult = yield FencedPut(key, body, self.provider.key, token)
+                result: StoreResult = yield FencedPut(key, body, provider.key, token)
             else:
                 result = yield Put(key, body)
             if result.ok:
@@ -121,11 +145,11 @@ class RegisterWriter:
                 yield Record("write", "fail", {**op, "status": result.outcome.name})
                 return
 
-    def _still_valid(self, owner: str) -> Gen:
-        """The careful writer's check (``check_before_write``): is my lock still valid by my clock?"""
-        if not self.config.check_before_write:
+    def _still_valid(self, provider: StorageLockProvider, owner: str) -> Gen:
+        """A hypothetical careful writer's check (``check_before_write``, or variant ``careful-margin``)."""
+        if not (self.config.check_before_write or provider.variant.holder_margin_check):
             return True
-        if (yield from self.provider.holds_valid_lock()):
+        if (yield from provider.careful_check()):
             return True
         yield Record("check", "fail", {"owner": owner})
         return False

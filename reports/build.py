@@ -43,6 +43,18 @@ def _short(owner: str) -> str:
     return owner[:8]
 
 
+def _audit_text(audit: dict[str, Any] | None) -> list[str]:
+    """One sentence on what Hudi's audit validator makes of the run's own audit trail."""
+    if not audit:
+        return []
+    return [f"Hudi's audit validator ('locks audit validate' rule, hcc check-audit) on this run's own audit "
+            f"trail (table/.hoodie/.locks/audit): {audit['validator']}, {audit['overlaps']} overlap(s) in "
+            f"{audit['windows']} window(s); of the violations, {audit['violations_visible']} are "
+            f"audit-visible and {audit['violations_invisible']} are not (column audit-visible); "
+            f"{audit.get('overlaps_without_violation', 0)} owner pair(s) it flags overlap in no violation "
+            "(timestamps are each writer's own clock)."]
+
+
 def _group_summary(g: Group, nodes: dict[str, str]) -> dict[str, Any]:
     lo, hi = g.span
     common = g.common_owner
@@ -141,6 +153,7 @@ def build_report(run: RunData) -> Report:
         *([str(run.scenario["description"])] if run.scenario.get("description") else []),
         f"{len(run.verdict['violations'])} violation(s) in {len(groups)} group(s); "
         f"{len(run.verdict['findings'])} finding(s). All times are simulated (true) time.",
+        *_audit_text(run.verdict.get("audit")),
     ])
     head.tables.append(("Checkers", tables.checker_table(run)))
     head.details.append(("Settings (resolved scenario)", tables.settings_table(run)))
@@ -195,6 +208,7 @@ def build_report(run: RunData) -> Report:
         "matches_expectation": matches,
         "checkers": tables.checker_table(run).to_dict(orient="records"),
         "violation_groups": group_summaries,
+        "audit": run.verdict.get("audit"),
         "findings": len(run.verdict["findings"]),
         "metrics": metrics,
         "per_acquisition": per_acq.reset_index().to_dict(orient="records"),

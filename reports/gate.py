@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reports.load import RunData
+from reports.load import METRICS, RunData, RunDirError
 from reports.tables import flatten
 
 FORMAT = 1
@@ -75,20 +75,32 @@ def load_baseline(path: Path) -> dict[str, Any]:
     if not isinstance(raw, dict) or raw.get("format") != FORMAT or not isinstance(raw.get("scenarios"), dict):
         raise BaselineError(f"baseline {path}: field format must be {FORMAT} and scenarios an object")
     for name, entry in raw["scenarios"].items():
+        if not isinstance(entry, dict):
+            raise BaselineError(f"baseline {path}: scenarios.{name} = {entry!r} is not an object")
         for key in ("seed", "expect", "violation_kinds", "metrics"):
             if key not in entry:
                 raise BaselineError(f"baseline {path}: scenarios.{name} has no field {key!r}")
+        kinds = entry["violation_kinds"]
+        if not isinstance(entry["metrics"], dict) or not isinstance(kinds, list) or not all(
+                isinstance(k, str) for k in kinds):
+            raise BaselineError(f"baseline {path}: scenarios.{name}: metrics must be an object and "
+                                "violation_kinds a list of names")
         for metric, spec in entry["metrics"].items():
             where = f"baseline {path}: scenarios.{name}.metrics.{metric}"
+            if not isinstance(spec, dict):
+                raise BaselineError(f"{where} = {spec!r} is not an object")
             if spec.get("worse") not in ("higher", "lower"):
                 raise BaselineError(f"{where}.worse = {spec.get('worse')!r} is not higher or lower")
             for t in ("rel", "abs"):
                 if not isinstance(spec.get(t, 0), int | float) or spec.get(t, 0) < 0:
                     raise BaselineError(f"{where}.{t} = {spec.get(t)!r} is not a number >= 0")
+            base = spec.get("baseline")
+            if base is not None and (not isinstance(base, int | float) or isinstance(base, bool)):
+                raise BaselineError(f"{where}.baseline = {base!r} is not a number")
     return raw
 
 
-def _metric_checks(name: str, entry: dict[str, Any], flat: dict[str, Any]) -> list[Check]:
+def _metric_checks(name: str, entry: dict[str, Any], flat: dict[str, Any], path: Path) -> list[Check]:
     checks = []
     for metric, spec in sorted(entry["metrics"].items()):
         base, now = spec.get("baseline"), flat.get(metric)
@@ -99,6 +111,8 @@ def _metric_checks(name: str, entry: dict[str, Any], flat: dict[str, Any]) -> li
         slack = rel * abs(base) + abs_
         higher = spec["worse"] == "higher"
         limit = base + slack if higher else base - slack
+        if now is not None and (not isinstance(now, int | float) or isinstance(now, bool)):
+            raise RunDirError(path, f"{METRICS}: field {metric} = {now!r} is not a number")
         if now is None:
             checks.append(Check(name, metric, base, None, "missing", f"{'<=' if higher else '>='} {limit:g}",
                                 False, f"{metric} is missing from the run (baseline {base})"))
@@ -111,7 +125,7 @@ def _metric_checks(name: str, entry: dict[str, Any], flat: dict[str, Any]) -> li
 
 
 def gate_run(run: RunData, baseline: dict[str, Any]) -> list[Check]:
-    """Every check of one run against its baseline entry."""
+    """Every check of one run against its baseline entry (RunDirError: a gated metric is not a number)."""
     name = run.name
     entry = baseline["scenarios"].get(name)
     if entry is None:
@@ -130,7 +144,7 @@ def gate_run(run: RunData, baseline: dict[str, Any]) -> list[Check]:
     checks.append(Check(name, "violation kinds", ",".join(entry["violation_kinds"]) or "-",
                         ",".join(kinds) or "-", "", "no new kind", not new,
                         f"unexpected safety violation(s): {', '.join(new)}" if new else ""))
-    return checks + _metric_checks(name, entry, flatten(run.metrics))
+    return checks + _metric_checks(name, entry, flatten(run.metrics), run.path)
 
 
 def gate_missing(baseline: dict[str, Any], seen: set[str]) -> list[Check]:

@@ -30,11 +30,22 @@ def parse_formats(text: str) -> tuple[str, ...]:
 
 
 def render_run_report(run_dir: Path, formats: Sequence[str] = FORMATS) -> dict[str, str]:
-    """File name -> text of the report of ``run_dir`` (RunDirError when the directory is bad)."""
-    from reports.build import build_report
-    from reports.load import load_run
+    """File name -> text of the report of ``run_dir`` (RunDirError when the directory is bad).
 
-    return render(build_report(load_run(run_dir)), formats)
+    Files that parse but hold values of the wrong type somewhere the report reads them (a
+    list where a number belongs) are a RunDirError too, naming the files and the error.
+    """
+    from reports.build import build_report
+    from reports.load import HISTORY, METRICS, RunDirError, load_run
+
+    run = load_run(run_dir)
+    try:
+        return render(build_report(run), formats)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+        if isinstance(e, RunDirError):
+            raise
+        raise RunDirError(Path(run_dir), f"{HISTORY} or {METRICS} holds a value the report cannot use "
+                                         f"({type(e).__name__}: {e})") from None
 
 
 def render_sweep_report(rows: Path, formats: Sequence[str] = FORMATS, x: str | None = None,

@@ -105,9 +105,17 @@ def throughput_frame(events: Sequence[Event], writers: Sequence[str], bins: int 
 
 
 def group_table(group: Group, limit: int = 200) -> pd.DataFrame:
-    """The violations of one group, one row each (at most ``limit``)."""
-    rows = [{"kind": v["kind"], "message": v["message"], "events": ", ".join(map(str, v["events"]))}
-            for v in group.violations[:limit]]
+    """The violations of one group, one row each (at most ``limit``).
+
+    With an audit trail in the run, the ``audit-visible`` column says whether Hudi's audit validator
+    (``hcc check-audit`` on the run's own ``table/``) reports an overlap of the violation's owners.
+    """
+    rows = []
+    for v in group.violations[:limit]:
+        row = {"kind": v["kind"], "message": v["message"], "events": ", ".join(map(str, v["events"]))}
+        if v.get("audit_visible") is not None:
+            row["audit-visible"] = "yes" if v["audit_visible"] else "no"
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,9 +214,5 @@ def parse(raw: dict[str, Any], default_name: str = "grid", path: Path | None = N
 def load(name_or_path: str) -> Grid:
     """Load a grid by name (``scenarios/grids/NAME.toml``) or path, and validate every cell."""
     path = resolve(name_or_path)
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError("grid", str(path), f"is not valid TOML: {e}") from e
-    return parse(raw, path.stem, path)
+    return parse(loader.read_toml(path, "grid"), path.stem, path)
 

@@ -30,11 +30,14 @@ def catalogue_names(folder: Path = CATALOGUE) -> list[str]:
 def resolve(name_or_path: str, folder: Path = CATALOGUE, what: str = "scenario") -> Path:
     """A name shipped in ``folder`` (the catalogue by default) or a path to a TOML file."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" and path.exists():
-        return path
     candidate = folder / f"{name_or_path}.toml"
-    if candidate.exists():
-        return candidate
+    try:
+        if path.suffix == ".toml" and path.exists():
+            return path
+        if candidate.exists():
+            return candidate
+    except (OSError, ValueError):  # a name no file system accepts (NUL byte, too long)
+        pass
     raise ConfigError(
         what, name_or_path, f"no such file and not in {folder.name}/ ({', '.join(catalogue_names(folder))})"
     )
@@ -128,13 +131,26 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
             raise ConfigError(dotted, part, "goes below a value that is not a table")
 
 
+def read_toml(path: Path, what: str = "scenario") -> dict[str, Any]:
+    """Parse a TOML file; ConfigError names the file and why (with the line for bad bytes or syntax)."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(what, str(path), f"cannot be read ({e.strerror or e})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise ConfigError(what, str(path), f"is not UTF-8 text (byte {e.start}, line {line})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(what, str(path), f"is not valid TOML: {e}") from e
+
+
 def load_raw(name_or_path: str) -> dict[str, Any]:
     """The parsed TOML of a scenario (no defaults filled in)."""
-    path = resolve(name_or_path)
-    try:
-        return tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError("scenario", str(path), f"is not valid TOML: {e}") from e
+    return read_toml(resolve(name_or_path))
 
 
 def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:

@@ -5,7 +5,6 @@ Names are looked up in ``scenarios/timeline/``; see ``model/timeline/config.py``
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +29,7 @@ def resolve(name_or_path: str) -> Path:
 
 def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> TimelineScenario:
     """Load, override (``--set``), build and validate a timeline scenario."""
-    path = resolve(name_or_path)
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError("scenario", str(path), f"is not valid TOML: {e}") from e
+    raw = loader.read_toml(resolve(name_or_path))
     for assignment in overrides:
         loader.apply_override(raw, assignment)
     tl_raw = raw.pop("timeline", {})
@@ -62,7 +57,6 @@ def to_toml(ts: TimelineScenario) -> str:
 def is_timeline_scenario(name_or_path: str) -> bool:
     """True for a name in ``scenarios/timeline`` or a TOML file with a ``[timeline]`` table."""
     try:
-        path = resolve(name_or_path)
-        return "timeline" in tomllib.loads(path.read_text())
-    except (ConfigError, OSError, tomllib.TOMLDecodeError):
+        return "timeline" in loader.read_toml(resolve(name_or_path))
+    except ConfigError:
         return False

@@ -54,7 +54,8 @@ SCRIPT: list[tuple[StorageEffect, list[Outcome]]] = [
 def scenario() -> Scenario:
     """One node, no faults, retries 2 with a short backoff, instantaneous network."""
     return Scenario(name="interpreter-contract", duration_ms=20_000,
-                    lock=LockConfig(validity_secs=10, renew_interval_secs=1, base_path="t"),
+                    # no audit enable file: the scripted store answers the writer's requests only
+                    lock=LockConfig(validity_secs=10, renew_interval_secs=1, base_path="t", audit=False),
                     storage=StorageConfig(latency_ms=Dist("fixed", 0), timeout_ms=2_000, sdk_retries=2,
                                           retry_backoff_ms=20),
                     workload=WorkloadConfig(writers=1, register_key="t/reg"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +80,13 @@ def test_s3rver_fails_every_conditional_property(s3rver_endpoint: Endpoint) -> N
         assert not p.passed, f"negative control passed {p.name}: {p.detail}"
     assert "NOT linearizable" in rep.property("create-race").detail
     assert "NOT linearizable" in rep.property("replace-race").detail
+    # the failing round keeps its verdict: a second winner cannot follow the first
+    for name in ("create-race", "replace-race"):
+        verdict = rep.property(name).verdict
+        assert verdict is not None and not verdict.valid
+        assert "cannot be placed: the register holds" in rep.property(name).detail
+        assert len(verdict.counterexample) >= 2 and all(op.status == "ok" for op in verdict.counterexample)
+        assert rep.property(name).to_json()["counterexample"]["result"] == "illegal"
 
 
 def test_minio_runs_or_is_skipped_with_the_reason(minio_endpoint: Endpoint) -> None:  # noqa: F811
@@ -113,10 +121,18 @@ def test_cli_bad_input_names_the_value(capsys: pytest.CaptureFixture[str]) -> No
     assert "--rounds" in capsys.readouterr().err
 
 
-def test_cli_table_fails_on_the_negative_control(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_table_fails_on_the_negative_control(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from cli.conformance import run
 
-    args = argparse.Namespace(backend="s3rver", rounds=1, clients=4, client=None, json=False, quiet=True)
+    args = argparse.Namespace(backend="s3rver", rounds=1, clients=4, client=None, json=False, quiet=True,
+                              timeline_dir=tmp_path)
     assert run(args) == 1
     out = capsys.readouterr().out
     assert "backend s3rver" in out and "FAIL" in out
+    # each non-linearizable race is drawn, and the table names the file
+    pages = sorted(tmp_path.glob("s3rver-*.html"))
+    assert [p.name.split("-", 2)[2] for p in pages] == ["create-race.html", "replace-race.html"]
+    for page in pages:
+        assert f"timeline: {page}" in out
+        html = page.read_text()
+        assert "<svg" in html and 'class="op blocked"' in html and 'class="op setter"' in html

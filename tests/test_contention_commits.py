@@ -18,12 +18,10 @@ from cli.main import main  # noqa: E402
 from engines.contention_commits import (  # noqa: E402
     CommitsResult,
     NbccSettings,
-    check_occ_scenario,
     run_nbcc,
     run_occ,
 )
 from engines.spark import SparkEngine, spark_available, start_session  # noqa: E402
-from model.config import ConfigError  # noqa: E402
 from scenarios import timeline_loader as cmd_timeline  # noqa: E402
 from scenarios.timeline_loader import is_timeline_scenario  # noqa: E402
 
@@ -100,11 +98,15 @@ def test_nbcc_writers_and_compaction_do_not_block_each_other(engine: SparkEngine
     assert m["objects"] > 0
 
 
-def test_occ_refuses_a_monotonic_source_shared_by_separate_processes() -> None:
-    ts = cmd_timeline.load("tl-cc-none-lost-update")
-    with pytest.raises(ConfigError) as e:
-        check_occ_scenario(ts)
-    assert e.value.field == "timeline.time_generator"
+def test_monotonic_times_come_from_one_counter_on_the_server(engine: SparkEngine, tmp_path: Path) -> None:
+    # separate Spark tasks share the monotonic generator's counter object on the server
+    result = _occ(engine, tmp_path, ['timeline.time_generator="monotonic"'], 8_000)
+    assert result.verdict.verdict == "ok", [v.message for v in result.verdict.violations]
+    times = [e.value["time"] for e in result.events if e.f == "time" and e.type == "ok"]
+    assert len(times) >= 8 and len(set(times)) == len(times)
+    by_task = {e.process for e in result.events if e.f == "time" and e.type == "ok"}
+    assert by_task == set(WRITERS)
+    assert not {f.kind for f in result.verdict.findings} & {"duplicate-time", "time-not-increasing"}
 
 
 def test_contention_command_picks_the_workload_and_names_bad_input() -> None:
@@ -112,5 +114,4 @@ def test_contention_command_picks_the_workload_and_names_bad_input() -> None:
     assert not is_timeline_scenario("rfc91-safe")
     assert main(["contention", "rfc91-safe", "--backend", "fake-gcs", "--workload", "nbcc"]) == 2
     assert main(["contention", "--backend", "fake-gcs", "--workload", "occ"]) == 2
-    assert main(["contention", "tl-cc-none-lost-update", "--backend", "fake-gcs"]) == 2  # monotonic
     assert main(["contention", "--backend", "fake-gcs", "--workload", "nbcc", "--writers", "0"]) == 2

@@ -72,5 +72,5 @@ def test_an_injected_412_is_answered_without_applying_the_write() -> None:
     rule = ErrorRule(node="w1", key="lock", method="write", status="412", count=1)
     events = SimWorld(dataclasses.replace(RACE, faults=FaultPlan(errors=(rule,)))).run()
     fail = next(e for e in events if e.node == "w1" and e.f == "try-lock")
-    assert fail.type == "fail" and fail.value["status"] == "PRECONDITION_FAILED"
+    assert fail.type == "fail" and fail.value["reason"] == "precondition-failed"
     assert first_owner(events) == "w2"  # w1's create never reached the store

@@ -1,8 +1,16 @@
-"""The pure reader and RFC-66 slicing against real Apache Hudi tables (../shared/hudi-tables).
+"""The pure reader and RFC-66 slicing against Apache Hudi tables: real ones and the simulation's.
 
-Oracles: the hudi-rs 0.5.0 observations file (snapshot and as-of file slices), Hudi's own
-compaction records (plans and ``totalLogFilesCompacted``) in each table's timeline, and, when the
-``hudi`` package can be imported, hudi-rs itself, live.
+Two sources of tables, the same checks:
+
+* real tables written by Apache Hudi (``../shared/hudi-tables``, used where present: those tests
+  skip when it is absent), with the hudi-rs 0.5.0 observations file beside them;
+* tables the simulation writes (made here: simulated NBCC runs, MERGE_ON_READ v8, and simulated
+  OCC runs, COPY_ON_WRITE v8 and v6), always.
+
+Oracles: hudi-rs (PyPI ``hudi`` 0.5.0, the ``oracle`` extra) live, or its observations file; and
+Hudi's own compaction records (plans and ``totalLogFilesCompacted``) in each table's timeline.
+hudi-rs lists file slices only: the simulated tables' data files hold JSON rows, not Parquet and
+Avro log blocks, so records are not read.
 """
 
 from __future__ import annotations
@@ -10,6 +18,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
+import random
 import zipfile
 from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
@@ -20,7 +30,7 @@ import pytest
 
 from backends.hudi_table_source import load_table, open_listing
 from cli import slices as cmd_slices
-from model.nbcc.files import format_instant, parse_instant, parse_log_file_name
+from engines.rundir import write_table
 from model.nbcc.findings import (
     BASE_BY_REQUEST_TIME,
     KNOWN_HUDI_RS_DEVIATIONS,
@@ -28,22 +38,28 @@ from model.nbcc.findings import (
     REPLACED_BY_REQUEST_TIME,
     UNEXPLAINED,
     Finding,
+    ObservedSlice,
     as_of_findings,
     compaction_disagreements,
     late_logs,
     mapping_of,
     smallest_by_kind,
 )
+from model.nbcc.sim_table import random_plan, run_table
 from model.nbcc.slicing import FileSlice, Rule, incremental
 from model.nbcc.timeline import ArchivedInstantError
 from model.nbcc.timeline_reader import HudiTable, find_table_root, read_table
+from model.timeline.layout import PARTITION_METADATA, format_instant, parse_instant, parse_log_file_name
+from model.timeline.run import simulate_timeline
+from scenarios import timeline_loader
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "hudi-tables"
-if not DATA.is_dir():
+# HCC_HUDI_TABLES names the folder of real tables (an absent folder runs the simulated ones only)
+DATA = Path(os.environ.get("HCC_HUDI_TABLES", Path(__file__).resolve().parents[2] / "shared" / "hudi-tables"))
+if not DATA.is_dir() and "HCC_HUDI_TABLES" not in os.environ:
     DATA = Path("/work/shared/hudi-tables")
 OBS_FILE = DATA / "hudi_rs_0.5.0_observations.json"
 
-pytestmark = pytest.mark.skipif(not OBS_FILE.exists(), reason=f"real Hudi tables not found at {DATA}")
+real = pytest.mark.skipif(not OBS_FILE.exists(), reason=f"real Hudi tables not found at {DATA}")
 
 OBS: dict[str, Any] = json.loads(OBS_FILE.read_text())["tables"] if OBS_FILE.exists() else {}
 NAMES = sorted(OBS)
@@ -110,6 +126,7 @@ def test_reader_matches_recorded_table_facts(name: str, tables: dict[str, HudiTa
     assert (t.metadata is not None) == bool(o.get("metadata_table"))
 
 
+@real
 def test_zip_and_folder_read_the_same(unzipped: dict[str, Path]) -> None:
     name = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d"
     listing, _ = open_listing(DATA / f"{name}.zip")
@@ -158,6 +175,7 @@ def test_snapshot_equals_hudi_rs_observation(name: str, tables: dict[str, HudiTa
     assert rows(tables[name].snapshot()) == sorted(OBS[name]["hudi_0_5_0"]["snapshot_latest"]["file_slices"])
 
 
+@real
 def test_snapshot_equals_hudi_rs_live(unzipped: dict[str, Path], tables: dict[str, HudiTable]) -> None:
     try:
         import hudi  # type: ignore[import-not-found]
@@ -242,6 +260,7 @@ def test_instant_time_slicing_disagrees_exactly_on_late_logs(name: str, tables: 
         assert [format_instant(s.base_instant) for s in owner] == [r["base_instant"]]
 
 
+@real
 def test_mdt_late_log_readme_example(tables: dict[str, HudiTable]) -> None:
     mdt = tables["quickstart_trips_table/mor/avro/v8_trips_8i3u1d"].metadata
     assert mdt is not None
@@ -267,6 +286,7 @@ def all_as_of_findings(tables: dict[str, HudiTable]) -> list[tuple[str, Finding]
     return out
 
 
+@real
 def test_as_of_differences_are_exactly_the_documented_hudi_rs_deviations(
     tables: dict[str, HudiTable],
 ) -> None:
@@ -312,6 +332,7 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@real
 def test_cli_json_snapshot_from_zip() -> None:
     code, out, _ = run_cli(str(DATA / "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"), "--json")
     assert code == 0
@@ -324,6 +345,7 @@ def test_cli_json_snapshot_from_zip() -> None:
     )
 
 
+@real
 def test_cli_as_of_and_metadata(unzipped: dict[str, Path]) -> None:
     path = str(unzipped["quickstart_trips_table/mor/avro/v8_trips_8i3u1d"])
     code, out, _ = run_cli(path, "--json", "--as-of", "20251220210127601")
@@ -339,6 +361,7 @@ def test_cli_as_of_and_metadata(unzipped: dict[str, Path]) -> None:
     assert code == 0 and "files/files-0000-0  base_instant=00000000000000000" in out
 
 
+@real
 def test_cli_empty_table_and_text_output() -> None:
     code, out, _ = run_cli(str(DATA / "sample_table/cow/v8_empty.zip"), "--json")
     assert (code, json.loads(out)) == (0, [])
@@ -346,6 +369,7 @@ def test_cli_empty_table_and_text_output() -> None:
     assert code == 0 and "rule instant-time" in out and "a079bdb3-731c-4894-b855-abfcd6921007-0" in out
 
 
+@real
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
@@ -371,5 +395,141 @@ def _iter_names() -> Iterator[str]:  # keeps NAMES honest: every staged zip is o
     yield from (str(p.relative_to(DATA))[:-4] for p in DATA.rglob("*.zip"))
 
 
+@real
 def test_every_staged_zip_is_covered() -> None:
     assert sorted(_iter_names()) == NAMES
+
+
+# --- tables the simulation writes: the same checks, always ------------------------------------
+
+NBCC_SEEDS = (1, 2, 3, 5)  # seeds whose random plans complete compactions (seed 4: none does in time)
+OCC = {  # name -> (timeline scenario, overrides)
+    "occ-v8": ("tl-occ-put-if-absent", ["workload.writers=2", "duration_ms=20000"]),
+    "occ-v8-skew-adjusting": ("tl-skew-adjusting-safe", ["timeline.file_groups=2", "duration_ms=20000"]),
+    "occ-v6": ("tl-occ-put-if-absent", ['timeline.layout="v6"', "duration_ms=20000"]),
+}
+
+
+@pytest.fixture(scope="session")
+def sim_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Simulated runs' final stores, written as run directories' ``table/`` folders."""
+    root = tmp_path_factory.mktemp("sim-tables")
+    out: dict[str, Path] = {}
+    for seed in NBCC_SEEDS:
+        plan = random_plan(random.Random(seed))
+        run = run_table(plan, seed)
+        out[f"nbcc-seed{seed}"] = write_table(root / f"nbcc-seed{seed}", run.objects, plan.base + "/")
+    for name, (scenario, overrides) in OCC.items():
+        ts = timeline_loader.load(scenario, overrides)
+        occ = simulate_timeline(ts)
+        out[name] = write_table(root / name, occ.objects, ts.base_path + "/")
+    return out
+
+
+def hudi_rs() -> Any:
+    """The ``hudi`` package (hudi-rs 0.5.0), or skip: it is the optional ``oracle`` extra."""
+    return pytest.importorskip("hudi")
+
+
+def hudi_rs_slices(path: Path, as_of: str | None = None) -> list[ObservedSlice]:
+    hudi = hudi_rs()
+    options = hudi.HudiReadOptions().with_as_of_timestamp(as_of) if as_of else None
+    return [
+        ObservedSlice.from_row(
+            [
+                fs.partition_path,
+                fs.file_id,
+                fs.creation_instant_time,
+                fs.base_file_name,
+                list(fs.log_file_names),
+            ]
+        )
+        for fs in hudi.HudiTable(str(path)).get_file_slices(options)
+    ]
+
+
+def hcc_slices(path: Path, *argv: str) -> list[ObservedSlice]:
+    """What ``hcc slices PATH --json`` prints, as observed slices."""
+    code, out, err = run_cli(str(path), "--json", *argv)
+    assert code == 0, err
+    return [
+        ObservedSlice.from_row(
+            [r["partition"], r["file_id"], r["base_instant"], r["base_file"], r["log_files"]]
+        )
+        for r in json.loads(out)
+    ]
+
+
+def test_simulated_tables_are_hudi_tables(sim_tables: dict[str, Path]) -> None:
+    for name, path in sim_tables.items():
+        t = load_table(path)
+        assert t.table_version == (6 if name.endswith("v6") else 8), name
+        assert t.layout_version == (1 if name.endswith("v6") else 2), name
+        assert t.properties["hoodie.table.timeline.timezone"] == "UTC"
+        assert t.table_type == ("MERGE_ON_READ" if name.startswith("nbcc") else "COPY_ON_WRITE")
+        assert t.unrecognized_files == () and t.groups and t.timeline.completed(), name
+        for g in t.groups:  # every partition has its metadata file, as Hudi writes it
+            assert (path / g.partition / PARTITION_METADATA).is_file(), (name, g.partition)
+        names = [p.name for p in (path / ".hoodie" / ("timeline" if t.layout_version == 2 else "")).iterdir()]
+        assert all(n[:17].isdigit() and n[:4] == "2026" for n in names if n[0].isdigit()), names
+
+
+def test_simulated_snapshot_equals_hudi_rs_live(sim_tables: dict[str, Path]) -> None:
+    for name, path in sim_tables.items():
+        ours, theirs = hcc_slices(path), hudi_rs_slices(path)
+        assert sorted(ours, key=repr) == sorted(theirs, key=repr), name
+        assert ours, name
+
+
+def test_simulated_time_travel_differs_from_hudi_rs_only_by_its_known_deviations(
+    sim_tables: dict[str, Path],
+) -> None:
+    """As of every request and completion time: ``hcc slices --as-of`` against hudi-rs; each
+    difference is classified, and every one is a deviation of hudi-rs known from real tables
+    (it picks the slice by request time and lists logs completed after T)."""
+    found: list[tuple[str, Finding]] = []
+    for name, path in sim_tables.items():
+        table = load_table(path)
+        times = sorted({t for i in table.timeline.completed() for t in (i.requested, i.completed) if t})
+        for t in times:
+            ours = {(s.partition, s.file_id): s for s in hcc_slices(path, "--as-of", format_instant(t))}
+            model = {(s.partition, s.file_id): ObservedSlice.from_model(s) for s in table.as_of(t)}
+            assert ours == model, (name, t)  # the command prints the model's time travel
+            found.extend((name, f) for f in as_of_findings(table, t, hudi_rs_slices(path, format_instant(t))))
+    kinds = {f.kind for _, f in found}
+    assert UNEXPLAINED not in kinds, [f for _, f in found if f.kind == UNEXPLAINED][:3]
+    assert kinds == {BASE_BY_REQUEST_TIME, LOG_AFTER_AS_OF}, kinds
+    for kind, f in sorted(smallest_by_kind(f for _, f in found).items()):
+        table = next(n for n, g in found if g is f)
+        print(f"simulated {kind}: {table} as of {format_instant(f.t)} {f.partition}/{f.file_id}: {f.detail}")
+    # the copy-on-write runs (one writer's commit at a time per file group) show no deviation but
+    # the base one: a commit requested before T and completed after it
+    assert {f.kind for n, f in found if n.startswith("occ")} <= {BASE_BY_REQUEST_TIME}
+
+
+def test_simulated_compactions_agree_with_completion_time_slicing(sim_tables: dict[str, Path]) -> None:
+    late_total = 0
+    for name in (n for n in sim_tables if n.startswith("nbcc")):
+        t = load_table(sim_tables[name])
+        assert t.compactions, name
+        assert compaction_disagreements(t, Rule.COMPLETION_TIME) == [], name
+        # instant-time slicing disagrees exactly on the late logs (requested before a compaction,
+        # completed after it), as on the real metadata tables
+        bad = compaction_disagreements(t, Rule.INSTANT_TIME)
+        late = sorted(n for names in late_logs(t).values() for n in names)
+        assert sorted(n for m in bad for n in m.extra) == late, name
+        # (a log late for one compaction is also missing from the next one's slice)
+        assert {n for m in bad for n in m.missing} <= set(late), name
+        late_total += len(late)
+    assert late_total > 0  # the simulated runs do have late logs
+
+
+def test_simulated_table_cli_bad_input_exits_2(sim_tables: dict[str, Path]) -> None:
+    path = str(sim_tables["nbcc-seed1"])
+    for argv, needle in (
+        ([path, "--as-of", "2026-01-01"], "--as-of: '2026-01-01'"),
+        ([path, "--metadata"], "no metadata table"),
+        (["/no/such/table"], "'/no/such/table'"),
+    ):
+        code, out, err = run_cli(*argv)
+        assert code == 2 and out == "" and needle in err

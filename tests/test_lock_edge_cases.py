@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from lockstrategies import fast_scenario
 
 from model.checkers.lock_run import check_lock_history
-from model.config import FaultPlan, HeartbeatStartFailure, LockConfig, WorkloadConfig, WriterDeath
+from model.config import (
+    Crash,
+    Dist,
+    ErrorRule,
+    FaultPlan,
+    HeartbeatStartFailure,
+    LockConfig,
+    Pause,
+    StorageConfig,
+    WorkloadConfig,
+    WriterDeath,
+)
 from model.history import Event, dumps
 from model.sim import run_scenario
 from scenarios import loader
@@ -23,24 +35,35 @@ def test_same_seed_gives_identical_history_bytes() -> None:
     assert dumps(run_scenario(scenario, 11)) != dumps(run_scenario(scenario, 12))
 
 
-def test_lost_reply_leaves_a_dangling_lock_reported_as_liveness_finding() -> None:
-    scenario = loader.load("rfc91-lost-reply")
+@pytest.mark.parametrize("name,told", [
+    ("rfc91-lost-reply", {"reason": "exception", "phase": "create"}),  # no SDK retries: SdkClientException
+    ("rfc91-lost-reply-hudi-1.1", {"reason": "precondition-failed"}),  # the SDK's retry meets its own file
+    ("rfc91-lost-reply-overwrite", {"reason": "write-unknown"}),  # overwriting: UNKNOWN_ERROR
+])
+def test_a_lost_acquire_reply_leaves_a_dangling_lock_reported_as_liveness_finding(
+        name: str, told: dict[str, str]) -> None:
+    scenario = loader.load(name)
     events = run_scenario(scenario)
-    told = _first(events, f="try-lock", type="fail", node="w2")
-    assert told.value["status"] == "PRECONDITION_FAILED" and told.value["ambiguous"]
-    owner = told.value["owner"]
-    # The store applied the first attempt: the lock file names the writer that was told it failed.
-    written = _first(events, process="store", f="lock-file")
+    failed = next(e for e in events if e.f == "try-lock" and e.type == "fail" and e.node == "w2"
+                  and e.value["reason"] != "held")
+    assert {k: failed.value.get(k) for k in told} == told
+    owner = failed.value["owner"]
+    # The store applied the write: the lock file as last written names the writer that was told it failed.
+    written = [e for e in events
+               if e.process == "store" and e.f == "lock-file" and e.index < failed.index][-1]
     assert written.value["owner"] == owner and not written.value["expired"]
     verdict = check_lock_history(events, scenario.checkers)
     assert verdict.verdict == "ok"
     (finding,) = [f for f in verdict.findings if f.kind == "dangling-lock"]
     validity = scenario.lock.validity_secs * 1000
-    assert finding.details["owner"] == owner
-    # Nobody else acquires before the dangling lock expires (validity + the 500 ms allowance, minus skew 0).
+    assert finding.details["owner"] == owner and finding.details["cause"] == "acquire"
+    # Nobody else acquires before the dangling lock expires (validity + the 500 ms allowance, skew 0).
     assert finding.details["waited_ms"] >= validity + scenario.lock.drift_allowance_ms
-    nxt = _first(events, f="acquire", type="ok")
+    nxt = next(e for e in events if e.f == "acquire" and e.type == "ok" and e.value["owner"] != owner
+               and e.index > failed.index)
     assert nxt.time >= written.time + validity
+    # Meanwhile the writer reads its own owner id in the lock file (isLockStillValid ignores the owner).
+    assert any(e.f == "try-lock" and e.value.get("holder") == owner and e.node != "w2" for e in events)
 
 
 def test_412_recovery_adopts_the_lock_instead_of_leaving_it_dangling() -> None:
@@ -91,24 +114,17 @@ def test_heartbeat_start_failure_releases_the_lock_at_once() -> None:
 
 
 def test_rfc91_as_written_does_not_interrupt_the_writer_on_a_lost_lock() -> None:
-    plan = loader.load("rfc91-long-pause").faults
-    hudi = run_scenario(
-        fast_scenario(
-            faults=replace(plan, pauses=(replace(plan.pauses[0], at_ms=5_000, duration_ms=20_000),))
-        ),
-        1,
-    )
+    # A holder paused 20 s in the middle of a long transaction: when it wakes, its renewal gets 412.
+    plan = FaultPlan(pauses=(Pause("w1", at_ms=5_000, duration_ms=20_000, trigger="write"),))
+    workload = WorkloadConfig(writers=3, steps_per_hold=50, work_ms=WorkloadConfig().work_ms)
+    lock = LockConfig(validity_secs=10, renew_interval_secs=1, wait_time_ms=20_000)
+    hudi = run_scenario(fast_scenario(workload=workload, faults=plan), 1)
     as_written = run_scenario(
-        fast_scenario(
-            lock=LockConfig(
-                variant="rfc91-as-written", validity_secs=10, renew_interval_secs=1, wait_time_ms=20_000
-            ),
-            faults=replace(plan, pauses=(replace(plan.pauses[0], at_ms=5_000, duration_ms=20_000),)),
-        ),
-        1,
-    )
-    assert any(e.f == "interrupted" for e in hudi)
-    assert not any(e.f == "interrupted" for e in as_written)
+        fast_scenario(workload=workload, faults=plan, lock=replace(lock, variant="rfc91-as-written")), 1)
+    # Hudi's heartbeat interrupts the writer (heartbeatTaskRunner); it sees it at its next storage request.
+    lost = _first(hudi, f="lock-lost", node="w1")
+    assert any(e.f == "interrupted" and e.node == "w1" and e.index > lost.index for e in hudi)
+    assert not any(e.f in ("interrupted", "interrupted-call", "lock-lost") for e in as_written)
     assert any(e.f == "heartbeat-stop" and e.value["reason"] == "renewal-failed" for e in as_written)
 
 
@@ -119,3 +135,64 @@ def test_catalogue_scenarios_meet_their_expected_verdicts() -> None:
         assert verdict.verdict == scenario.expect, (
             f"{name} seed {scenario.seed}: {verdict.to_dict()['violations'][:1]}"
         )
+
+
+def test_stop_heartbeat_gives_up_after_15_s_and_the_release_fails() -> None:
+    """A renewal in flight longer than 15 s (its request times out after 20 s): unlock cannot stop the
+    heartbeat (LockProviderHeartbeatManager#stopHeartbeat) and throws without expiring the lock."""
+    workload = WorkloadConfig(writers=1, steps_per_hold=1, work_ms=Dist("fixed", 1_500))
+    lock = LockConfig(validity_secs=10, renew_interval_secs=1, wait_time_ms=20_000)
+    timeouts = ErrorRule(node="w1", key="lock", method="write", status="timeout", start_ms=900, end_ms=1_100)
+    scenario = fast_scenario(lock=lock, workload=replace(workload, node_start_ms={"w1": 0}),
+                             storage=StorageConfig(timeout_ms=20_000), faults=FaultPlan(errors=(timeouts,)),
+                             duration_ms=40_000)
+    events = run_scenario(scenario, 1)
+    failed = _first(events, f="release-failed")
+    assert "heartbeat still in flight" in failed.value["error"] and failed.value["still_believes"]
+    renew = _first(events, f="renew", type="invoke")
+    assert failed.time - renew.time >= 15_000  # it waited the 15 s before giving up
+    # close() retries the release once the renewal has come back
+    assert any(e.f == "lock-file" and e.value["expired"] for e in events if e.time > failed.time)
+
+
+def test_a_graceful_shutdown_runs_the_hook_that_expires_the_lock() -> None:
+    scenario = loader.load("rfc91-graceful-shutdown")
+    events = run_scenario(scenario)
+    hook = _first(events, f="shutdown-hook", node="w1")
+    expired = next(e for e in events if e.process == "store" and e.f == "lock-file" and e.value["expired"]
+                   and e.index > hook.index)
+    assert expired.value["owner"] == hook.value["owner"] and expired.time - hook.time < 100
+    stop = _first(events, f="shutdown-stop")
+    assert stop.index > expired.index  # the node stops after its hooks ran
+    nxt = next(e for e in events if e.f == "acquire" and e.type == "ok" and e.index > hook.index)
+    assert nxt.time - expired.time < 2_000  # the others did not wait for the lease to run out
+    assert check_lock_history(events, scenario.checkers).verdict == "ok"
+    # a crash instead runs no hook, and the others wait for the lease to run out
+    crashed = run_scenario(replace(scenario, faults=FaultPlan(crashes=(Crash("w1", 30_000, 60_000),))))
+    assert not any(e.f == "shutdown-hook" for e in crashed)
+    taken = next(e for e in crashed if e.f == "acquire" and e.type == "ok" and e.time > 30_000)
+    assert taken.time > 30_000 + 200_000
+
+
+@pytest.mark.parametrize("policy,interrupted", [("next-storage-call", True), ("checkpoints", True),
+                                                ("never", False)])
+def test_the_writers_interrupt_policy_decides_when_a_lost_lock_stops_it(policy: str,
+                                                                        interrupted: bool) -> None:
+    base = loader.load("rfc91-renewals-fail")
+    scenario = replace(base, workload=replace(base.workload, interrupt=policy))
+    events = run_scenario(scenario)
+    lost = _first(events, f="lock-lost", node="w1")
+    stops = [e for e in events if e.node == "w1" and e.f == "interrupted" and e.index > lost.index]
+    assert bool(stops) is interrupted
+    if stops:
+        assert stops[0].time - lost.time <= 100  # within a storage call or a check of the fast work loop
+    violations = check_lock_history(events).violations
+    overlap = max(v.details["overlap_ms"] for v in violations if v.kind == "overlap")
+    assert (overlap > 100_000) is (not interrupted)  # never told: it writes to the end of the run
+
+
+def test_hudi_1_1_does_not_interrupt_the_writer_on_a_lost_lock() -> None:
+    base = loader.load("rfc91-renewals-fail")
+    old = run_scenario(replace(base, lock=replace(base.lock, variant="hudi-1.1")))
+    assert not any(e.f == "interrupted" for e in old) and not any(e.f == "lock-lost" for e in old)
+    assert any(e.f == "heartbeat-stop" and e.value["reason"] == "renewal-failed" for e in old)

@@ -164,3 +164,22 @@ def test_hudi_variant_does_lose_updates_under_the_same_kind_of_pause() -> None:
 
 def test_lock_config_default_is_hudi() -> None:
     assert LockConfig().variant == "hudi"
+
+
+@SETTINGS
+@given(st.integers(0, 2**16), st.integers(0, 499), st.lists(st.integers(0, 999), min_size=3, max_size=3))
+def test_careful_margin_is_safe_under_skew_below_the_allowance(seed: int, skew: int,
+                                                               starts: list[int]) -> None:
+    """The hypothetical holder check at validUntil - 500 ms (variant careful-margin): the case the
+    careful writer above loses, with any skew below RFC-91's 500 ms, shows no violation."""
+    workload = WorkloadConfig(writers=4, steps_per_hold=100_000, work_ms=Dist("uniform", 10, 40))
+    contenders = ("w2", "w3", "w4")
+    start_ms = {"w1": 0, **{n: 500 + s for n, s in zip(contenders, starts, strict=True)}}
+    scenario = fast_scenario(
+        lock=replace(fast_scenario().lock, variant="careful-margin"),
+        workload=replace(workload, node_start_ms=start_ms),
+        clocks={n: ClockSpec(offset_ms=skew) for n in contenders},
+        faults=FaultPlan(errors=(ErrorRule(node="w1", key="lock", method="write", start_ms=2_000),)),
+        duration_ms=20_000)
+    verdict = verdict_of(scenario, seed)
+    assert verdict.violations == (), f"seed {seed}, skew {skew}: {verdict.violations[0].message}"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import bisect
+from dataclasses import dataclass, replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,18 +11,12 @@ from hypothesis import find as hfind
 from hypothesis import strategies as st
 
 from model.nbcc.checks import check_plan, check_slices, expected_plan_logs
-from model.nbcc.files import (
-    BaseFile,
-    LogFile,
-    format_instant,
-    parse_base_file_name,
-    parse_instant,
-    parse_log_file_name,
-)
 from model.nbcc.slicing import (
     FileGroupFiles,
+    FileSlice,
     Rule,
     as_of,
+    build_file_slices,
     incremental,
     plan_by_instant_time,
     plan_compaction,
@@ -30,7 +25,17 @@ from model.nbcc.slicing import (
     slicer,
     snapshot,
 )
-from model.nbcc.timeline import ArchivedInstantError, Instant, State, Timeline
+from model.nbcc.timeline import ArchivedInstantError, Timeline
+from model.timeline.layout import (
+    BaseFile,
+    Instant,
+    LogFile,
+    State,
+    format_instant,
+    parse_base_file_name,
+    parse_instant,
+    parse_log_file_name,
+)
 
 FID = "fg"
 
@@ -349,9 +354,7 @@ def _violations(h: History, rule: Rule) -> list[str]:
 
 
 def test_checker_catches_instant_time_slicing_with_a_minimal_case() -> None:
-    h = hfind(
-        histories(), lambda h: bool(_violations(h, Rule.INSTANT_TIME)), settings=FIND
-    )
+    h = hfind(histories(), lambda h: bool(_violations(h, Rule.INSTANT_TIME)), settings=FIND)
     # minimal: one compaction, one late log (requested before it, completed after it), and only what
     # lets the compaction be scheduled at all: one earlier base file or one log completed before it
     assert "coverage" in _violations(h, Rule.INSTANT_TIME)
@@ -360,7 +363,8 @@ def test_checker_catches_instant_time_slicing_with_a_minimal_case() -> None:
     late = [lf for lf in h.group.log_files if lf.instant < c < (h.timeline.completion_time(lf.instant) or -1)]
     assert len(late) == 1
     enablers = [lf for lf in h.group.log_files if lf not in late] + [
-        b for b in h.group.base_files if b.instant != c]
+        b for b in h.group.base_files if b.instant != c
+    ]
     assert len(enablers) == 1
     assert _violations(h, Rule.COMPLETION_TIME) == []
 
@@ -378,3 +382,126 @@ def test_checker_catches_uncommitted_first_log_bug_with_a_minimal_case() -> None
     assert h.timeline.completion_time(first.instant) is None
     assert h.timeline.completion_time(second.instant) is not None
     assert _violations(h, Rule.COMPLETION_TIME) == []
+
+
+# --- the one-pass slicing gives the same slices as the algorithm it replaced -------------------
+#
+# The previous implementation (per group: sort the completed logs by (completion time, log order),
+# anchor, bisect, sort each slice's logs again), kept here as the reference.
+
+
+def _old_assign(group, barriers, keyed_logs, pending_logs, visible_bases):  # type: ignore[no-untyped-def]
+    if not barriers:
+        return ()
+    members: dict[int, list[LogFile]] = {b: [] for b in barriers}
+    for key, lf in keyed_logs:
+        idx = bisect.bisect_right(barriers, key) - 1
+        assert idx >= 0
+        members[barriers[idx]].append(lf)
+    order = lambda logs: tuple(sorted(logs, key=lambda x: x.sort_key))  # noqa: E731
+    return tuple(
+        FileSlice(
+            group.partition,
+            group.file_id,
+            b,
+            visible_bases.get(b),
+            order(members[b]),
+            order(pending_logs) if b == barriers[-1] else (),
+        )
+        for b in barriers
+    )
+
+
+def _old_bases(group, ct):  # type: ignore[no-untyped-def]
+    out: dict[int, BaseFile] = {}
+    for bf in sorted(group.base_files):
+        if ct(bf.instant) is not None:
+            out.setdefault(bf.instant, bf)
+    return out
+
+
+def old_slice_by_completion_time(group, ct):  # type: ignore[no-untyped-def]
+    bases = _old_bases(group, ct)
+    starts = set(bases) | set(group.pending_compactions)
+    completed, pending = [], []
+    for lf in group.log_files:
+        tc = ct(lf.instant)
+        (pending.append(lf) if tc is None else completed.append((tc, lf)))
+    completed.sort(key=lambda p: (p[0], p[1].sort_key))
+    if completed and (not starts or completed[0][0] < min(starts)):
+        starts.add(completed[0][1].instant)
+    return _old_assign(group, sorted(starts), completed, pending, bases)
+
+
+def old_slice_by_instant_time(group, ct):  # type: ignore[no-untyped-def]
+    bases = _old_bases(group, ct)
+    starts = set(bases) | set(group.pending_compactions)
+    keyed, pending = [], []
+    for lf in group.log_files:
+        (pending.append(lf) if ct(lf.instant) is None else keyed.append((lf.instant, lf)))
+    keyed.sort(key=lambda p: p[1].sort_key)
+    if keyed and (not starts or keyed[0][0] < min(starts)):
+        starts.add(keyed[0][0])
+    return _old_assign(group, sorted(starts), keyed, pending, bases)
+
+
+@st.composite
+def random_tables(draw: st.DrawFn) -> tuple[list[FileGroupFiles], Timeline]:
+    """Several file groups over one timeline: instants in any completion order, some pending;
+    base files (several per instant, some uncommitted), logs of several versions and tokens in any
+    order, requested compactions."""
+    n = draw(st.integers(1, 30))
+    instants = sorted(draw(st.sets(st.integers(1, 200), min_size=1, max_size=n)))
+    done = {i: i + draw(st.integers(0, 60)) for i in instants if draw(st.booleans()) or draw(st.booleans())}
+    timeline = Timeline(
+        tuple(
+            Instant(i, "deltacommit", State.COMPLETED if i in done else State.INFLIGHT, done.get(i))
+            for i in instants
+        )
+    )
+    groups = []
+    for g in range(draw(st.integers(1, 4))):
+        fid = f"fg{g}"
+        some = st.sampled_from(instants)
+        logs = draw(
+            st.lists(
+                st.builds(
+                    LogFile, st.just(fid), some, st.integers(1, 3), st.sampled_from(["0-0-0", "1-0-0"])
+                ),
+                unique=True,
+                max_size=12,
+            )
+        )
+        bases = draw(
+            st.lists(
+                st.builds(BaseFile, st.just(fid), st.sampled_from(["0-1-0", "1-1-0"]), some),
+                unique=True,
+                max_size=4,
+            )
+        )
+        pending = tuple(sorted(draw(st.sets(some, max_size=2))))
+        groups.append(FileGroupFiles("p", fid, tuple(bases), tuple(logs), pending))
+    return groups, timeline
+
+
+@settings(max_examples=400, deadline=None)
+@given(random_tables())
+def test_one_pass_slicing_gives_the_same_slices_as_the_old_algorithm(
+    table: tuple[list[FileGroupFiles], Timeline],
+) -> None:
+    groups, tl = table
+    ct = tl.completion_time
+    for rule, old in (
+        (Rule.COMPLETION_TIME, old_slice_by_completion_time),
+        (Rule.INSTANT_TIME, old_slice_by_instant_time),
+    ):
+        want = {g.group_id: s for g in groups if (s := old(g, ct))}
+        assert build_file_slices(groups, ct, rule) == want
+        in_order = [
+            replace(g, log_files=tuple(sorted(g.log_files, key=lambda x: x.sort_key))) for g in groups
+        ]
+        assert build_file_slices(in_order, ct, rule) == want  # the one-pass path, without the re-sort
+        for g in groups:
+            assert slicer(rule)(g, ct) == old(g, ct)
+            # the same, byte for byte, as the command prints them
+            assert repr(slicer(rule)(g, ct)) == repr(old(g, ct))

@@ -38,5 +38,5 @@ def test_fenced_put_rejects_a_stale_token() -> None:
 
 
 def test_unknown_flavor_is_rejected_with_its_name() -> None:
-    with pytest.raises(ValueError, match="storage.flavor: 'azure'"):
-        ObjectStore("azure")
+    with pytest.raises(ValueError, match="storage.flavor: 'swift'"):
+        ObjectStore("swift")

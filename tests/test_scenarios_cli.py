@@ -19,8 +19,12 @@ def test_every_catalogue_entry_loads_and_states_why_in_a_comment() -> None:
         "rfc91-safe",
         "rfc91-long-pause",
         "rfc91-throttled-renewal",
-        "rfc91-skew",
+        "rfc91-renewals-fail",
+        "rfc91-renewals-fail-skew",
+        "rfc91-hypothetical-careful-writer",
+        "rfc91-hypothetical-careful-margin",
         "rfc91-lost-reply",
+        "rfc91-lost-reply-hudi-1.1",
         "rfc91-fenced-long-pause",
     ):
         assert required in names
@@ -78,7 +82,7 @@ def test_run_json_exit_codes_and_run_directory(tmp_path: Path, capsys: pytest.Ca
                 "run",
                 "rfc91-long-pause",
                 "--out",
-                str(out),
+                str(tmp_path / "run2"),
                 "--set",
                 "faults.pauses[0].duration_ms=2000",
                 "--json",

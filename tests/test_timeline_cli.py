@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from backends.hudi_table_source import load_table
 from cli.main import main
 from scenarios import timeline_loader as cmd_timeline
 
@@ -24,6 +25,9 @@ def test_every_timeline_scenario_states_why_and_meets_its_expectation(
     assert summary["matches_expectation"] and summary["scenario"] == name
     for f in ("history.jsonl", "verdict.json", "metrics.json", "scenario.toml"):
         assert (tmp_path / f).exists()
+    # the run leaves its table: a Hudi COPY_ON_WRITE table, read back by the real-table reader
+    table = load_table(tmp_path / "table")
+    assert table.table_type == "COPY_ON_WRITE" and table.timeline.completed()
     # the resolved scenario round-trips
     assert cmd_timeline.load(str(tmp_path / "scenario.toml")) == cmd_timeline.load(name)
 

@@ -23,8 +23,8 @@ from backends.launchers.process import (
     LaunchError,
     ServerProcess,
     Unavailable,
-    free_port,
     http_answers,
+    reserve_ports,
     tail,
     which,
 )
@@ -97,7 +97,8 @@ def ceph(base: Path | None = None, *, bucket: str = "hcc-conformance",
     for sub in ("mon.a", "osd.0", "run", "log", "rgw"):
         (d / sub).mkdir()
     fsid = str(uuid.uuid4())
-    mon_port, rgw_port = free_port(), free_port()
+    reservation = reserve_ports(2)  # released when the last daemon stops
+    mon_port, rgw_port = reservation.ports
     conf = d / "ceph.conf"
     conf.write_text(_conf(d, fsid, mon_port, rgw_port))
     c = ["-c", str(conf)]
@@ -108,14 +109,16 @@ def ceph(base: Path | None = None, *, bucket: str = "hcc-conformance",
         _run(["monmaptool", "--create", "--addv", "a", f"[v2:{HOST}:{mon_port}]", "--fsid", fsid,
               str(d / "monmap")], d)
         _run(["ceph-mon", *c, "--mkfs", "-i", "a", "--monmap", str(d / "monmap")], d)
-        mon = ServerProcess("ceph-mon", ["ceph-mon", *c, "-i", "a", "-f"], d / "log" / "mon.out", cwd=d)
+        mon = ServerProcess("ceph-mon", ["ceph-mon", *c, "-i", "a", "-f"], d / "log" / "mon.out", cwd=d,
+                            scratch=[d / "mon.a"])
         procs.append(mon)
         mon.start()
         deadline = time.monotonic() + ready_timeout_s
         osd_uuid = str(uuid.uuid4())
         osd_id = _run(["ceph", *c, "--connect-timeout", "30", "osd", "new", osd_uuid], d).strip()
         _run(["ceph-osd", *c, "-i", osd_id, "--mkfs", "--osd-uuid", osd_uuid], d)
-        osd = ServerProcess("ceph-osd", ["ceph-osd", *c, "-i", osd_id, "-f"], d / "log" / "osd.out", cwd=d)
+        osd = ServerProcess("ceph-osd", ["ceph-osd", *c, "-i", osd_id, "-f"], d / "log" / "osd.out", cwd=d,
+                            scratch=[d / "osd.0"])
         procs.append(osd)
         osd.start()
         rgw = ServerProcess("radosgw", ["radosgw", *c, "-n", "client.rgw.a", "-f"], d / "log" / "rgw.out",
@@ -135,3 +138,4 @@ def ceph(base: Path | None = None, *, bucket: str = "hcc-conformance",
             p.stop(grace_s=5)
         for sub in ("mon.a", "osd.0", "rgw"):
             shutil.rmtree(d / sub, ignore_errors=True)  # logs stay
+        reservation.release()

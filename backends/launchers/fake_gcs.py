@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from backends.endpoint import Endpoint
-from backends.launchers.process import HOST, ServerProcess, Unavailable, free_port, http_answers
+from backends.launchers.process import HOST, ServerProcess, Unavailable, http_answers, start_server
 from backends.launchers.workdir import server_dir
 
 
@@ -37,16 +37,18 @@ def fake_gcs(base: Path | None = None, *, bucket: str = "hcc-conformance",
     """Run fake-gcs-server (memory backend, HTTP) and yield its Endpoint with ``bucket`` created."""
     exe = binary()
     d = server_dir("fake-gcs", base)
-    port = free_port()
-    url = f"http://{HOST}:{port}"
-    proc = ServerProcess("fake-gcs-server", [
-        str(exe), "-scheme", "http", "-backend", "memory", "-host", HOST, "-port", str(port),
-        "-external-url", url, "-public-host", f"{HOST}:{port}", "-log-level", "warn",
-    ], d / "fake-gcs-server.log", cwd=d)
-    proc.start()
+
+    def make(ports: list[int]) -> ServerProcess:
+        url = f"http://{HOST}:{ports[0]}"
+        return ServerProcess("fake-gcs-server", [
+            str(exe), "-scheme", "http", "-backend", "memory", "-host", HOST, "-port", str(ports[0]),
+            "-external-url", url, "-public-host", f"{HOST}:{ports[0]}", "-log-level", "warn",
+        ], d / "fake-gcs-server.log", cwd=d)
+
+    proc = start_server("fake-gcs-server", 1, make, lambda p: p.wait_ready(
+        lambda: http_answers(f"http://{HOST}:{p.ports[0]}/storage/v1/b"), ready_timeout_s))
     try:
-        proc.wait_ready(lambda: http_answers(f"{url}/storage/v1/b"), ready_timeout_s)
-        ep = Endpoint("fake-gcs", "gcs", url, bucket, process=proc)
+        ep = Endpoint("fake-gcs", "gcs", f"http://{HOST}:{proc.ports[0]}", bucket, process=proc)
         ep.backend("hcc/").ensure_container()
         yield ep
     finally:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from backends.endpoint import Endpoint
-from backends.launchers.process import HOST, ServerProcess, Unavailable, free_port, http_answers, which
+from backends.launchers.process import HOST, ServerProcess, Unavailable, http_answers, start_server, which
 from backends.launchers.workdir import server_dir
 
 USER, PASSWORD = "hccadmin", "hccadmin-secret"
@@ -39,14 +39,17 @@ def minio(base: Path | None = None, *, bucket: str = "hcc-conformance",
     exe = which("minio")
     if exe is not None:
         d = server_dir("minio", base)
-        port, console = free_port(), free_port()
-        proc = ServerProcess("minio", [exe, "server", str(d / "data"), "--address", f"{HOST}:{port}",
-                                       "--console-address", f"{HOST}:{console}"], d / "minio.log", cwd=d,
-                             env={"MINIO_ROOT_USER": USER, "MINIO_ROOT_PASSWORD": PASSWORD})
-        proc.start()
+
+        def make(ports: list[int]) -> ServerProcess:
+            return ServerProcess("minio", [exe, "server", str(d / "data"), "--address", f"{HOST}:{ports[0]}",
+                                           "--console-address", f"{HOST}:{ports[1]}"], d / "minio.log", cwd=d,
+                                 env={"MINIO_ROOT_USER": USER, "MINIO_ROOT_PASSWORD": PASSWORD},
+                                 scratch=[d / "data"])
+
+        proc = start_server("minio", 2, make, lambda p: p.wait_ready(
+            lambda: http_answers(f"http://{HOST}:{p.ports[0]}/minio/health/ready"), ready_timeout_s))
         try:
-            url = f"http://{HOST}:{port}"
-            proc.wait_ready(lambda: http_answers(url + "/minio/health/ready"), ready_timeout_s)
+            url = f"http://{HOST}:{proc.ports[0]}"
             ep = Endpoint("minio", "s3", url, bucket, USER, PASSWORD, process=proc)
             ep.backend("hcc/").ensure_container()
             yield ep

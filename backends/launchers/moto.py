@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from backends.endpoint import Endpoint
-from backends.launchers.process import HOST, ServerProcess, Unavailable, free_port, http_answers
+from backends.launchers.process import HOST, ServerProcess, Unavailable, http_answers, start_server
 from backends.launchers.workdir import server_dir
 
 
@@ -27,15 +27,16 @@ def moto(base: Path | None = None, *, bucket: str = "hcc-conformance",
     except ImportError as e:
         raise Unavailable(f"moto[server] is not installed ({e}); run backends/install.sh") from e
     d = server_dir("moto", base)
-    port = free_port()
-    url = f"http://{HOST}:{port}"
-    proc = ServerProcess("moto", [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)],
-                         d / "moto.log", cwd=d)
-    proc.start()
+
+    def make(ports: list[int]) -> ServerProcess:
+        return ServerProcess("moto", [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(ports[0])],
+                             d / "moto.log", cwd=d)
+
+    proc = start_server("moto", 1, make, lambda p: p.wait_ready(
+        lambda: http_answers(f"http://{HOST}:{p.ports[0]}/moto-api/"), ready_timeout_s))
     try:
-        proc.wait_ready(lambda: http_answers(url + "/moto-api/"), ready_timeout_s)
-        ep = Endpoint("moto", "s3", url, bucket, "hcc", "hcc-secret", process=proc,
-                      notes=["emulator: conditional writes are not atomic"])
+        ep = Endpoint("moto", "s3", f"http://{HOST}:{proc.ports[0]}", bucket, "hcc", "hcc-secret",
+                      process=proc, notes=["emulator: conditional writes are not atomic"])
         ep.backend("hcc/").ensure_container()
         yield ep
     finally:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from backends.azure_blob import AZURITE_ACCOUNT, AZURITE_KEY
 from backends.endpoint import Endpoint
-from backends.launchers.process import HOST, ServerProcess, Unavailable, free_port, tcp_answers
+from backends.launchers.process import HOST, ServerProcess, Unavailable, http_answers, start_server
 from backends.launchers.workdir import npm_bin, server_dir
 
 
@@ -36,16 +36,18 @@ def azurite(base: Path | None = None, *, container: str = "hcc-conformance", deb
     if script is None:
         raise Unavailable("azurite is not installed under .cache/npm (run backends/install.sh)")
     d = server_dir("azurite", base)
-    port = free_port()
-    argv = [_node(), str(script), "--blobHost", HOST, "--blobPort", str(port), "--inMemoryPersistence",
-            "--disableTelemetry"]
-    if debug_log:
-        argv += ["--debug", str(d / "azurite-debug.log")]
-    proc = ServerProcess("azurite", argv, d / "azurite.log", cwd=d)
-    proc.start()
+
+    def make(ports: list[int]) -> ServerProcess:
+        argv = [_node(), str(script), "--blobHost", HOST, "--blobPort", str(ports[0]),
+                "--inMemoryPersistence", "--disableTelemetry"]  # cwd is the server folder
+        if debug_log:
+            argv += ["--debug", str(d / "azurite-debug.log")]
+        return ServerProcess("azurite", argv, d / "azurite.log", cwd=d)
+
+    proc = start_server("azurite", 1, make, lambda p: p.wait_ready(lambda: http_answers(f"http://{HOST}:{p.ports[0]}/"),
+                                                                   ready_timeout_s))
     try:
-        proc.wait_ready(lambda: tcp_answers(port), ready_timeout_s)
-        ep = Endpoint("azurite", "azure", f"http://{HOST}:{port}/{AZURITE_ACCOUNT}", container,
+        ep = Endpoint("azurite", "azure", f"http://{HOST}:{proc.ports[0]}/{AZURITE_ACCOUNT}", container,
                       AZURITE_ACCOUNT, AZURITE_KEY, process=proc)
         ep.backend("hcc/").ensure_container()
         yield ep
@@ -61,17 +63,18 @@ def s3rver(base: Path | None = None, *, bucket: str = "hcc-conformance",
     if script is None:
         raise Unavailable("s3rver is not installed under .cache/npm (run backends/install.sh)")
     d = server_dir("s3rver", base)
-    (d / "data").mkdir()
-    port = free_port()
-    proc = ServerProcess("s3rver", [
-        _node(), str(script), "-d", str(d / "data"), "-a", HOST, "-p", str(port), "--no-vhost-buckets",
-        "--configure-bucket", bucket,
-    ], d / "s3rver.log", cwd=d)
-    proc.start()
+
+    def make(ports: list[int]) -> ServerProcess:
+        (d / "data").mkdir(exist_ok=True)
+        return ServerProcess("s3rver", [
+            _node(), str(script), "-d", str(d / "data"), "-a", HOST, "-p", str(ports[0]),
+            "--no-vhost-buckets", "--configure-bucket", bucket,
+        ], d / "s3rver.log", cwd=d, scratch=[d / "data"])
+
+    proc = start_server("s3rver", 1, make, lambda p: p.wait_ready(lambda: http_answers(f"http://{HOST}:{p.ports[0]}/"),
+                                                                  ready_timeout_s))
     try:
-        proc.wait_ready(lambda: tcp_answers(port), ready_timeout_s)
-        yield Endpoint("s3rver", "s3", f"http://{HOST}:{port}", bucket, "S3RVER", "S3RVER", process=proc,
-                       notes=["negative control: ignores conditional headers"])
+        yield Endpoint("s3rver", "s3", f"http://{HOST}:{proc.ports[0]}", bucket, "S3RVER", "S3RVER",
+                       process=proc, notes=["negative control: ignores conditional headers"])
     finally:
         proc.stop()
-        shutil.rmtree(d / "data", ignore_errors=True)

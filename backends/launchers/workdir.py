@@ -17,7 +17,10 @@ def run_tmp() -> Path:
 
 
 def server_dir(name: str, base: Path | None = None) -> Path:
-    """A new folder for one server instance (``<base>/<name>-<time>-<pid>-<n>``)."""
+    """A new folder for one server instance, or one run's logs (``<base>/<name>-<time>-<pid>-<n>``).
+
+    Unique per process and call, so two harness runs at once never share one.
+    """
     stamp = time.strftime("%Y%m%dT%H%M%S")
     d = (base or run_tmp()) / f"{name}-{stamp}-{os.getpid()}-{next(_counter)}"
     d.mkdir(parents=True, exist_ok=True)

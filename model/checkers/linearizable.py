@@ -1,48 +1,64 @@
-"""Linearizability checker for one register written with conditional writes.
+"""Linearizability checking of recorded histories, with counterexamples a person can read.
 
-A pure Wing-Gong search (as in Knossos and Porcupine) over a recorded history of
-one object.  The register holds a value or ``None`` (absent).  Operations:
+A history (Jepsen style: ``invoke`` then ``ok``/``fail``/``info`` per process) is paired into
+:class:`Operation` s and checked against a model (:mod:`model.checkers.lin_models`: the
+register with conditional writes by default, or the key-value model) by the Wing-Gong-Lowe
+search of :mod:`model.checkers.lin_search`, one independent sub-history (partition) at a time.
 
-- ``cas(expected, new)``: conditional write.  ``expected is None`` is a
-  create-if-absent (S3 ``If-None-Match: *``, GCS ``ifGenerationMatch=0``);
-  otherwise a replace-if-match, with the version tag already resolved by the
-  caller to the value that tag names.  ``ok`` means it took effect; ``fail``
-  means the service answered that the condition was false (412), which is a
-  claim about the state at some instant of the call and is checked too;
-  ``info`` means unknown (it may take effect at any time after its invoke, or
-  never).
-- ``write(new)``: unconditional write.
-- ``read()``: ``ok`` with the value read (``None`` for not found).
+Real-time order: an operation that completed before another was invoked is linearized first.
+The history is accepted when every operation can be placed at one instant inside its interval
+so that the model's sequential semantics hold (``info`` operations: at any instant after their
+invoke, or never).
 
-Real-time order: an operation that completed before another was invoked must
-be linearized first.  A history is accepted when every ``ok`` and ``fail``
-operation can be placed at one instant inside its interval so that the
-register's sequential semantics hold.
-
-Read-only steps (reads and failed conditional writes) that are consistent with
-the current state are placed greedily as soon as they may be: placing such a
-step early never removes a linearization, and it keeps the search small for the
-typical race (one winner, many 412s).
+The result is ``ok``, ``illegal`` or ``unknown`` (the time limit passed: a result, never an
+exception).  For an illegal sub-history the counterexample is the longest linearizable prefix
+the search found, the state it leaves, and the operations that may come next but cannot, each
+with the reason, e.g. ``after write(2) by p3 and cas(2->5) by p1, read()=1 by p4 cannot be
+placed: the register holds 5``.  It costs no second search.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
+from model.checkers.lin_models import (
+    FAIL,
+    INFO,
+    INVOKE,
+    OK,
+    KVModel,
+    Model,
+    NondeterministicModel,
+    Operation,
+    PowersetModel,
+    RegisterModel,
+)
+from model.checkers.lin_search import ILLEGAL, OK_RESULT, UNKNOWN, PartitionSearch
+
+__all__ = ["INVOKE", "OK", "FAIL", "INFO", "Event", "Operation", "Verdict", "PartitionResult", "Blocked",
+           "pair", "check", "check_operations", "Model", "RegisterModel", "KVModel", "NondeterministicModel",
+           "PowersetModel", "OK_RESULT", "ILLEGAL", "UNKNOWN", "describe_op", "who", "jsonable"]
+
+_FIRST_SLICE_S = 0.01  # time slice of each undecided sub-history in the first round (doubling)
+_MAX_UNKNOWN_EXPLORED = 12  # unknown operations whose effects a counterexample spells out
+_MAX_STATES_EXPLORED = 20_000
+_SHOWN_SETTERS = 2  # state-changing operations named before a blocked one
+_SHOWN_BLOCKED = 3  # blocked operations named per reason in one line
 
 
 @dataclass(frozen=True)
 class Event:
-    """One history event (Jepsen style) of a register operation.
+    """One history event (Jepsen style).
 
-    ``f`` is ``cas``, ``write`` or ``read``.  For an invoke, ``value`` is the
-    argument: ``(expected, new)`` for cas, ``new`` for write, ``None`` for read.
-    For an ok read, ``value`` is the value read.  ``time`` is true time
-    (any monotonic unit); events of one process alternate invoke/completion.
+    ``f`` is ``cas``, ``write`` or ``read`` (register) or ``get``, ``put``, ``append`` (kv).  For
+    an invoke, ``value`` is the argument: ``(expected, new)`` for cas, ``new`` for write, ``None``
+    for read, ``(key, value)`` for kv (``value`` ``None`` for get).  For an ok read or get,
+    ``value`` is the value read.  ``time`` is true time (any monotonic unit); events of one
+    process alternate invoke/completion.
     """
 
     process: Any
@@ -52,53 +68,10 @@ class Event:
     time: float
 
 
-@dataclass(frozen=True)
-class Operation:
-    """A call paired from its invoke and completion events."""
-
-    index: int
-    process: Any
-    f: str
-    arg: Any
-    status: str  # ok, fail or info
-    result: Any
-    call: float
-    ret: float  # math.inf for info
-
-    def describe(self) -> str:
-        """Short human-readable form, e.g. ``p3 cas(None->'a') ok [1.0, 2.0]``."""
-        if self.f == "cas":
-            expected, new = self.arg
-            what = f"cas({expected!r}->{new!r})"
-        elif self.f == "write":
-            what = f"write({self.arg!r})"
-        else:
-            what = f"read()={self.result!r}" if self.status == OK else "read()"
-        end = "..." if math.isinf(self.ret) else f"{self.ret:g}"
-        return f"{self.process} {what} {self.status} [{self.call:g}, {end}]"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Result of a check: ``valid``, and for an invalid history the smallest
-    set of operations found that is still not linearizable (``counterexample``)."""
-
-    valid: bool
-    operations: int
-    counterexample: tuple[Operation, ...] = field(default=())
-    linearization: tuple[Operation, ...] = field(default=())
-
-    def explain(self) -> str:
-        """One line for a report."""
-        if self.valid:
-            return f"linearizable ({self.operations} operations)"
-        ops = "; ".join(op.describe() for op in self.counterexample)
-        return f"NOT linearizable; smallest non-linearizable subset: {ops}"
-
-
 def pair(events: Iterable[Event]) -> list[Operation]:
-    """Pair invoke events with their completions.  An invoke with no
-    completion, or completed by ``info``, becomes an ``info`` operation."""
+    """Pair invoke events with their completions (in time order).  An invoke with no completion,
+    or completed by ``info``, becomes an ``info`` operation; ``ValueError`` for a completion
+    without an invoke or an invoke while one is pending for the same process."""
     pending: dict[Any, tuple[int, Event]] = {}
     ops: list[Operation] = []
     order = 0
@@ -122,115 +95,288 @@ def pair(events: Iterable[Event]) -> list[Operation]:
     return ops
 
 
-def _step(op: Operation, state: Any) -> tuple[bool, Any]:
-    """Apply ``op`` to ``state``: (legal, new state)."""
-    if op.f == "read":
-        return (op.status != OK or op.result == state), state
-    if op.f == "write":
-        return True, op.arg
-    if op.f == "cas":
-        expected, new = op.arg
-        if op.status == FAIL:
-            return state != expected, state
-        return state == expected, (new if state == expected else state)
-    raise ValueError(f"unknown operation {op.f!r}")
+def who(process: Any) -> str:
+    """A process as text: ``p3`` for the integer 3, else as given."""
+    return f"p{process}" if isinstance(process, int) and not isinstance(process, bool) else str(process)
 
 
-def _read_only(op: Operation) -> bool:
-    return op.f == "read" or op.status == FAIL
+def describe_op(model: Model[Any], op: Operation) -> str:
+    """``<operation> by <process>``, e.g. ``read()=1 by p4``."""
+    return f"{model.describe_operation(op.input, op.output)} by {who(op.process)}"
 
 
-def _search(ops: Sequence[Operation], initial: Any, budget: int) -> tuple[bool | None, tuple[int, ...]]:
-    """DFS over linearizations.  Returns (valid, order); None when the budget ran out."""
-    n = len(ops)
-    required = 0
-    for i, op in enumerate(ops):
-        if op.status != INFO:
-            required |= 1 << i
-    seen: set[tuple[int, Any]] = set()
-    steps = 0
+@dataclass(frozen=True)
+class Blocked:
+    """An operation that may follow the longest prefix but cannot: ``reason`` says why."""
 
-    def candidates(done: int) -> list[int]:
-        # op i may go next if no other open op returned before i was invoked
-        open_ops = [i for i in range(n) if not done >> i & 1]
-        if not open_ops:
-            return []
-        min_ret = min(ops[i].ret for i in open_ops)
-        return [i for i in open_ops if ops[i].call <= min_ret]
-
-    def absorb(done: int, state: Any, order: list[int]) -> int:
-        # greedily place consistent read-only candidates
-        changed = True
-        while changed:
-            changed = False
-            for i in candidates(done):
-                op = ops[i]
-                if _read_only(op) and op.status != INFO and _step(op, state)[0]:
-                    done |= 1 << i
-                    order.append(i)
-                    changed = True
-        return done
-
-    def dfs(done: int, state: Any, order: list[int]) -> bool | None:
-        nonlocal steps
-        steps += 1
-        if steps > budget:
-            return None
-        mark = len(order)
-        done = absorb(done, state, order)
-        if done & required == required:
-            return True
-        key = (done, state)
-        if key in seen:
-            del order[mark:]
-            return False
-        seen.add(key)
-        for i in candidates(done):
-            op = ops[i]
-            legal, nxt = _step(op, state)
-            if not legal:
-                continue
-            order.append(i)
-            res = dfs(done | 1 << i, nxt, order)
-            if res is None:
-                return None
-            if res:
-                return True
-            order.pop()
-        del order[mark:]
-        return False
-
-    order: list[int] = []
-    res = dfs(0, initial, order)
-    return res, tuple(order)
+    op: Operation
+    reason: str
 
 
-def check_operations(ops: Sequence[Operation], initial: Any = None, budget: int = 200_000,
-                     minimise: bool = True) -> Verdict:
-    """Check paired operations; on failure shrink to a 1-minimal counterexample."""
-    valid, order = _search(ops, initial, budget)
-    if valid is None:
-        raise RuntimeError(f"linearizability search gave up after {budget} steps ({len(ops)} operations)")
-    if valid:
-        return Verdict(True, len(ops), linearization=tuple(ops[i] for i in order))
-    core = list(ops)
-    if minimise:
-        # drop reads first, so that the counterexample prefers the writes that conflict
-        for drop_reads in (True, False):
-            i = 0
-            while i < len(core):
-                if drop_reads and core[i].f != "read":
-                    i += 1
+@dataclass(frozen=True)
+class PartitionResult:
+    """The verdict on one independent sub-history.
+
+    ``order`` is a full linearization (``ok``) or the longest linearizable prefix found;
+    ``state`` describes the state after it; for ``illegal``, ``blocked`` are the operations
+    that may come next and cannot, ``setters`` the prefix's operations that changed the state
+    (the last of them made the state that blocks).
+    """
+
+    name: str
+    result: str
+    ops: tuple[Operation, ...]
+    order: tuple[Operation, ...] = ()
+    state: str = ""
+    blocked: tuple[Blocked, ...] = ()
+    setters: tuple[Operation, ...] = ()
+    steps: int = 0
+
+    def sentence(self, model: Model[Any]) -> str:
+        """The counterexample in one sentence (empty unless illegal with a prefix found)."""
+        if self.result != ILLEGAL or not self.blocked:
+            return ""
+        shown = [describe_op(model, op) for op in self.setters[-_SHOWN_SETTERS:]]
+        if not shown:
+            where = f"at the start ({self.state})" if self.order else "at the start"
+            if self.order:
+                where = f"after {len(self.order)} operations that leave the state unchanged"
+        else:
+            more = len(self.setters) - len(shown)
+            where = "after " + ("... " if more else "") + " and ".join(shown)
+        by_reason: dict[str, list[str]] = {}
+        for blk in self.blocked:
+            by_reason.setdefault(blk.reason, []).append(describe_op(model, blk.op))
+        parts = []
+        for reason, names in by_reason.items():
+            shown = names[:_SHOWN_BLOCKED] + ([f"{len(names) - _SHOWN_BLOCKED} more"]
+                                             if len(names) > _SHOWN_BLOCKED else [])
+            who_ = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+            parts.append(f"{who_} cannot be placed: {reason}")
+        return f"{where}, " + "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Result of a check: ``result`` is ``ok``, ``illegal`` or ``unknown`` (time limit)."""
+
+    result: str
+    operations: int
+    model: Model[Any] = field(repr=False, compare=False)
+    partitions: tuple[PartitionResult, ...] = ()
+    seconds: float = 0.0
+    timeout: float | None = None
+
+    @property
+    def valid(self) -> bool:
+        """True when linearizable (``unknown`` is not)."""
+        return self.result == OK_RESULT
+
+    @property
+    def failed(self) -> tuple[PartitionResult, ...]:
+        """The illegal sub-histories."""
+        return tuple(p for p in self.partitions if p.result == ILLEGAL)
+
+    @property
+    def counterexample(self) -> tuple[Operation, ...]:
+        """The conflicting operations of the first illegal sub-history: the operation that made
+        the blocking state (if any) and the operations that cannot follow it."""
+        for p in self.failed:
+            return tuple(p.setters[-1:]) + tuple(b.op for b in p.blocked)
+        return ()
+
+    @property
+    def linearization(self) -> tuple[Operation, ...]:
+        """A linearization of every sub-history, one after the other (when ``ok``)."""
+        return tuple(op for p in self.partitions for op in p.order) if self.valid else ()
+
+    def explain(self) -> str:
+        """One line for a report."""
+        if self.result == OK_RESULT:
+            return f"linearizable ({self.operations} operations)"
+        if self.result == UNKNOWN:
+            limit = f"time limit of {self.timeout:g} s" if self.timeout is not None else "time limit"
+            return f"UNKNOWN: {limit} reached before a verdict ({self.operations} operations)"
+        lines = [f"{p.name}: {p.sentence(self.model)}" if len(self.partitions) > 1 else p.sentence(self.model)
+                 for p in self.failed if p.blocked]
+        return "NOT linearizable" + (f": {lines[0]}" if lines else "") + (
+            f" (and {len(lines) - 1} more sub-histories)" if len(lines) > 1 else "")
+
+    def text(self, locate: Callable[[Operation], str] | None = None) -> str:
+        """Several lines: the verdict, then per illegal sub-history its prefix, state and blocked ops
+        (``locate`` says where an operation came from, e.g. ``lines 3-7``)."""
+        def at(op: Operation) -> str:
+            return f"{describe_op(self.model, op)} {op.interval()}" + (f" ({locate(op)})" if locate else "")
+
+        head = self.explain()
+        if self.result == ILLEGAL:
+            head = f"NOT linearizable ({self.operations} operations"
+            if len(self.partitions) > 1:
+                head += f", {len(self.failed)} of {len(self.partitions)} sub-histories illegal"
+                undecided = sum(p.result == UNKNOWN for p in self.partitions)
+                head += f", {undecided} undecided (not needed for the verdict)" if undecided else ""
+            head += ")"
+        out = [head]
+        for p in self.failed:
+            out.append(f"{p.name}: longest linearizable prefix {len(p.order)} of {len(p.ops)} operations, "
+                       f"leaving {p.state}")
+            for op in p.setters[-_SHOWN_SETTERS:]:
+                out.append(f"  state set by {at(op)}")
+            for b in p.blocked:
+                out.append(f"  cannot be placed next: {at(b.op)}: {b.reason}")
+            if p.blocked:
+                out.append(f"  => {p.sentence(self.model)}")
+        return "\n".join(out)
+
+    def to_json(self, locate: Callable[[Operation], str] | None = None) -> dict[str, Any]:
+        """The verdict as JSON-able data (operations with their descriptions, and ``at``: ``locate(op)``)."""
+        def op_json(op: Operation) -> dict[str, Any]:
+            return {**({"at": locate(op)} if locate else {}),
+                    "index": op.index, "process": jsonable(op.process), "f": op.f, "value": jsonable(op.arg),
+                    "type": op.status, "result": jsonable(op.result), "call": op.call,
+                    "return": None if math.isinf(op.ret) else op.ret,
+                    "description": describe_op(self.model, op)}
+
+        parts = []
+        for p in self.partitions:
+            d: dict[str, Any] = {"name": p.name, "result": p.result, "operations": len(p.ops),
+                                 "configurations": p.steps}
+            if p.result == ILLEGAL:
+                d.update(prefix=[op_json(op) for op in p.order], state=p.state,
+                         state_set_by=[op_json(op) for op in p.setters[-_SHOWN_SETTERS:]],
+                         blocked=[{**op_json(b.op), "reason": b.reason} for b in p.blocked],
+                         explanation=p.sentence(self.model))
+            elif p.result == OK_RESULT:
+                d["linearization"] = [op.index for op in p.order]
+            parts.append(d)
+        return {"result": self.result, "linearizable": self.valid, "model": self.model.name,
+                "operations": self.operations, "seconds": round(self.seconds, 6), "timeout": self.timeout,
+                "explanation": self.explain(), "partitions": parts}
+
+
+def jsonable(v: Any) -> Any:
+    """``v`` with tuples as lists and bytes as text, for JSON."""
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "backslashreplace")
+    if isinstance(v, tuple | list):
+        return [jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    return v
+
+
+def _reachable(model: Model[Any], state: Hashable,
+               unknown: Sequence[Operation]) -> dict[Hashable, list[Operation]]:
+    """The states ``state`` may become when some of the ``unknown`` operations (always legal) take
+    effect, each with the first sequence found that leads there (only ``state`` when there are
+    too many to explore)."""
+    reach: dict[Hashable, list[Operation]] = {state: []}
+    if len(unknown) > _MAX_UNKNOWN_EXPLORED:
+        return reach
+    seen = {(0, state)}
+    frontier: list[tuple[int, Hashable, list[Operation]]] = [(0, state, [])]
+    while frontier and len(seen) < _MAX_STATES_EXPLORED:
+        nxt = []
+        for used, s, via in frontier:
+            for j, op in enumerate(unknown):
+                if used >> j & 1:
                     continue
-                trial = core[:i] + core[i + 1:]
-                res, _ = _search(trial, initial, budget)
-                if res is False:
-                    core = trial
-                else:
-                    i += 1
-    return Verdict(False, len(ops), counterexample=tuple(core))
+                _, s2 = model.step(s, op.input, op.output)
+                key = (used | 1 << j, s2)
+                if key not in seen:
+                    seen.add(key)
+                    reach.setdefault(s2, via + [op])
+                    nxt.append((used | 1 << j, s2, via + [op]))
+        frontier = nxt
+    return reach
 
 
-def check(events: Iterable[Event], initial: Any = None, budget: int = 200_000) -> Verdict:
-    """Check a history of register events for linearizability (see module doc)."""
-    return check_operations(pair(events), initial, budget)
+def _explain_failure(model: Model[Any], name: str, ops: Sequence[Operation], order: Sequence[int],
+                     steps: int) -> PartitionResult:
+    """Replay the longest prefix: the state it leaves, who set it, and which next operations fail
+    (in that state and in every state the unknown operations that may come next could make)."""
+    state: Hashable = model.init()
+    setters: list[Operation] = []
+    done = set(order)
+    for i in order:
+        _, new = model.step(state, ops[i].input, ops[i].output)
+        if new != state:
+            setters.append(ops[i])
+        state = new
+    rest = [op for i, op in enumerate(ops) if i not in done]
+    deadline = min((op.ret for op in rest), default=math.inf)
+    # the operations that may come next: invoked before the first pending one returned
+    nexts = [op for op in rest if op.call <= deadline]
+    reach = _reachable(model, state, [op for op in nexts if math.isinf(op.ret)])
+    blocked = []
+    for op in sorted(nexts, key=lambda o: (o.ret, o.call, o.index)):
+        if math.isinf(op.ret) or any(model.step(s, op.input, op.output)[0] for s in reach):
+            continue
+        reason = model.why_not(state, op.input, op.output)
+        others = [f"{model.describe_state(s)} if {' and '.join(describe_op(model, u) for u in via)} "
+                  "took effect" for s, via in reach.items() if via]
+        if others:
+            shown = others[:_SHOWN_BLOCKED] + ([f"{len(others) - _SHOWN_BLOCKED} more"]
+                                               if len(others) > _SHOWN_BLOCKED else [])
+            reason += f" (or {'; or '.join(shown)})"
+        blocked.append(Blocked(op, reason))
+    return PartitionResult(name, ILLEGAL, tuple(ops), tuple(ops[i] for i in order),
+                           model.describe_state(state), tuple(blocked), tuple(setters), steps)
+
+
+def check_operations(ops: Sequence[Operation], initial: Any = None, *, model: Model[Any] | None = None,
+                     timeout: float | None = None, counterexample: bool = True,
+                     memo: bool = True) -> Verdict:
+    """Check paired operations under ``model`` (default: a register starting at ``initial``).
+
+    The sub-histories share the time in rounds of doubling slices (Porcupine checks them in
+    parallel): one that is quickly illegal is found although another would take long.  Without
+    ``counterexample`` the check stops at the first illegal sub-history and records no prefix;
+    with it, the round in which one is found is finished (the others get as long) and the rest
+    stay undecided (``unknown``: not needed for the verdict).  ``timeout`` (seconds, for the
+    whole check) makes the result ``unknown`` unless a sub-history was found illegal.
+    """
+    model = model if model is not None else RegisterModel(initial)
+    t0 = time.monotonic()
+    deadline = None if timeout is None else t0 + timeout
+    parts = model.partition(ops)
+    searches = [PartitionSearch(model, part, memo=memo, partial=counterexample) for part in parts]
+    undecided = [i for i, s in enumerate(searches) if s.result is None]
+    slice_s = _FIRST_SLICE_S
+    found = timed_out = False
+    while undecided and not (found or timed_out):
+        for i in list(undecided):
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                timed_out = True
+                break
+            end = now + slice_s if len(undecided) > 1 else None
+            if deadline is not None:
+                end = deadline if end is None else min(end, deadline)
+            r = searches[i].run(end)
+            if r is None:
+                continue
+            undecided.remove(i)
+            if r == ILLEGAL:
+                found = True
+                if not counterexample:
+                    break
+        slice_s *= 2
+    results: list[PartitionResult] = []
+    for part, srch in zip(parts, searches, strict=True):
+        name = model.partition_name(part)
+        if srch.result == ILLEGAL and counterexample:
+            results.append(_explain_failure(model, name, part, srch.order, srch.steps))
+        else:
+            order = tuple(part[i] for i in srch.order) if srch.result != ILLEGAL else ()
+            results.append(PartitionResult(name, srch.result or UNKNOWN, tuple(part), order,
+                                           steps=srch.steps))
+    overall = ILLEGAL if found else (UNKNOWN if undecided else OK_RESULT)
+    return Verdict(overall, len(ops), model, tuple(results), time.monotonic() - t0, timeout)
+
+
+def check(events: Iterable[Event], initial: Any = None, *, model: Model[Any] | None = None,
+          timeout: float | None = None, counterexample: bool = True) -> Verdict:
+    """Check a history of events for linearizability (see the module docstring)."""
+    return check_operations(pair(events), initial, model=model, timeout=timeout,
+                            counterexample=counterexample)

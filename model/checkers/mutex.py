@@ -13,9 +13,9 @@ a real-world run or a replay:
   value, so both read the same old one (Jepsen's lock-set idea).  One write the
   client sent again (an SDK retry after a lost reply) is applied twice with the
   same body: that is one update, not a lost one.
-- ``dangling-lock`` (a liveness finding): an acquisition the writer was told
-  failed, while the lock file names that writer as owner; reported with the
-  time the others waited for it to expire.
+- ``dangling-lock`` (a liveness finding): the lock file names an owner whose
+  writer was told its acquisition failed (a lost reply) or whose release
+  failed; reported with the time the others waited for it to expire.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def holds(events: Sequence[Event]) -> list[Hold]:
             open_[e.process] = (e.value["owner"], e)
         elif e.process in open_ and (e.f, e.type) in _CLOSING:
             close(e.process, e, e.time)
-        elif e.process == "nemesis" and e.f == "crash" and e.node in open_:
+        elif e.process == "nemesis" and e.f in ("crash", "shutdown-stop") and e.node in open_:
             close(e.node, e, e.time)
     for process in list(open_):
         close(process, None, last_time)
@@ -168,32 +168,58 @@ def _sent_once(events: Sequence[Event], owner: str, value: int, upto: Event) -> 
     return len(invokes) == 1
 
 
+_WRITE_FAILURES = ("precondition-failed", "throttled", "write-unknown")
+
+
+def _told_failed(e: Event) -> bool:
+    """A try-lock failure of a write of the lock file, or a failed release."""
+    if e.f == "release-failed" and e.type == "info":
+        return True
+    if not (e.f == "try-lock" and e.type == "fail" and isinstance(e.value, dict) and e.value.get("owner")):
+        return False
+    reason = e.value.get("reason")
+    if reason in _WRITE_FAILURES:
+        return True
+    return reason == "exception" and e.value.get("phase") in ("create", "write")
+
+
 def find_dangling_locks(events: Sequence[Event]) -> list[Violation]:
-    """Acquisitions reported as failed while the lock file names the writer (liveness)."""
+    """Lock files naming an owner whose writer was told it failed to acquire, or failed to release (liveness).
+
+    At the failure, the lock file as last written names that owner and is not expired: nobody renews
+    it (or, after a failed release, it stays until the owner's next try) and the others wait for it
+    to expire.  One finding per lock-file version.
+    """
     found: list[Violation] = []
-    store_by_owner: dict[str, Event] = {}
+    current: Event | None = None
+    seen: set[tuple[str, object]] = set()
     for e in events:
-        if e.process == "store" and e.f == "lock-file" and not e.value["expired"]:
-            store_by_owner.setdefault(e.value["owner"], e)
-    for e in events:
-        if not (e.f == "try-lock" and e.type == "fail" and e.value.get("owner")):
+        if e.process == "store" and e.f == "lock-file":
+            current = e
             continue
-        written = store_by_owner.get(e.value["owner"])
-        if written is None or written.index > e.index:
+        if current is None or not _told_failed(e):
             continue
-        nxt = next((x for x in events if x.index > e.index and x.f == "acquire" and x.type == "ok"), None)
-        waited = (nxt.time if nxt else events[-1].time) - written.time
-        evidence = tuple(i for i in (written.index, e.index, nxt.index if nxt else None) if i is not None)
+        owner = e.value.get("owner")
+        stale = current.value["owner"] != owner or current.value["expired"]
+        if stale or (owner, current.value["version"]) in seen:
+            continue
+        seen.add((owner, current.value["version"]))
+        nxt = next((x for x in events if x.index > e.index and x.f == "acquire" and x.type == "ok"
+                    and x.value.get("owner") != owner), None)
+        waited = (nxt.time if nxt else events[-1].time) - current.time
+        cause = "release" if e.f == "release-failed" else "acquire"
+        told = e.value.get("error") or e.value.get("reason")
+        evidence = tuple(i for i in (current.index, e.index, nxt.index if nxt else None) if i is not None)
         found.append(
             Violation(
                 "dangling-lock",
-                f"{e.node} was told its acquisition failed ({e.value.get('status')}) "
-                f"but the lock file names it "
-                f"(owner {e.value['owner'][:8]}); others waited {waited} ms",
+                f"{e.node} was told its {cause} failed ({told}) but the lock file names it "
+                f"(owner {owner[:8]}); others waited {waited} ms",
                 evidence,
                 {
-                    "owner": e.value["owner"],
-                    "written_at": written.time,
+                    "owner": owner,
+                    "cause": cause,
+                    "written_at": current.time,
                     "told_failed_at": e.time,
                     "next_acquired_at": nxt.time if nxt else None,
                     "waited_ms": waited,

@@ -28,8 +28,9 @@ from model.checkers.verdict import Verdict, Violation
 from model.cow.invariants import check_consistent_read
 from model.cow.spec import COMPLETED, DELETE, INFLIGHT, INSERT, REQUESTED, UPDATE
 from model.history import Event
+from model.timeline.commits import instant_body
 from model.timeline.config import TIMELINE_CHECKERS
-from model.timeline.instants import Instant, format_time, parse_instant_path
+from model.timeline.layout import Instant, format_instant, format_time, instant_to_ms, parse_instant_path
 
 _STATE_CODE = {"requested": REQUESTED, "inflight": INFLIGHT, "completed": COMPLETED}
 
@@ -148,8 +149,8 @@ def check_completion_order(events: Sequence[Event], base: str, layout: str) -> l
         if kind != "instant" or inst.state != "completed" or e.value["key"] in seen:
             continue
         seen.add(e.value["key"])
-        assert inst.completion is not None
-        if inst.completion <= inst.time:
+        assert inst.completed is not None
+        if inst.completed <= inst.requested:
             found.append(
                 Violation(
                     "completed-before-requested",
@@ -158,19 +159,21 @@ def check_completion_order(events: Sequence[Event], base: str, layout: str) -> l
                     {"instant": inst.id},
                 )
             )
-        if last is not None and last[1].completion is not None and inst.completion <= last[1].completion:
+        if last is not None and last[1].completed is not None and inst.completed <= last[1].completed:
             prev = last[1]
+            assert prev.completed is not None
+            behind = instant_to_ms(prev.completed) - instant_to_ms(inst.completed)
             found.append(
                 Violation(
                     "completion-order",
                     f"{inst.file_name(layout)} (by {e.node}) completed after {prev.file_name(layout)} "
                     f"(by {last[0].node}) with a completion time "
-                    f"{prev.completion - inst.completion} ms earlier or equal",
+                    f"{behind} ms earlier or equal",
                     (last[0].index, e.index),
-                    {"behind_ms": prev.completion - inst.completion},
+                    {"behind_ms": behind},
                 )
             )
-        if last is None or last[1].completion is None or inst.completion > last[1].completion:
+        if last is None or last[1].completed is None or inst.completed > last[1].completed:
             last = (e, inst)
     return found
 
@@ -187,16 +190,16 @@ class _Replay:
         if kind == "slice":
             self.slices[(parsed["fg"], parsed["time"], parsed["salt"])] = dict(parsed["entries"])
             return
-        body = json.loads(e.value["body"])
+        body = instant_body(e.value["body"])
         self.instants[e.value["key"]] = (parsed, body)
         aux = body.get("aux")
         if parsed.state == "completed" and aux:
             op = {"delete": DELETE, "insert": INSERT}.get(aux["kind"], UPDATE)
-            self.kv_log.setdefault(aux["key"], []).append((op, aux["value"] or "", parsed.time))
+            self.kv_log.setdefault(aux["key"], []).append((op, aux["value"] or "", parsed.requested))
 
     def check(self) -> tuple[Any, str] | None:
         """(ReadViolation, description) or None; a completed instant without its slice is reported too."""
-        times = sorted({inst.time for inst, _ in self.instants.values()})
+        times = sorted({inst.requested for inst, _ in self.instants.values()})
         rank = {t: i + 1 for i, t in enumerate(times)}
         salts = sorted({inst.salt for inst, _ in self.instants.values()} | {s for _, _, s in self.slices})
         srank = {s: i for i, s in enumerate(salts)}
@@ -212,9 +215,9 @@ class _Replay:
         timeline = []
         for inst, body in self.instants.values():
             fid = int(body.get("fg", 0)) if inst.state == "completed" else 0
-            if inst.state == "completed" and (fid, inst.time, inst.salt) not in self.slices:
+            if inst.state == "completed" and (fid, inst.requested, inst.salt) not in self.slices:
                 continue  # a completed instant of the "times" workload names no slice
-            timeline.append((rank[inst.time], _STATE_CODE[inst.state], srank[inst.salt], fid))
+            timeline.append((rank[inst.requested], _STATE_CODE[inst.state], srank[inst.salt], fid))
         files = tuple(
             tuple(
                 sorted(
@@ -234,7 +237,7 @@ class _Replay:
         exp = "nothing" if bad.expected is None else values[bad.expected]
         got = ", ".join(f"{values[v]} in fg{fg}" for fg, v in bad.found) or "nothing"
         return bad, (
-            f"read of {keys[bad.key]} at {format_time(times[bad.ts - 1])} should return {exp} "
+            f"read of {keys[bad.key]} at {format_instant(times[bad.ts - 1])} should return {exp} "
             f"but returns {got} ({bad.kind})"
         )
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from model.nbcc.files import BaseFile, LogFile
 from model.nbcc.slicing import CompletionLookup, FileGroupFiles, FileSlice
+from model.timeline.layout import BaseFile, LogFile
 
 
 @dataclass(frozen=True)

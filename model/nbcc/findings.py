@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model.nbcc.files import parse_instant, parse_log_file_name
 from model.nbcc.slicing import FileGroupId, FileSlice, Rule
 from model.nbcc.timeline_reader import HudiTable
+from model.timeline.layout import parse_instant, parse_log_file_name
 
 BASE_BY_REQUEST_TIME = "base-by-request-time"
 LOG_AFTER_AS_OF = "log-after-as-of"
@@ -92,7 +92,10 @@ def compaction_disagreements(table: HudiTable, rule: Rule = Rule.COMPLETION_TIME
 
 @dataclass(frozen=True)
 class ObservedSlice:
-    """A file slice as an external reader (hudi-rs) reported it."""
+    """A file slice as an external reader (hudi-rs) reported it.
+
+    ``log_files`` are compared as a set, kept in name order: hudi-rs lists a slice's logs in
+    completion-time order, the model in Hudi's log order (instant, version, write token)."""
 
     partition: str
     file_id: str
@@ -104,7 +107,9 @@ class ObservedSlice:
     def from_row(cls, row: Sequence[Any]) -> ObservedSlice:
         """From ``[partition, fileId, baseInstant, baseFile, [logs]]`` (the observations format)."""
         part, fid, base_instant, base_file, logs = row
-        return cls(str(part), str(fid), parse_instant(str(base_instant)), base_file, tuple(logs))
+        return cls(
+            str(part), str(fid), parse_instant(str(base_instant)), base_file or None, tuple(sorted(logs))
+        )
 
     @classmethod
     def from_model(cls, s: FileSlice) -> ObservedSlice:
@@ -114,7 +119,7 @@ class ObservedSlice:
             s.file_id,
             s.base_instant,
             s.base_file.name if s.base_file else None,
-            tuple(lf.name for lf in s.log_files),
+            tuple(sorted(lf.name for lf in s.log_files)),
         )
 
 

@@ -34,7 +34,6 @@ from model.checkers.verdict import Verdict, Violation
 from model.clock import EPOCH_MS
 from model.history import Event
 from model.nbcc import checks
-from model.nbcc.files import BaseFile, LogFile, parse_log_file_name
 from model.nbcc.sim_layout import (
     Row,
     load_table,
@@ -54,15 +53,19 @@ from model.nbcc.slicing import (
     slicer,
 )
 from model.nbcc.timeline_reader import HudiTable
+from model.timeline.layout import BaseFile, LogFile, instant_to_ms, parse_instant, parse_log_file_name
 
 MAX_PER_KIND = 5  # violations kept per kind (the first ones, in time order)
 
 
 def rel(t: int | None) -> str:
-    """A model time as milliseconds since the run started (instants are epoch milliseconds)."""
+    """An instant number as milliseconds since the run started (``t<ms>``; ``t<n>`` when it is no date)."""
     if t is None:
         return "-"
-    return f"t{t - EPOCH_MS}" if t >= EPOCH_MS else f"t{t}"
+    try:
+        return f"t{instant_to_ms(t) - EPOCH_MS}"
+    except ValueError:
+        return f"t{t}"
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,7 @@ def check_history(
         if e.f == "write-base" and isinstance(e.value, dict):
             ev_of.setdefault(e.value["file"], e.index)
         if e.f in ("deltacommit", "compaction-plan") and e.type == "ok" and isinstance(e.value, dict):
-            ev_of.setdefault(f"instant:{e.value['instant']}", e.index)
+            ev_of.setdefault(f"instant:{parse_instant(e.value['instant'])}", e.index)
     found = _Collector()
 
     def evs(names: Iterable[str]) -> list[int]:
@@ -242,9 +245,8 @@ def _check_plans(
     for inst in table.timeline.instants:
         if inst.requested_action != "compaction":
             continue
-        ops = {
-            op.file_id: op for op in parse_plan(objects[requested_key(base, inst.requested, "compaction")])
-        }
+        key = requested_key(base, inst.requested, "compaction")
+        ops = {op.file_id: op for op in parse_plan(objects[key], key)}
         for g in table.groups:
             op = ops.get(g.file_id)
             taken = [parse_log_file_name(n) for n in op.logs] if op else []
@@ -372,11 +374,12 @@ def _check_incremental(
 def _check_durability(events: Sequence[Event], table: HudiTable, found: _Collector) -> None:
     for e in events:
         if e.f in ("deltacommit", "compaction") and e.type == "ok" and isinstance(e.value, dict):
-            inst = table.timeline.get(e.value["instant"])
-            if inst is None or inst.completed != e.value["completion"]:
+            requested, completion = parse_instant(e.value["instant"]), parse_instant(e.value["completion"])
+            inst = table.timeline.get(requested)
+            if inst is None or inst.completed != completion:
                 found.add(
                     "durability",
-                    f"{e.f} {rel(e.value['instant'])} succeeded at {rel(e.value['completion'])} "
+                    f"{e.f} {rel(requested)} succeeded at {rel(completion)} "
                     f"but the store says {rel(inst.completed if inst else None)}",
                     [e.index],
                 )

@@ -1,15 +1,20 @@
 """How the simulated MERGE_ON_READ table lays itself out on the object store, and how it is read.
 
 Everything a simulated writer or compactor puts in the store, and everything a checker reads back
-from the final store, goes through this module, so both sides agree on one layout:
+from the final store, goes through this module, so both sides agree on one layout, which is a Hudi
+table of version 8 (names and metadata from :mod:`model.timeline.layout` and
+:mod:`model.timeline.metadata`):
 
-* ``{base}/.hoodie/hoodie.properties``: table version 8, timeline layout 2, MERGE_ON_READ, NBCC;
-* ``{base}/.hoodie/timeline/``: ``<t>.<action>.requested``, ``<t>.<action>.inflight`` and the
-  completed ``<t>_<completion>.<action>`` (``deltacommit``; a compaction is requested as
-  ``compaction`` and completes as ``commit``); instant bodies are Hudi-shaped JSON (a compaction
-  plan lists ``operations`` with ``deltaFilePaths``; commits list ``partitionToWriteStats``);
-* data files ``{base}/{partition}/{name}`` named as Hudi 1.x names them; their bodies are JSON
-  rows (:class:`Row`) instead of Parquet/Avro blocks.
+* ``{base}/.hoodie/hoodie.properties``: table version 8, timeline layout 2, MERGE_ON_READ, bucket
+  index, NBCC, time zone UTC;
+* ``{base}/.hoodie/timeline/``: ``<t>.<action>.requested`` and ``<t>.<action>.inflight`` (empty,
+  except a compaction plan) and the completed ``<t>_<completion>.<action>`` (``deltacommit``; a
+  compaction is requested as ``compaction`` and completes as ``commit``); plans and commit
+  metadata are Avro (``HoodieCompactionPlan``, ``HoodieCommitMetadata`` with the record schema in
+  ``extraMetadata``), as Hudi 1.x writes them;
+* data files ``{base}/p0/{name}`` named as Hudi 1.x names them, beside ``p0/.hoodie_partition_metadata``;
+  their bodies are JSON rows (:class:`Row`) instead of Parquet files and Avro log blocks, so a
+  reader can list the table's file slices but not read its records.
 
 The final store is turned into a :class:`~model.nbcc.timeline_reader.HudiTable` by the same pure
 reader that reads real tables (:func:`load_table`), so the simulated table is sliced by exactly the
@@ -24,21 +29,49 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from model.nbcc.files import BaseFile, LogFile, format_instant
 from model.nbcc.slicing import CompletionLookup
 from model.nbcc.timeline_reader import HudiTable, read_table
+from model.timeline.layout import (
+    BaseFile,
+    Instant,
+    LogFile,
+    State,
+    format_instant,
+    instant_path,
+    parse_instant,
+    parse_instant_path,
+    properties_key,
+)
+from model.timeline.layout import data_key as _data_key
+from model.timeline.metadata import (
+    TableSpec,
+    commit_metadata,
+    compaction_plan,
+    decode_instant_metadata,
+    encode_commit_metadata,
+    encode_compaction_plan,
+)
 
 PARTITION = "p0"
-PROPERTIES_TEXT = (
-    "hoodie.table.name=nbcc_sim\n"
-    "hoodie.table.type=MERGE_ON_READ\n"
-    "hoodie.table.version=8\n"
-    "hoodie.timeline.layout.version=2\n"
-    "hoodie.table.recordkey.fields=key\n"
-    "hoodie.table.precombine.field=ts\n"
-    "hoodie.index.type=BUCKET\n"
-    "hoodie.write.concurrency.mode=NON_BLOCKING_CONCURRENCY_CONTROL\n"
-)
+LAYOUT = "v8"
+
+
+def table_spec(buckets: int) -> TableSpec:
+    """The simulated table: MERGE_ON_READ, version 8, a bucket index of ``buckets``, under NBCC."""
+    return TableSpec(
+        "nbcc_sim",
+        "MERGE_ON_READ",
+        8,
+        record_key="key",
+        partition_field="part",
+        fields=(("key", "string"), ("ts", "long"), ("rid", "string"), ("part", "string")),
+        ordering_field="ts",
+        extra={
+            "hoodie.index.type": "BUCKET",
+            "hoodie.bucket.index.num.buckets": str(buckets),
+            "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
+        },
+    )
 
 
 @dataclass(frozen=True, order=True)
@@ -104,52 +137,65 @@ def bucket_file_id(bucket: int) -> str:
     return f"{bucket:08d}-0000-0000-0000-000000000000-0"
 
 
-def timeline_dir(base: str) -> str:
-    """The layout-2 timeline folder."""
-    return f"{base}/.hoodie/timeline"
+def instant_key(base: str, instant: int, action: str, state: State, completion: int | None = None) -> str:
+    """The store key of an instant file of the table's timeline (layout 2)."""
+    return instant_path(base, LAYOUT, Instant(instant, action, state, completion))
 
 
 def requested_key(base: str, instant: int, action: str) -> str:
     """``<t>.<action>.requested``."""
-    return f"{timeline_dir(base)}/{format_instant(instant)}.{action}.requested"
+    return instant_key(base, instant, action, State.REQUESTED)
 
 
 def inflight_key(base: str, instant: int, action: str) -> str:
     """``<t>.<action>.inflight``."""
-    return f"{timeline_dir(base)}/{format_instant(instant)}.{action}.inflight"
+    return instant_key(base, instant, action, State.INFLIGHT)
 
 
 def completed_key(base: str, instant: int, completion: int, action: str) -> str:
     """``<requested>_<completion>.<action>``."""
-    return f"{timeline_dir(base)}/{format_instant(instant)}_{format_instant(completion)}.{action}"
-
-
-def properties_key(base: str) -> str:
-    """``.hoodie/hoodie.properties``."""
-    return f"{base}/.hoodie/hoodie.properties"
-
-
-def time_key(base: str) -> str:
-    """The time generator's last issued time (read and written under the lock, or by CAS)."""
-    return f"{base}/.hoodie/.aux/.time_generator"
+    return instant_key(base, instant, action, State.COMPLETED, completion)
 
 
 def data_key(base: str, f: BaseFile | LogFile, partition: str = PARTITION) -> str:
     """Where a data file lives."""
-    return f"{base}/{partition}/{f.name}"
+    return _data_key(base, partition, f)
 
 
-def deltacommit_metadata(writer: str, batch: int, attempt: int, logs: Iterable[LogFile]) -> bytes:
-    """A completed deltacommit's body (Hudi's commit metadata, JSON)."""
-    stats = [{"fileId": lf.file_id, "path": f"{PARTITION}/{lf.name}"} for lf in logs]
-    return json.dumps(
+def deltacommit_metadata(
+    spec: TableSpec, writer: str, batch: int, attempt: int, logs: Iterable[LogFile]
+) -> bytes:
+    """A completed deltacommit's commit metadata (Avro): one write stat per log file, and which
+    writer's batch and attempt it was (``hcc.*`` extra metadata)."""
+    stats = [
         {
-            "partitionToWriteStats": {PARTITION: stats},
-            "operationType": "UPSERT",
-            "extraMetadata": {"writer": writer, "batch": batch, "attempt": attempt},
-        },
-        sort_keys=True,
-    ).encode()
+            "fileId": lf.file_id,
+            "path": f"{PARTITION}/{lf.name}",
+            "prevCommit": format_instant(lf.instant),
+            "partitionPath": PARTITION,
+            "baseFile": "",
+            "logFiles": [lf.name],
+            "logVersion": lf.version,
+        }
+        for lf in logs
+    ]
+    extra = {
+        "schema": spec.record_schema(),
+        "hcc.writer": writer,
+        "hcc.batch": str(batch),
+        "hcc.attempt": str(attempt),
+    }
+    return encode_commit_metadata(
+        LAYOUT, commit_metadata({PARTITION: stats} if stats else {}, "UPSERT", extra)
+    )
+
+
+def deltacommit_origin(body: bytes, key: str) -> tuple[str, int] | None:
+    """(writer, batch) of a completed deltacommit written by :func:`deltacommit_metadata`."""
+    extra = decode_instant_metadata(body, key).get("extraMetadata") or {}
+    if "hcc.writer" not in extra:
+        return None
+    return str(extra["hcc.writer"]), int(extra["hcc.batch"])
 
 
 @dataclass(frozen=True)
@@ -164,32 +210,31 @@ class PlanOp:
 
 
 def plan_body(ops: Iterable[PlanOp]) -> bytes:
-    """A compaction plan (``<t>.compaction.requested``), shaped like Hudi's HoodieCompactionPlan."""
-    return json.dumps(
-        {
-            "operations": [
+    """A compaction plan (``<t>.compaction.requested``): Hudi's HoodieCompactionPlan, in Avro."""
+    return encode_compaction_plan(
+        compaction_plan(
+            [
                 {
-                    "partitionPath": PARTITION,
-                    "fileId": op.file_id,
                     "baseInstantTime": format_instant(op.base_instant),
+                    "deltaFilePaths": list(op.logs),
                     "dataFilePath": op.base_file,
-                    "deltaFilePaths": [f"{PARTITION}/{n}" for n in op.logs],
+                    "fileId": op.file_id,
+                    "partitionPath": PARTITION,
+                    "metrics": {"TOTAL_LOG_FILES": float(len(op.logs))},
                 }
                 for op in ops
-            ],
-            "version": 2,
-        },
-        sort_keys=True,
-    ).encode()
+            ]
+        )
+    )
 
 
-def parse_plan(body: bytes) -> list[PlanOp]:
+def parse_plan(body: bytes, key: str = "compaction plan") -> list[PlanOp]:
     """Inverse of :func:`plan_body`."""
-    raw = json.loads(body.decode())
+    raw = decode_instant_metadata(body, key)
     return [
         PlanOp(
             str(op["fileId"]),
-            int(op["baseInstantTime"]),
+            parse_instant(str(op["baseInstantTime"])),
             op.get("dataFilePath"),
             tuple(p.rsplit("/", 1)[-1] for p in op.get("deltaFilePaths") or ()),
         )
@@ -197,20 +242,21 @@ def parse_plan(body: bytes) -> list[PlanOp]:
     ]
 
 
-def compaction_commit_body(written: Iterable[tuple[PlanOp, str]]) -> bytes:
-    """A completed compaction's body: one write stat per base file written."""
+def compaction_commit_body(spec: TableSpec, written: Iterable[tuple[PlanOp, str]]) -> bytes:
+    """A completed compaction's commit metadata (Avro): one write stat per base file written."""
     stats = [
         {
             "fileId": op.file_id,
             "path": f"{PARTITION}/{name}",
             "prevCommit": format_instant(op.base_instant) if op.base_file else "null",
+            "partitionPath": PARTITION,
+            "prevBaseFile": op.base_file,
             "totalLogFilesCompacted": len(op.logs),
         }
         for op, name in written
     ]
-    return json.dumps(
-        {"partitionToWriteStats": {PARTITION: stats}, "operationType": "COMPACT"}, sort_keys=True
-    ).encode()
+    md = commit_metadata({PARTITION: stats}, "COMPACT", {"schema": spec.record_schema()}, compacted=True)
+    return encode_commit_metadata(LAYOUT, md)
 
 
 def load_table(objects: Mapping[str, bytes], base: str) -> HudiTable:
@@ -225,11 +271,8 @@ def needed_for_load(key: str, base: str) -> bool:
     bodies of compaction and commit instants.  A sans-I/O reader fetches only these."""
     if key == properties_key(base):
         return True
-    tl = timeline_dir(base) + "/"
-    if not key.startswith(tl) or "/" in key[len(tl) :]:
-        return False
-    name = key[len(tl) :]
-    return ".compaction." in name or name.endswith(".commit")
+    inst = parse_instant_path(key, base, LAYOUT)
+    return inst is not None and (inst.requested_action == "compaction" or inst.action == "commit")
 
 
 def rows_reader(objects: Mapping[str, bytes], base: str) -> Callable[[BaseFile | LogFile], list[Row]]:

@@ -5,32 +5,38 @@ Several writers with a deterministic bucket index append log files to the same f
 deltacommit), and a compaction service, scheduled while writers are in flight, merges them into
 base files ``{fileId}_{writeToken}_{instant}.parquet``.  All of them are sans-I/O generators of
 effects on the object store (:mod:`model.effects`), driven by :mod:`model.sim` through a writer
-factory: node ``w1`` .. ``wN`` are the writers, node ``w{N+1}`` is the compaction service.
+factory: node ``w1`` .. ``wN`` are the writers, node ``w{N+1}`` is the compaction service.  The
+store ends up holding a Hudi table of version 8 (:mod:`model.nbcc.sim_layout`).
 
-Each instant goes requested -> inflight -> completed as files in ``.hoodie/timeline/`` (see
-:mod:`model.nbcc.sim_layout`).  Times come from one of two sources (``TablePlan.time_source``):
+Each instant goes requested -> inflight -> completed as files in ``.hoodie/timeline/``.  Times come
+from the harness's one time generator (:mod:`model.timeline.timegen`, ``TablePlan.time_generator``):
 
-* ``lock`` (RFC-66 as written): the table lock (:class:`model.storage_lock.StorageLockProvider`)
+* ``skew-adjusting`` (RFC-66 as written): the table lock (:class:`model.storage_lock.StorageLockProvider`)
   guards the time generator *and* the creation of the file that carries the time, so a completion
   time and its completed-instant file appear atomically, and a compaction lists the timeline under
   the same lock as it takes its requested time;
-* ``monotonic``: a compare-and-swap counter in the store gives unique, increasing times, but the
+* ``monotonic``: the compare-and-swap counter in the store gives unique, increasing times, but the
   file that carries a time is written after the time is drawn, outside any lock.  This breaks the
   RFC's atomicity assumption: a compaction can be requested at t5 while a deltacommit that drew
   completion time t4 has not yet written its completed file.  It is the known-unsafe variant the
-  plan checker must catch.
+  plan checker must catch;
+* ``local-clock``: each node's clock, outside any lock (unsafe in the same way, and times collide).
 
 Writers may fail mid-deltacommit (after writing some of their log files) and retry the same batch
 as a new deltacommit; the failed instant stays inflight (lazy cleaning).  A node that crashes and
 restarts resumes from the timeline (a writer skips the batches whose deltacommit completed; the
 compaction service finishes a pending compaction before scheduling a new one).
+
+Storage faults (``TablePlan.faults``, the scenario's fault plan: error rules, lost replies,
+pauses, cut-offs, crashes) are survived: every request's answer is checked; an attempt whose
+request failed is given up and retried as a new deltacommit (a compaction stays pending and is
+finished later); a create whose outcome is unknown (a lost reply turns the SDK's retry into a
+412) is resolved by reading the object back (:func:`create_resolved`).
 """
 
 from __future__ import annotations
 
-import json
 import random
-import re
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,15 +62,13 @@ from model.effects import (
     Put,
     Read,
     Record,
-    ReplaceIfMatch,
     Sleep,
     StoreResult,
 )
 from model.history import Event
-from model.nbcc.files import BaseFile, LogFile
 from model.nbcc.sim_layout import (
+    LAYOUT,
     PARTITION,
-    PROPERTIES_TEXT,
     PlanOp,
     Row,
     bucket_file_id,
@@ -74,6 +78,7 @@ from model.nbcc.sim_layout import (
     data_key,
     decode_rows,
     deltacommit_metadata,
+    deltacommit_origin,
     encode_rows,
     inflight_key,
     load_table,
@@ -81,21 +86,30 @@ from model.nbcc.sim_layout import (
     needed_for_load,
     parse_plan,
     plan_body,
-    properties_key,
     requested_key,
-    time_key,
-    timeline_dir,
+    table_spec,
 )
 from model.nbcc.slicing import plan_compaction
 from model.nbcc.timeline_reader import HudiTable
 from model.objectstore import ObjectStore
 from model.sim import SimWorld, WriterContext, WriterFactory
 from model.storage_lock import StorageLockProvider
+from model.timeline.layout import (
+    BaseFile,
+    LogFile,
+    format_instant,
+    ms_to_instant,
+    parse_instant_path,
+    partition_metadata_key,
+    properties_key,
+    timeline_dir,
+)
+from model.timeline.metadata import TableSpec, partition_metadata_text, properties_text
+from model.timeline.timegen import GENERATORS, TimeGenConfig, TimeGenerator
 
 Gen = Generator[Effect, Any, Any]
 
-TIME_SOURCES = ("lock", "monotonic")
-_COMPLETED_DC = re.compile(r"\d+_\d+\.deltacommit")
+RETRY_MS = 50  # pause before retrying after a storage failure
 
 
 # ---- the plan of a run -----------------------------------------------------------------------
@@ -150,7 +164,7 @@ class TablePlan:
     writers: tuple[WriterPlan, ...]
     compactions: tuple[CompactionSlot, ...] = ()
     buckets: int = 2
-    time_source: str = "lock"
+    time_generator: str = "skew-adjusting"
     crashes: tuple[CrashSpec, ...] = ()
     latency_ms: tuple[int, int] = (5, 40)
     # Time a committer spends between drawing a completion time and creating the completed-instant
@@ -158,6 +172,8 @@ class TablePlan:
     commit_gap_ms: int = 0
     duration_ms: int = 600_000
     base: str = "table"
+    max_expected_clock_skew_ms: int = 200  # hoodie.time.generator.max_expected_clock_skew_ms
+    faults: FaultPlan = field(default_factory=FaultPlan)  # the scenario's fault plan, beside ``crashes``
 
     def validate(self) -> None:
         """Raise ConfigError naming the field and value of the first bad setting."""
@@ -165,8 +181,12 @@ class TablePlan:
             raise ConfigError("writers", len(self.writers), "must be between 1 and 16")
         if self.buckets < 1:
             raise ConfigError("buckets", self.buckets, "must be >= 1")
-        if self.time_source not in TIME_SOURCES:
-            raise ConfigError("time_source", self.time_source, f"must be one of {', '.join(TIME_SOURCES)}")
+        if self.time_generator not in GENERATORS:
+            raise ConfigError(
+                "time_generator", self.time_generator, f"must be one of {', '.join(GENERATORS)}"
+            )
+        if self.max_expected_clock_skew_ms < 0:
+            raise ConfigError("max_expected_clock_skew_ms", self.max_expected_clock_skew_ms, "must be >= 0")
         if self.commit_gap_ms < 0:
             raise ConfigError("commit_gap_ms", self.commit_gap_ms, "must be >= 0")
         lo, hi = self.latency_ms
@@ -195,6 +215,17 @@ class TablePlan:
                 raise ConfigError(f"crashes[{i}].node", k.node, f"must be in 1..{len(self.writers) + 1}")
             if k.at_ms < 0 or k.restart_after_ms < 0:
                 raise ConfigError(f"crashes[{i}].at_ms", (k.at_ms, k.restart_after_ms), "must be >= 0")
+        self.scenario(0).faults.validate([f"w{i}" for i in range(1, len(self.writers) + 2)])
+
+    @property
+    def time_config(self) -> TimeGenConfig:
+        """The time generator every node uses."""
+        return TimeGenConfig(self.time_generator, self.max_expected_clock_skew_ms)
+
+    @property
+    def spec(self) -> TableSpec:
+        """What the table's ``hoodie.properties`` says."""
+        return table_spec(self.buckets)
 
     @property
     def compactor_node(self) -> str:
@@ -202,91 +233,148 @@ class TablePlan:
         return f"w{len(self.writers) + 1}"
 
     def lock_config(self) -> LockConfig:
-        """The table lock with short timings (validity 10 s, renewal every 1 s, polling every 25 ms)."""
+        """The table lock with short timings (validity 10 s, renewal every 1 s, polling every 25 ms).
+
+        Without Hudi's lock audit trail: its extra writes would shift every NBCC schedule, and NBCC's
+        checkers read the table, not the lock's audit files.
+        """
         return LockConfig(
-            validity_secs=10, renew_interval_secs=1, wait_time_ms=300_000, poll_ms=25, base_path=self.base
+            validity_secs=10, renew_interval_secs=1, wait_time_ms=300_000, poll_ms=25, base_path=self.base,
+            audit=False,
         )
 
     def scenario(self, seed: int) -> Scenario:
-        """The simulated world's scenario: short lock timings, the plan's latency and crashes."""
+        """The simulated world's scenario: short lock timings, the plan's latency, crashes and faults."""
         lo, hi = self.latency_ms
+        crashes = tuple(Crash(f"w{k.node}", k.at_ms, k.restart_after_ms) for k in self.crashes)
         return Scenario(
             name="nbcc",
             seed=seed,
             duration_ms=self.duration_ms,
             lock=self.lock_config(),
-            storage=StorageConfig(latency_ms=Dist("uniform", lo, hi)),
+            # the table's files go through Hudi's storage layer, whose client retries (not the lock
+            # client's settings, which Hudi builds with SDK retries off)
+            storage=StorageConfig(latency_ms=Dist("uniform", lo, hi), timeout_ms=5_000, sdk_retries=2),
             workload=WorkloadConfig(writers=len(self.writers) + 1),
             faults=FaultPlan(
-                crashes=tuple(Crash(f"w{k.node}", k.at_ms, k.restart_after_ms) for k in self.crashes)
+                pauses=self.faults.pauses,
+                errors=self.faults.errors,
+                crashes=crashes + self.faults.crashes,
+                writer_deaths=self.faults.writer_deaths,
+                cutoffs=self.faults.cutoffs,
+                heartbeat_start_failures=self.faults.heartbeat_start_failures,
             ),
         )
 
 
-# ---- time generation -------------------------------------------------------------------------
+# ---- storage steps that survive faults ------------------------------------------------------
 
 
-class TimeGenerator:
-    """Instant and completion times.  ``begin()`` .. ``end()`` brackets a step whose time and file
-    must appear atomically: with the ``lock`` source it holds the table lock, with ``monotonic`` it
-    does nothing (which is the point of that variant)."""
+def create_resolved(key: str, body: bytes) -> Gen:
+    """Create ``key`` if absent; True when the object now holds ``body`` because of this call.
 
-    def __init__(self, base: str, source: str, provider: StorageLockProvider) -> None:
-        self.base = base
-        self.source = source
-        self.provider = provider
+    A 412 after an unknown outcome (``ambiguous``), or an unknown outcome itself, may mean our own
+    write was applied: the object is read back (until the store answers) and compared.
+    """
+    res: StoreResult = yield CreateIfAbsent(key, body)
+    if res.ok:
+        return True
+    if res.outcome is Outcome.PRECONDITION_FAILED and not res.ambiguous:
+        return False
+    while True:
+        got: StoreResult = yield Read(key)
+        if got.ok:
+            return got.body == body
+        if got.outcome is Outcome.NOT_FOUND:
+            return False
+        yield Sleep(RETRY_MS)
 
-    def begin(self) -> Gen:
-        """Take the table lock (lock source), waiting as long as it takes."""
-        if self.source != "lock":
+
+def ensure_exists(key: str, body: bytes) -> Gen:
+    """Create ``key`` unless it exists, retrying failed requests (table creation by any node)."""
+    while True:
+        res: StoreResult = yield CreateIfAbsent(key, body)
+        if res.ok or res.outcome is Outcome.PRECONDITION_FAILED:
             return
-        while not (yield from self.provider.try_lock()):
-            yield Record("lock-wait", "info", {"owner": self.provider.owner})
-
-    def end(self) -> Gen:
-        """Release the table lock (lock source)."""
-        if self.source == "lock":
-            yield from self.provider.unlock()
-
-    def next_time(self) -> Gen:
-        """A time greater than every time issued before: max(own clock, last + 1)."""
-        key = time_key(self.base)
-        while True:
-            read: StoreResult = yield Read(key)
-            now: int = yield Now()
-            last = int(read.body.decode()) if read.ok and read.body else 0
-            t = max(now, last + 1)
-            body = str(t).encode()
-            if self.source == "lock":
-                yield Put(key, body)
-                return t
-            if read.ok and read.version is not None:
-                res: StoreResult = yield ReplaceIfMatch(key, body, read.version)
-            else:
-                res = yield CreateIfAbsent(key, body)
-            if res.ok:
-                return t
-            if res.outcome is not Outcome.PRECONDITION_FAILED and res.outcome is not Outcome.NOT_FOUND:
-                yield Sleep(10)
+        yield Sleep(RETRY_MS)
 
 
-def _ensure_table(base: str) -> Gen:
-    """Create hoodie.properties if absent (every node may be the first)."""
-    yield CreateIfAbsent(properties_key(base), PROPERTIES_TEXT.encode())
+def list_until_answered(prefix: str) -> Gen:
+    """The keys under ``prefix``, listing again until the store answers."""
+    while True:
+        listing: StoreResult = yield ListPrefix(prefix)
+        if listing.ok:
+            return [k for k in (listing.body or b"").decode().split("\n") if k]
+        yield Sleep(RETRY_MS)
+
+
+def read_until_answered(key: str) -> Gen:
+    """The body of ``key`` (None when absent), reading again until the store answers."""
+    while True:
+        got: StoreResult = yield Read(key)
+        if got.ok:
+            return got.body or b""
+        if got.outcome is Outcome.NOT_FOUND:
+            return None
+        yield Sleep(RETRY_MS)
+
+
+def _ensure_table(plan: TablePlan) -> Gen:
+    """Create hoodie.properties and the partition's metadata if absent (every node may be first)."""
+    yield from ensure_exists(properties_key(plan.base), properties_text(plan.spec).encode())
+    now: int = yield Now()
+    meta = partition_metadata_text(ms_to_instant(now)).encode()
+    yield from ensure_exists(partition_metadata_key(plan.base, PARTITION), meta)
 
 
 def _load(base: str) -> Gen:
-    """List the table and fetch what the reader needs; returns the HudiTable and the listing."""
+    """List the table and fetch what the reader needs; the HudiTable, or None if a request failed."""
     listing: StoreResult = yield ListPrefix(base + "/")
+    if not listing.ok:
+        return None
     keys = [k for k in (listing.body or b"").decode().split("\n") if k]
     objects: dict[str, bytes] = {}
     for k in keys:
         if needed_for_load(k, base):
             r: StoreResult = yield Read(k)
+            if not r.ok:
+                return None
             objects[k] = r.body or b""
         else:
             objects[k] = b""
     return load_table(objects, base)
+
+
+class _Times:
+    """The node's time generator, and the bracket that makes a time and its file atomic.
+
+    ``begin()`` .. ``end()`` holds the table lock with the skew-adjusting generator (which then
+    generates with the lock already held); with the other generators it does nothing, which is
+    the point of those variants.
+    """
+
+    def __init__(self, plan: TablePlan, provider: StorageLockProvider) -> None:
+        self.atomic = plan.time_config.needs_lock
+        self.provider = provider
+        self.gen = TimeGenerator(plan.time_config, plan.base, provider)
+
+    def begin(self) -> Gen:
+        """Take the table lock (skew-adjusting), waiting as long as it takes."""
+        if not self.atomic:
+            return
+        while not (yield from self.provider.try_lock()):
+            yield Record("lock-wait", "info", {"owner": self.provider.owner})
+
+    def end(self) -> Gen:
+        """Release the table lock (skew-adjusting)."""
+        if self.atomic:
+            yield from self.provider.unlock()
+
+    def next(self, kind: str) -> Gen:
+        """A new time as an instant number (inside ``begin``/``end``)."""
+        ms = yield from self.gen.generate(kind, lock_held=self.atomic)
+        assert ms is not None  # only a generation that takes the lock itself can time out
+        return ms_to_instant(ms)
 
 
 # ---- writers ---------------------------------------------------------------------------------
@@ -303,21 +391,23 @@ class NbccWriter:
         self.me = plan.writers[index - 1]
         self.ctx = ctx
         self.base = plan.base
-        self.times = TimeGenerator(plan.base, plan.time_source, provider)
+        self.times = _Times(plan, provider)
         self.provider = provider
 
     def run(self) -> Gen:
         """Write every batch that has not committed yet, retrying failed deltacommits."""
         if self.ctx.incarnation == 1:
             yield Sleep(self.me.start_ms)
-        yield from _ensure_table(self.base)
+        yield from _ensure_table(self.plan)
         done = yield from self._committed_batches()
         for b, batch in enumerate(self.me.batches):
             if b in done:
                 continue
             attempt = 0
-            while not (yield from self._attempt(b, batch, attempt)):
+            while (outcome := (yield from self._attempt(b, batch, attempt))) != "committed":
                 attempt += 1
+                if outcome == "storage":
+                    yield Sleep(RETRY_MS)
             yield Sleep(batch.think_ms)
         yield Record("writer-done", "info", {"writer": self.ctx.node})
 
@@ -325,14 +415,15 @@ class NbccWriter:
         """Batches of this writer whose deltacommit completed (read back after a restart)."""
         if self.ctx.incarnation == 1:
             return set()
-        listing: StoreResult = yield ListPrefix(timeline_dir(self.base) + "/")
         done: set[int] = set()
-        for key in (listing.body or b"").decode().split("\n"):
-            if _COMPLETED_DC.fullmatch(key.rsplit("/", 1)[-1]):
-                r: StoreResult = yield Read(key)
-                extra = json.loads(r.body or b"{}").get("extraMetadata", {})
-                if extra.get("writer") == self.ctx.node:
-                    done.add(int(extra["batch"]))
+        for key in (yield from list_until_answered(timeline_dir(self.base, LAYOUT))):
+            inst = parse_instant_path(key, self.base, LAYOUT)
+            if inst is None or not inst.is_completed or inst.action != "deltacommit":
+                continue
+            body = yield from read_until_answered(key)
+            origin = deltacommit_origin(body or b"", key)
+            if origin is not None and origin[0] == self.ctx.node:
+                done.add(origin[1])
         yield Record("resume", "info", {"writer": self.ctx.node, "committed_batches": sorted(done)})
         return done
 
@@ -354,58 +445,71 @@ class NbccWriter:
         return out
 
     def _attempt(self, b: int, batch: BatchPlan, attempt: int) -> Gen:
-        """One deltacommit of batch ``b``; True when it completed."""
+        """One deltacommit of batch ``b``: ``committed``, ``injected`` (an injected failure) or
+        ``storage`` (a request failed, or the heartbeat lost the lock)."""
         try:
             return (yield from self._deltacommit(b, batch, attempt))
         except Interrupted:  # the heartbeat lost the lock: give this attempt up
             yield Record("deltacommit", "fail", {"batch": b, "attempt": attempt, "reason": "lock lost"})
             yield from self.provider.unlock()
-            return False
+            return "storage"
+
+    def _fail(self, t: int, reason: str, **more: Any) -> Gen:
+        yield Record("deltacommit", "fail", {"instant": format_instant(t), "reason": reason, **more})
+        return "injected" if reason == "injected" else "storage"
 
     def _deltacommit(self, b: int, batch: BatchPlan, attempt: int) -> Gen:
         fail_at = (
             batch.failures[attempt] if attempt < len(batch.failures) and self.ctx.incarnation == 1 else None
         )
         yield from self.times.begin()
-        t = yield from self.times.next_time()
-        yield CreateIfAbsent(requested_key(self.base, t, "deltacommit"), b"")
+        t = yield from self.times.next("instant")
+        created: StoreResult = yield CreateIfAbsent(requested_key(self.base, t, "deltacommit"), b"")
         yield from self.times.end()
+        if not created.ok:  # a time another node also drew, or a failed request: never use it
+            return (yield from self._fail(t, f"requested {created.outcome.name}"))
         yield Record(
-            "deltacommit", "invoke", {"instant": t, "writer": self.ctx.node, "batch": b, "attempt": attempt}
+            "deltacommit",
+            "invoke",
+            {"instant": format_instant(t), "writer": self.ctx.node, "batch": b, "attempt": attempt},
         )
-        yield Put(inflight_key(self.base, t, "deltacommit"), b"")
-        logs = self._logs(t, b, batch, attempt)
+        res: StoreResult = yield Put(inflight_key(self.base, t, "deltacommit"), b"")
+        if not res.ok:
+            return (yield from self._fail(t, f"inflight {res.outcome.name}"))
         written: list[LogFile] = []
-        for lf, rows in logs:
+        for lf, rows in self._logs(t, b, batch, attempt):
             if fail_at is not None and len(written) >= fail_at:
                 break
             yield Record(
-                "write-log", "invoke", {"instant": t, "file": lf.name, "rows": [r.to_json() for r in rows]}
+                "write-log",
+                "invoke",
+                {"instant": format_instant(t), "file": lf.name, "rows": [r.to_json() for r in rows]},
             )
-            res: StoreResult = yield Put(data_key(self.base, lf), encode_rows(rows))
+            res = yield Put(data_key(self.base, lf), encode_rows(rows))
             if not res.ok:
-                yield Record("deltacommit", "fail", {"instant": t, "reason": f"log write {res.outcome.name}"})
-                return False
+                return (yield from self._fail(t, f"log write {res.outcome.name}"))
             written.append(lf)
         if fail_at is not None:
-            yield Record(
-                "deltacommit", "fail", {"instant": t, "reason": "injected", "logs_written": len(written)}
-            )
-            return False
+            return (yield from self._fail(t, "injected", logs_written=len(written)))
         yield Sleep(batch.work_ms)
         yield from self.times.begin()
-        tc = yield from self.times.next_time()
+        tc = yield from self.times.next("completion")
         yield Sleep(self.plan.commit_gap_ms)
-        meta = deltacommit_metadata(self.ctx.node, b, attempt, written)
-        res = yield CreateIfAbsent(completed_key(self.base, t, tc, "deltacommit"), meta)
+        meta = deltacommit_metadata(self.plan.spec, self.ctx.node, b, attempt, written)
+        done = yield from create_resolved(completed_key(self.base, t, tc, "deltacommit"), meta)
         yield from self.times.end()
-        if not res.ok:
-            yield Record("deltacommit", "info", {"instant": t, "completion": tc, "status": res.outcome.name})
-            return False
+        if not done:
+            return (yield from self._fail(t, "completed file not created", completion=format_instant(tc)))
         yield Record(
-            "deltacommit", "ok", {"instant": t, "completion": tc, "logs": [lf.name for lf in written]}
+            "deltacommit",
+            "ok",
+            {
+                "instant": format_instant(t),
+                "completion": format_instant(tc),
+                "logs": [lf.name for lf in written],
+            },
         )
-        return True
+        return "committed"
 
 
 # ---- the compaction service ------------------------------------------------------------------
@@ -418,12 +522,12 @@ class CompactionService:
         self.plan = plan
         self.ctx = ctx
         self.base = plan.base
-        self.times = TimeGenerator(plan.base, plan.time_source, provider)
+        self.times = _Times(plan, provider)
         self.provider = provider
 
     def run(self) -> Gen:
         """Visit every slot (after a restart: finish what is pending, then the slots still ahead)."""
-        yield from _ensure_table(self.base)
+        yield from _ensure_table(self.plan)
         now: int = yield Now()
         restarted_at = now - EPOCH_MS if self.ctx.incarnation > 1 else -1
         if restarted_at >= 0:
@@ -443,18 +547,28 @@ class CompactionService:
         yield Record("compactor-done", "info", {})
 
     def _finish_pending(self) -> Gen:
-        table: HudiTable = yield from _load(self.base)
+        table: HudiTable | None = yield from _load(self.base)
+        if table is None:
+            yield Record("compaction-resume", "fail", {"reason": "timeline not read"})
+            return
         for inst in table.timeline.pending():
             if inst.requested_action != "compaction":
                 continue
-            r: StoreResult = yield Read(requested_key(self.base, inst.requested, "compaction"))
-            yield Record("compaction-resume", "info", {"instant": inst.requested})
-            yield from self._execute(inst.requested, parse_plan(r.body or b"{}"), None, 0)
+            key = requested_key(self.base, inst.requested, "compaction")
+            body = yield from read_until_answered(key)
+            yield Record("compaction-resume", "info", {"instant": format_instant(inst.requested)})
+            yield from self._execute(inst.requested, parse_plan(body or b"", key), None, 0)
 
     def _schedule_and_run(self, slot: CompactionSlot) -> Gen:
         yield from self.times.begin()
-        t_c = yield from self.times.next_time()
-        table: HudiTable = yield from _load(self.base)
+        t_c = yield from self.times.next("instant")
+        table: HudiTable | None = yield from _load(self.base)
+        if table is None:
+            yield from self.times.end()
+            yield Record(
+                "compaction-plan", "fail", {"instant": format_instant(t_c), "reason": "timeline not read"}
+            )
+            return
         ct = table.timeline.completion_time
         ops: list[PlanOp] = []
         for g in table.groups:
@@ -466,48 +580,72 @@ class CompactionService:
             ops.append(PlanOp(g.file_id, planned.base_instant, base_name, tuple(lf.name for lf in logs)))
         if not ops:
             yield from self.times.end()
-            yield Record("compaction-plan", "fail", {"instant": t_c, "reason": "nothing to compact"})
+            yield Record(
+                "compaction-plan", "fail", {"instant": format_instant(t_c), "reason": "nothing to compact"}
+            )
             return
-        yield CreateIfAbsent(requested_key(self.base, t_c, "compaction"), plan_body(ops))
+        created = yield from create_resolved(requested_key(self.base, t_c, "compaction"), plan_body(ops))
         yield from self.times.end()
+        if not created:
+            yield Record(
+                "compaction-plan", "fail", {"instant": format_instant(t_c), "reason": "plan not created"}
+            )
+            return
         yield Record(
             "compaction-plan",
             "ok",
-            {"instant": t_c, "operations": {op.file_id: list(op.logs) for op in ops}},
+            {"instant": format_instant(t_c), "operations": {op.file_id: list(op.logs) for op in ops}},
         )
         yield from self._execute(t_c, ops, slot.fail_after, slot.work_ms)
 
     def _execute(self, t_c: int, ops: list[PlanOp], fail_after: int | None, work_ms: int) -> Gen:
-        yield Put(inflight_key(self.base, t_c, "compaction"), b"")
+        """Write the plan's base files and complete it; on a failed request the plan stays pending."""
+        instant = format_instant(t_c)
+        res: StoreResult = yield Put(inflight_key(self.base, t_c, "compaction"), b"")
+        if not res.ok:
+            yield Record("compaction", "fail", {"instant": instant, "reason": f"inflight {res.outcome.name}"})
+            return
         written: list[tuple[PlanOp, str]] = []
         for i, op in enumerate(ops):
             if fail_after is not None and i >= fail_after:
                 break
+            names = ([op.base_file] if op.base_file is not None else []) + list(op.logs)
             rows: dict[str, Row] = {}
-            if op.base_file is not None:
-                r: StoreResult = yield Read(f"{self.base}/{PARTITION}/{op.base_file}")
-                rows = merge_rows(decode_rows(r.body or b""))
-            for name in op.logs:
-                r = yield Read(f"{self.base}/{PARTITION}/{name}")
+            for name in names:
+                r: StoreResult = yield Read(f"{self.base}/{PARTITION}/{name}")
+                if not r.ok:
+                    yield Record(
+                        "compaction", "fail", {"instant": instant, "reason": f"read {r.outcome.name}"}
+                    )
+                    return
                 rows = merge_rows(decode_rows(r.body or b""), rows)
             bf = BaseFile(op.file_id, f"{i}-1-0", t_c)
-            yield Record("write-base", "invoke", {"instant": t_c, "file": bf.name, "logs": list(op.logs)})
-            yield Put(data_key(self.base, bf), encode_rows(sorted(rows.values())))
+            yield Record("write-base", "invoke", {"instant": instant, "file": bf.name, "logs": list(op.logs)})
+            res = yield Put(data_key(self.base, bf), encode_rows(sorted(rows.values())))
+            if not res.ok:
+                yield Record(
+                    "compaction", "fail", {"instant": instant, "reason": f"base write {res.outcome.name}"}
+                )
+                return
             written.append((op, bf.name))
         if fail_after is not None:
             yield Record(
-                "compaction", "fail", {"instant": t_c, "reason": "injected", "bases_written": len(written)}
+                "compaction",
+                "fail",
+                {"instant": instant, "reason": "injected", "bases_written": len(written)},
             )
             return
         yield Sleep(work_ms)
         yield from self.times.begin()
-        tc = yield from self.times.next_time()
+        tc = yield from self.times.next("completion")
         yield Sleep(self.plan.commit_gap_ms)
-        res: StoreResult = yield CreateIfAbsent(
-            completed_key(self.base, t_c, tc, "commit"), compaction_commit_body(written)
+        done = yield from create_resolved(
+            completed_key(self.base, t_c, tc, "commit"), compaction_commit_body(self.plan.spec, written)
         )
         yield from self.times.end()
-        yield Record("compaction", "ok" if res.ok else "info", {"instant": t_c, "completion": tc})
+        yield Record(
+            "compaction", "ok" if done else "fail", {"instant": instant, "completion": format_instant(tc)}
+        )
 
 
 # ---- running it ------------------------------------------------------------------------------
@@ -542,15 +680,16 @@ class SimRun:
 def run_table(plan: TablePlan, seed: int = 1, sink: Callable[[Event], None] | None = None) -> SimRun:
     """Run ``plan`` in the simulated world with ``seed`` (network timing) and return the run."""
     plan.validate()
-    scenario = plan.scenario(seed)
-    store = ObjectStore(scenario.storage.flavor)
-    events = SimWorld(scenario, seed, sink, writer_factory(plan), store=store).run()
+    world = SimWorld(plan.scenario(seed), seed, sink, writer_factory(plan))
+    events = world.run()
+    store = world.store
+    assert isinstance(store, ObjectStore)
     return SimRun(plan, seed, tuple(events), {k: o.body for k, o in store.objects.items()})
 
 
 def describe_plan(plan: TablePlan) -> list[str]:
     """A plan as short readable lines (used to print shrunk counterexamples)."""
-    lines = [f"{len(plan.writers)} writer(s), {plan.buckets} bucket(s), time source {plan.time_source}"]
+    lines = [f"{len(plan.writers)} writer(s), {plan.buckets} bucket(s), time generator {plan.time_generator}"]
     for i, w in enumerate(plan.writers, start=1):
         lines.append(f"writer w{i} starts at {w.start_ms} ms")
         for j, b in enumerate(w.batches):
@@ -573,7 +712,8 @@ def random_plan(
     keys: int = 8,
     compactions: int = 3,
     fail_prob: float = 0.25,
-    time_source: str = "lock",
+    time_generator: str = "skew-adjusting",
+    faults: FaultPlan | None = None,
 ) -> TablePlan:
     """A random plan for the CLI: overlapping deltacommits, compactions mid-flight, failures."""
     ws = []
@@ -589,4 +729,6 @@ def random_plan(
         CompactionSlot(at, rng.choice([None, None, 0, 1]), rng.randint(0, 300))
         for at in sorted(rng.randint(200, horizon) for _ in range(compactions))
     )
-    return TablePlan(tuple(ws), slots, buckets, time_source, commit_gap_ms=100)
+    return TablePlan(
+        tuple(ws), slots, buckets, time_generator, commit_gap_ms=100, faults=faults or FaultPlan()
+    )

@@ -1,7 +1,7 @@
 """File slicing by completion time (RFC-66), compaction plans, and the snapshot, time-travel and
 incremental selections; plus the legacy/buggy rules kept as explicit alternatives for checkers.
 
-All functions are pure.  Instants are integers (:mod:`model.nbcc.files`).  A completion-time
+All functions are pure.  Instants are instant numbers (:mod:`model.timeline.layout`).  A completion-time
 lookup is any ``Callable[[int], int | None]`` (e.g. :meth:`Timeline.completion_time`): it returns
 the completion time of the instant requested at the given time, None when that instant has not
 completed, and raises (never returns None) when the answer lies in an unloaded archive.
@@ -19,16 +19,23 @@ Rules implemented by :func:`slice_by_completion_time`, for one file group:
 
 Slices are returned oldest first.  Log files inside a slice are in Hudi's log order (instant,
 version, write token).
+
+Speed: slicing makes one pass over a group's logs in their log order (as the reader lists them),
+looking each instant's completion time up once per call of :func:`build_file_slices` and placing
+each log by bisection among the slice starts; nothing is sorted unless a group's logs come out of
+order.  ``benchmarks/bench_slicing.py`` compares it with a plain sort of the same logs.
 """
 
 from __future__ import annotations
 
 import bisect
 import enum
-from collections.abc import Callable, Iterable, Mapping
+import gc
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from model.nbcc.files import BaseFile, LogFile
+from model.timeline.layout import BaseFile, LogFile
 
 CompletionLookup = Callable[[int], int | None]
 
@@ -57,7 +64,7 @@ class FileGroupFiles:
         return FileGroupId(self.partition, self.file_id)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileSlice:
     """A base instant, its base file (None when the slice has only logs, or its compaction is
     still pending) and the completed logs that belong to it.  ``pending_log_files`` holds logs
@@ -124,31 +131,94 @@ def _assign(
 
 
 def _visible_bases(group: FileGroupFiles, completion_time: CompletionLookup) -> dict[int, BaseFile]:
+    """Committed base files by instant (the smallest name when several share an instant)."""
     out: dict[int, BaseFile] = {}
-    for bf in sorted(group.base_files):
+    for bf in group.base_files:
         if completion_time(bf.instant) is not None:
-            out.setdefault(bf.instant, bf)
+            cur = out.get(bf.instant)
+            if cur is None or bf < cur:
+                out[bf.instant] = bf
     return out
+
+
+def _out_of_order(prev: LogFile, lf: LogFile) -> bool:
+    """True when ``lf`` precedes ``prev`` in Hudi's log order."""
+    return lf.instant < prev.instant or (
+        lf.instant == prev.instant
+        and (lf.version, lf.write_token, lf.suffix) < (prev.version, prev.write_token, prev.suffix)
+    )
+
+
+def _cached(completion_time: CompletionLookup) -> CompletionLookup:
+    """``completion_time`` asked at most once per instant (lookups may be costly or raise)."""
+    cache: dict[int, int | None] = {}
+
+    def lookup(instant: int) -> int | None:
+        try:
+            return cache[instant]
+        except KeyError:
+            tc = cache[instant] = completion_time(instant)
+            return tc
+
+    return lookup
+
+
+def _slices(
+    group: FileGroupFiles, completion_time: CompletionLookup, by_completion: bool
+) -> tuple[FileSlice, ...]:
+    """One pass over the group's logs in log order, keyed by completion time (RFC-66) or by
+    instant time (the v6 rule): a log keyed at or after the first slice start is placed by
+    bisection at once; the others (keyed before every start) form the anchored first slice."""
+    bases = _visible_bases(group, completion_time)
+    starts = set(bases)
+    starts.update(group.pending_compactions)
+    barriers = sorted(starts)
+    members: list[list[LogFile]] = [[] for _ in barriers]
+    first_start = barriers[0] if barriers else None
+    early: list[LogFile] = []  # completed logs keyed before every start
+    first: tuple[int, LogFile] | None = None  # the earliest of them (by key, then log order)
+    pending: list[LogFile] = []
+    prev: LogFile | None = None
+    for lf in group.log_files:
+        instant = lf.instant
+        if prev is not None and instant <= prev.instant and _out_of_order(prev, lf):
+            # not in log order (the reader lists logs in order; other callers may not): sort once
+            return _slices(
+                replace(group, log_files=_log_order(group.log_files)), completion_time, by_completion
+            )
+        prev = lf
+        tc = completion_time(instant)
+        if tc is None:
+            pending.append(lf)
+            continue
+        key = tc if by_completion else instant
+        if first_start is not None and key >= first_start:
+            members[bisect.bisect_right(barriers, key) - 1].append(lf)
+            continue
+        early.append(lf)
+        if first is None or key < first[0]:
+            first = (key, lf)
+    if first is not None:  # the anchor: the instant of the earliest completed log
+        anchor = first[1].instant
+        if anchor > first[0]:  # a Timeline never completes an instant before its request
+            raise AssertionError(f"log {first[1].name} completed before it was requested")
+        barriers.insert(0, anchor)
+        members.insert(0, early)
+    if not barriers:
+        return ()
+    last = len(barriers) - 1
+    pid, fid = group.partition, group.file_id
+    return tuple(
+        FileSlice(pid, fid, b, bases.get(b), tuple(members[i]), tuple(pending) if i == last else ())
+        for i, b in enumerate(barriers)
+    )
 
 
 def slice_by_completion_time(
     group: FileGroupFiles, completion_time: CompletionLookup
 ) -> tuple[FileSlice, ...]:
     """RFC-66 file slicing of one file group (see the module docstring for the rules)."""
-    bases = _visible_bases(group, completion_time)
-    starts = set(bases) | set(group.pending_compactions)
-    completed: list[tuple[int, LogFile]] = []
-    pending: list[LogFile] = []
-    for log in group.log_files:
-        tc = completion_time(log.instant)
-        if tc is None:
-            pending.append(log)
-        else:
-            completed.append((tc, log))
-    completed.sort(key=lambda p: (p[0], p[1].sort_key))
-    if completed and (not starts or completed[0][0] < min(starts)):
-        starts.add(completed[0][1].instant)  # anchor: instant of the earliest *completed* log
-    return _assign(group, sorted(starts), completed, pending, bases)
+    return _slices(group, _cached(completion_time), by_completion=True)
 
 
 def slice_by_instant_time(group: FileGroupFiles, completion_time: CompletionLookup) -> tuple[FileSlice, ...]:
@@ -156,19 +226,7 @@ def slice_by_instant_time(group: FileGroupFiles, completion_time: CompletionLook
     the log's *instant time*.  Correct for v6 names (the instant is the base instant); wrong under
     NBCC, where a log requested before a compaction but completed after it lands in the old slice
     although the compaction never read it.  Uncommitted logs are still kept out of the slices."""
-    bases = _visible_bases(group, completion_time)
-    starts = set(bases) | set(group.pending_compactions)
-    keyed: list[tuple[int, LogFile]] = []
-    pending: list[LogFile] = []
-    for log in group.log_files:
-        if completion_time(log.instant) is None:
-            pending.append(log)
-        else:
-            keyed.append((log.instant, log))
-    keyed.sort(key=lambda p: p[1].sort_key)
-    if keyed and (not starts or keyed[0][0] < min(starts)):
-        starts.add(keyed[0][0])
-    return _assign(group, sorted(starts), keyed, pending, bases)
+    return _slices(group, _cached(completion_time), by_completion=False)
 
 
 def slice_with_uncommitted_anchor_bug(
@@ -215,14 +273,37 @@ def slicer(rule: Rule) -> Callable[[FileGroupFiles, CompletionLookup], tuple[Fil
 def build_file_slices(
     groups: Iterable[FileGroupFiles], completion_time: CompletionLookup, rule: Rule = Rule.COMPLETION_TIME
 ) -> dict[FileGroupId, tuple[FileSlice, ...]]:
-    """Slice every group with ``rule``; groups that end up with no slice are left out."""
-    fn = _RULES[rule]
+    """Slice every group with ``rule``; groups that end up with no slice are left out.  Each
+    instant's completion time is looked up once for all groups."""
+    lookup = _cached(completion_time)
     out: dict[FileGroupId, tuple[FileSlice, ...]] = {}
-    for g in groups:
-        slices = fn(g, completion_time)
-        if slices:
-            out[g.group_id] = slices
+    with _collector_paused():
+        for g in groups:
+            if rule is Rule.UNCOMMITTED_ANCHOR_BUG:
+                slices = slice_with_uncommitted_anchor_bug(g, lookup)
+            else:
+                slices = _slices(g, lookup, by_completion=rule is Rule.COMPLETION_TIME)
+            if slices:
+                out[FileGroupId(g.partition, g.file_id)] = slices
     return out
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for a bulk slicing call.
+
+    Slicing makes no reference cycles, so a collection could free nothing; but every slice it
+    builds survives, and each young-generation collection (one per 700 allocations) rescans all of
+    them: on 10,000 groups that doubled the time of the call.  Reference counting still frees
+    everything as usual; the collector resumes when the call ends (unless it was already off).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 # --- compaction plans --------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""Instants and the completion-time lookup that file slicing needs.
+"""The timeline's completion-time lookup that file slicing needs.
 
-Times are integers (see :mod:`model.nbcc.files`).  An instant has a requested (start) time and,
-once completed, a completion time.  The lookup distinguishes three answers:
+Times are instant numbers (:mod:`model.timeline.layout`, which also defines :class:`Instant`).
+An instant has a requested (start) time and, once completed, a completion time.  The lookup
+distinguishes three answers:
 
 * completed: the completion time;
 * not completed (pending, failed, rolled back, or unknown but newer than the archive): ``None``;
@@ -12,17 +13,10 @@ once completed, a completion time.  The lookup distinguishes three answers:
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-
-class State(enum.Enum):
-    """Lifecycle state of an instant."""
-
-    REQUESTED = "requested"
-    INFLIGHT = "inflight"
-    COMPLETED = "completed"
+from model.timeline.layout import Instant, State
 
 
 class ArchivedInstantError(LookupError):
@@ -35,33 +29,6 @@ class ArchivedInstantError(LookupError):
         )
         self.instant = instant
         self.archive_boundary = archive_boundary
-
-
-@dataclass(frozen=True, order=True)
-class Instant:
-    """One instant: ``action`` is the current action (``commit`` for a completed compaction),
-    ``requested_action`` the action it was requested as (``compaction``, ``clustering``, ...).
-    ``completed`` is None unless the state is COMPLETED; layout-1 (v6) instants have no
-    recorded completion time, so a completed v6 instant also has ``completed=None``."""
-
-    requested: int
-    action: str
-    state: State = State.COMPLETED
-    completed: int | None = None
-    requested_action: str = ""
-
-    def __post_init__(self) -> None:
-        if self.completed is not None and self.state is not State.COMPLETED:
-            raise ValueError(f"instant {self.requested}: completion time given for state {self.state.value}")
-        if self.completed is not None and self.completed < self.requested:
-            raise ValueError(f"instant {self.requested}: completion {self.completed} precedes request")
-        if not self.requested_action:
-            object.__setattr__(self, "requested_action", self.action)
-
-    @property
-    def is_completed(self) -> bool:
-        """True for a completed instant."""
-        return self.state is State.COMPLETED
 
 
 @dataclass(frozen=True)
@@ -83,6 +50,8 @@ class Timeline:
         for i in self.instants:
             if i.requested in seen:
                 raise ValueError(f"duplicate instant time {i.requested} on the timeline")
+            if i.completed is not None and i.completed < i.requested:
+                raise ValueError(f"instant {i.requested}: completion {i.completed} precedes request")
             seen.add(i.requested)
         object.__setattr__(self, "instants", tuple(sorted(self.instants)))
         object.__setattr__(self, "_by_time", {i.requested: i for i in self.instants})

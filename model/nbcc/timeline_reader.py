@@ -23,23 +23,12 @@ request time standing in for the completion time (Hudi 0.x semantics).
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.nbcc.avro import is_avro_container, read_container
-from model.nbcc.files import (
-    BaseFile,
-    LogFile,
-    is_base_file_name,
-    is_log_file_name,
-    parse_base_file_name,
-    parse_instant,
-    parse_log_file_name,
-)
 from model.nbcc.slicing import (
     CompletionLookup,
     FileGroupFiles,
@@ -49,34 +38,27 @@ from model.nbcc.slicing import (
     as_of,
     build_file_slices,
 )
-from model.nbcc.timeline import Instant, State, Timeline
+from model.nbcc.timeline import Timeline
+from model.timeline.layout import (
+    PARTITION_METADATA,
+    BaseFile,
+    Instant,
+    LogFile,
+    State,
+    is_base_file_name,
+    is_log_file_name,
+    parse_base_file_name,
+    parse_instant,
+    parse_instant_name,
+    parse_log_file_name,
+)
+from model.timeline.metadata import decode_instant_metadata
 
 ReadBytes = Callable[[str], bytes]
 
 PROPERTIES = ".hoodie/hoodie.properties"
 METADATA_DIR = ".hoodie/metadata"
 JUNK_COMPONENTS = frozenset({"__MACOSX", ".DS_Store"})
-
-_COMPLETED_L2 = re.compile(r"(?P<ts>\d+)_(?P<done>\d+)\.(?P<action>[a-z_]+)")
-_PENDING = re.compile(r"(?P<ts>\d+)\.(?P<action>[a-z_]+)\.(?P<state>requested|inflight)")
-_COW_INFLIGHT_L1 = re.compile(r"(?P<ts>\d+)\.inflight")
-_COMPLETED_L1 = re.compile(r"(?P<ts>\d+)\.(?P<action>[a-z_]+)")
-_INSTANT_ACTIONS = frozenset(
-    {
-        "commit",
-        "deltacommit",
-        "replacecommit",
-        "compaction",
-        "logcompaction",
-        "clustering",
-        "rollback",
-        "restore",
-        "clean",
-        "savepoint",
-        "indexing",
-        "schemacommit",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -199,25 +181,6 @@ def _unescape(s: str) -> str:
     return re.sub(r"\\(u[0-9a-fA-F]{4}|.)", sub, s)
 
 
-def decode_instant_metadata(data: bytes, path: str) -> dict[str, Any]:
-    """Decode an instant file's content: JSON (v6 commits) or Avro (v8+, and v6 plans/rollbacks).
-    Empty files decode to ``{}``; anything else raises ValueError naming ``path``."""
-    if not data.strip():
-        return {}
-    try:
-        if is_avro_container(data):
-            records = read_container(data)
-            if not records or not isinstance(records[0], dict):
-                return {}
-            return records[0]
-        value = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: unreadable instant metadata: {exc}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{path}: instant metadata is not an object")
-    return value
-
-
 @dataclass
 class _RawInstant:
     requested: int
@@ -228,43 +191,29 @@ class _RawInstant:
 
 def _parse_timeline_dir(names: Iterable[str], layout: int, where: str) -> dict[int, _RawInstant]:
     raw: dict[int, _RawInstant] = {}
-
-    def get(ts: str, name: str) -> _RawInstant:
-        try:
-            t = parse_instant(ts)
-        except ValueError as exc:
-            raise ValueError(f"{where}/{name}: {exc}") from None
-        return raw.setdefault(t, _RawInstant(t))
-
     for name in names:
-        if layout >= 2 and (m := _COMPLETED_L2.fullmatch(name)) and m["action"] in _INSTANT_ACTIONS:
-            ri = get(m["ts"], name)
-            try:
-                ri.completed = parse_instant(m["done"])
-            except ValueError as exc:
-                raise ValueError(f"{where}/{name}: bad completion time: {exc}") from None
-            ri.states["completed"], ri.actions["completed"] = name, m["action"]
-        elif (m := _PENDING.fullmatch(name)) and m["action"] in _INSTANT_ACTIONS:
-            ri = get(m["ts"], name)
-            ri.states[m["state"]], ri.actions[m["state"]] = name, m["action"]
-        elif layout < 2 and (m := _COW_INFLIGHT_L1.fullmatch(name)):
-            ri = get(m["ts"], name)
-            ri.states["inflight"], ri.actions["inflight"] = name, "commit"
-        elif layout < 2 and (m := _COMPLETED_L1.fullmatch(name)) and m["action"] in _INSTANT_ACTIONS:
-            ri = get(m["ts"], name)
-            ri.states["completed"], ri.actions["completed"] = name, m["action"]
+        try:
+            inst = parse_instant_name(name, "v8" if layout >= 2 else "v6")
+        except ValueError as exc:
+            raise ValueError(f"{where}/{exc}") from None
+        if inst is None:
+            continue
+        ri = raw.setdefault(inst.requested, _RawInstant(inst.requested))
+        ri.states[inst.state.value], ri.actions[inst.state.value] = name, inst.action
+        if inst.completed is not None:
+            ri.completed = inst.completed
     return raw
 
 
 def _to_instant(ri: _RawInstant, where: str) -> Instant:
     requested_action = ri.actions.get("requested") or ri.actions.get("inflight") or ri.actions["completed"]
     if "completed" in ri.states:
-        try:
-            return Instant(
-                ri.requested, ri.actions["completed"], State.COMPLETED, ri.completed, requested_action
+        if ri.completed is not None and ri.completed < ri.requested:
+            raise ValueError(
+                f"{where}/{ri.states['completed']}: instant {ri.requested}: completion {ri.completed} "
+                "precedes request"
             )
-        except ValueError as exc:
-            raise ValueError(f"{where}/{ri.states['completed']}: {exc}") from None
+        return Instant(ri.requested, ri.actions["completed"], State.COMPLETED, ri.completed, requested_action)
     state = State.INFLIGHT if "inflight" in ri.states else State.REQUESTED
     return Instant(ri.requested, requested_action, state, None, requested_action)
 
@@ -415,7 +364,7 @@ def _data_files(
         if p.startswith(".hoodie/") or p == ".hoodie":
             continue
         part, name = posixpath.split(p)
-        if name.startswith(".hoodie_partition_metadata"):
+        if name.startswith(PARTITION_METADATA):
             continue
         if is_base_file_name(name):
             bf = parse_base_file_name(name)

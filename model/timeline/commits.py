@@ -1,10 +1,17 @@
 """Commits of a copy-on-write key-value table over file groups, as sans-I/O writers (TLA+ ``basic_cow``).
 
+The table is a Hudi COPY_ON_WRITE table (:data:`TABLE`, version 8 for layout ``v8``, 6 for
+``v6``): every writer creates ``hoodie.properties`` if absent, each file group ``n`` is partition
+``fg<n>`` (with its ``.hoodie_partition_metadata``) holding one file id ``fg<n>-0``, a file slice
+is a base file ``fg<n>-0_0-0-0_<instant>.parquet`` (its body is the slice as JSON, not Parquet),
+and a completed instant carries Hudi's commit metadata (Avro in v8, JSON in v6) naming the base
+file it wrote, with the operation's model data in ``extraMetadata`` (``hcc.*`` entries).
+
 One operation of a :class:`CowWriter` (an upsert or a delete of one key, with a value unique
 to the operation):
 
 1. take an instant time (``model/timeline/timegen.py``) and write ``<ts>.commit.requested``;
-2. look the key up in the index (``<base>/.hoodie/index/<key>``): its file group, or a file
+2. look the key up in the index (``<base>/.hoodie/.aux/index/<key>``): its file group, or a file
    group drawn at random for an insert (a delete of an absent key ends the operation);
 3. (pessimistic) take the file group's lock, held until the end of the operation;
 4. read the merge target, the newest completed slice of the file group (abort if it is not
@@ -19,39 +26,110 @@ to the operation):
 Instant and slice files are written create-if-absent (``put_if_absent``) or silently
 overwritten.  ``aux`` in the completed instant (the operation's key, kind and value) plays
 the part of the specification's auxiliary ``aux_kv_log``: the checkers read it from the
-store's record of the write.  History events: ``op`` invoke / ok / fail ``{reason}``.
+store's record of the write (:func:`instant_body`), which is why v8 commit metadata is written
+text-safe (:func:`model.timeline.metadata.encode_commit_metadata`).  History events: ``op``
+invoke / ok / fail ``{reason}``.
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from typing import Any
 
 from model.config import LockConfig, WorkloadConfig
-from model.effects import CreateIfAbsent, Delete, Effect, Interrupted, Put, Read, Record, Sleep, StoreResult
+from model.effects import (
+    CreateIfAbsent,
+    Delete,
+    Effect,
+    Interrupted,
+    Now,
+    Put,
+    Read,
+    Record,
+    Sleep,
+    StoreResult,
+)
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
-from model.timeline.instants import Instant, format_time, read_completed, write_instant
-from model.timeline.timegen import MonotonicSource, TimeGenerator, release
+from model.timeline.instants import read_completed, write_instant
+from model.timeline.layout import (
+    Instant,
+    State,
+    aux_key,
+    format_instant,
+    ms_to_instant,
+    partition_metadata_key,
+    properties_key,
+)
+from model.timeline.metadata import (
+    TableSpec,
+    commit_metadata,
+    decode_instant_metadata,
+    encode_commit_metadata,
+    partition_metadata_text,
+    properties_text,
+)
+from model.timeline.timegen import TimeGenerator, release
 from model.workload import draw
 
 Gen = Generator[Effect, Any, Any]
 
 
+def table_spec(layout: str) -> TableSpec:
+    """The simulated COPY_ON_WRITE table of a timeline run (version 8 for layout v8, 6 for v6)."""
+    return TableSpec(
+        "timeline_sim",
+        "COPY_ON_WRITE",
+        8 if layout == "v8" else 6,
+        record_key="key",
+        partition_field="fg",
+        fields=(("key", "string"), ("value", "string"), ("fg", "string")),
+    )
+
+
 def index_key(base: str, key: str) -> str:
     """The store key of a record key's index entry (its file group)."""
-    return f"{base}/.hoodie/index/{key}"
+    return aux_key(base, f"index/{key}")
+
+
+def partition(fg: int) -> str:
+    """The partition (folder) of file group ``fg``."""
+    return f"fg{fg}"
+
+
+def slice_path(fg: int, instant_id: str) -> str:
+    """A file slice (a base file) of file group ``fg`` written by ``instant_id``, relative to the table."""
+    return f"{partition(fg)}/fg{fg}-0_0-0-0_{instant_id}.parquet"
 
 
 def slice_key(base: str, fg: int, instant_id: str) -> str:
-    """The store key of a file slice (a base file) of file group ``fg`` written by instant ``instant_id``."""
-    return f"{base}/fg{fg}/fg{fg}-0_0-0-0_{instant_id}.parquet"
+    """The store key of a file slice of file group ``fg`` written by instant ``instant_id``."""
+    return f"{base}/{slice_path(fg, instant_id)}"
 
 
 def fg_lock_key(base: str, fg: int) -> str:
     return f"{base}/.hoodie/.locks/fg{fg}.lock"
+
+
+def instant_body(text: str) -> dict[str, Any]:
+    """The operation's model data in an instant file recorded as text (see :func:`model_body`)."""
+    return model_body(decode_instant_metadata(text.encode(), "instant"))
+
+
+def model_body(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The operation's model data in decoded commit metadata: ``{fg, slice, merge, aux}`` from its
+    ``hcc.*`` extra metadata, or ``{}`` (pending instants, the ``times`` workload)."""
+    extra = metadata.get("extraMetadata") or {}
+    if "hcc.fg" not in extra:
+        return {}
+    return {
+        "fg": int(extra["hcc.fg"]),
+        "slice": extra["hcc.slice"],
+        "merge": extra["hcc.merge"] or None,
+        "aux": json.loads(extra["hcc.aux"]),
+    }
 
 
 class _Abort(Exception):
@@ -69,7 +147,6 @@ class CowWriter:
         tl: TimelineConfig,
         lock: LockConfig,
         workload: WorkloadConfig,
-        source: MonotonicSource,
         start_ms: int | None = None,
     ) -> None:
         self.node = node
@@ -79,16 +156,23 @@ class CowWriter:
         self.base = lock.base_path
         self.workload = workload
         self.lock = StorageLockProvider(lock, new_id)
-        self.times = TimeGenerator(tl.time_config, self.lock, source)
+        self.times = TimeGenerator(tl.time_config, self.base, self.lock)
         self.start_ms = start_ms
         self.held_fg: int | None = None
         self.ops = 0
+        self.spec = table_spec(tl.layout)
+        self.partitions: set[int] = set()  # partitions this process knows to exist
 
     # ---- the loop ------------------------------------------------------------------------
 
     def run(self) -> Gen:
         """Start, then run operations until the bound (or the run's end); a failed writer stops for good."""
-        yield Sleep(draw(self.rng, self.workload.start_ms) if self.start_ms is None else self.start_ms)
+        start = draw(self.rng, self.workload.start_ms) if self.start_ms is None else self.start_ms
+        began: int = yield Now()
+        # create the table if this writer is the first (as a Hudi writer does on its first write)
+        yield CreateIfAbsent(properties_key(self.base), properties_text(self.spec).encode())
+        now: int = yield Now()
+        yield Sleep(max(0, start - (now - began)))  # the first operation starts ``start`` ms in
         while self.tl.ops_per_writer == 0 or self.ops < self.tl.ops_per_writer:
             self.ops += 1
             outcome = yield from self.operation()
@@ -158,7 +242,7 @@ class CowWriter:
         if not result.ok:
             raise _Abort(f"write-{result.outcome.name.lower()}")
 
-    def _instant(self, inst: Instant, body: dict[str, Any]) -> Gen:
+    def _instant(self, inst: Instant, body: bytes) -> Gen:
         result: StoreResult = yield from write_instant(
             self.base, self.tl.layout, inst, body, self.tl.put_if_absent
         )
@@ -170,7 +254,31 @@ class CowWriter:
         if ts is None:
             raise _Abort("time-lock-timeout")
         salt = self.new_id().replace("-", "")[:8] if self.tl.salt else ""
-        return Instant(ts, salt, "commit", "requested")
+        return Instant(ms_to_instant(ts), "commit", State.REQUESTED, salt=salt)
+
+    def _commit_body(self, done: Instant, body: dict[str, Any]) -> bytes:
+        """The completed instant's commit metadata: the base file written, and the model data."""
+        extra = {"schema": self.spec.record_schema()}
+        stats: dict[str, list[dict[str, Any]]] = {}
+        if body:
+            fg, path = body["fg"], body["slice"]
+            stats[partition(fg)] = [
+                {
+                    "fileId": f"fg{fg}-0",
+                    "path": path,
+                    "prevCommit": body["merge"] or "null",
+                    "partitionPath": partition(fg),
+                    "numWrites": body["entries"],
+                }
+            ]
+            extra |= {
+                "hcc.fg": str(fg),
+                "hcc.slice": path,
+                "hcc.merge": body["merge"] or "",
+                "hcc.aux": json.dumps(body["aux"], separators=(",", ":"), sort_keys=True),
+            }
+        md = commit_metadata(stats, "UPSERT", extra)
+        return encode_commit_metadata(self.tl.layout, md, text_safe=True)
 
     def _complete(self, requested: Instant, body: dict[str, Any]) -> Gen:
         """Generate the completion time (v8) and write the completed instant, in one lock hold if any."""
@@ -179,30 +287,42 @@ class CowWriter:
             yield from self._take_table_lock()
         completion = None
         if self.tl.layout == "v8":
-            completion = yield from self.times.generate("completion", lock_held=self.lock.lock is not None)
-            if completion is None:
+            completion_ms = yield from self.times.generate("completion", lock_held=self.lock.lock is not None)
+            if completion_ms is None:
                 raise _Abort("time-lock-timeout")
+            completion = ms_to_instant(completion_ms)
         if self.tl.fail_commit_prob and self.rng.random() < self.tl.fail_commit_prob:
             yield from self._release_all()
             yield Record("writer-fail", "info", {"instant": requested.id})
             return "failed"
-        done = Instant(requested.time, requested.salt, requested.action, "completed", completion)
+        done = Instant(
+            requested.requested, requested.action, State.COMPLETED, completion, salt=requested.salt
+        )
+        data = self._commit_body(done, body)
         # the "write" pause trigger of the fault plan fires here: decided, not yet sent
-        yield Record("write", "invoke", {"instant": requested.id, "completion": completion})
-        yield from self._instant(done, body)
+        completion_text = format_instant(completion) if completion is not None else None
+        yield Record("write", "invoke", {"instant": requested.id, "completion": completion_text})
+        yield from self._instant(done, data)
         yield from self._release_all()
         return "committed"
 
     def _times_op(self) -> Gen:
         requested = yield from self._new_instant_time()
-        yield from self._instant(requested, {})
+        yield from self._instant(requested, b"")
         result = yield from self._complete(requested, {})
         return result
+
+    def _completed(self) -> Gen:
+        """The completed instants with their model data, ``[(instant, body)]``."""
+        completed = yield from read_completed(self.base, self.tl.layout)
+        if completed is None:
+            raise _Abort("timeline-read-failed")
+        return [(inst, model_body(md)) for inst, md in completed]
 
     def _commit_op(self, op: dict[str, Any]) -> Gen:
         tl, base = self.tl, self.base
         requested = yield from self._new_instant_time()
-        yield from self._instant(requested, {"op": op})
+        yield from self._instant(requested, b"")
         # key lookup
         got: StoreResult = yield Read(index_key(base, op["key"]))
         if got.ok and got.body is not None:
@@ -216,30 +336,34 @@ class CowWriter:
         if tl.cc == "pessimistic":
             yield from self._take_fg_lock(fg)
         # merge target: the newest completed slice of the file group
-        completed = yield from read_completed(base, tl.layout)
-        if completed is None:
-            raise _Abort("timeline-read-failed")
+        completed = yield from self._completed()
         mine = [(inst, body) for inst, body in completed if body.get("fg") == fg]
         entries: dict[str, str] = {}
         merge_ts = 0
         if mine:
-            target, body = max(mine, key=lambda ib: (ib[0].time, ib[0].salt))
-            merge_ts = target.time
-            if target.time >= requested.time:
+            target, body = max(mine, key=lambda ib: ib[0].key)
+            merge_ts = target.requested
+            if target.requested >= requested.requested:
                 raise _Abort("merge-target-not-older")
-            read: StoreResult = yield Read(body["slice"])
+            read: StoreResult = yield Read(f"{base}/{body['slice']}")
             if not read.ok or read.body is None:
                 raise _Abort("merge-target-read-failed")
             entries = dict(json.loads(read.body)["entries"])
-        yield from self._instant(Instant(requested.time, requested.salt, "commit", "inflight"), {"op": op})
+        inflight = Instant(requested.requested, "commit", State.INFLIGHT, salt=requested.salt)
+        yield from self._instant(inflight, b"")
         # the new file slice
         if kind == "delete":
             entries.pop(op["key"], None)
         else:
             entries[op["key"]] = op["value"]
-        path = slice_key(base, fg, requested.id)
+        if fg not in self.partitions:
+            meta = partition_metadata_text(requested.requested).encode()
+            yield CreateIfAbsent(partition_metadata_key(base, partition(fg)), meta)
+            self.partitions.add(fg)
+        path = slice_path(fg, requested.id)
         yield from self._write(
-            path, {"fg": fg, "time": requested.time, "salt": requested.salt, "entries": entries}
+            f"{base}/{path}",
+            {"fg": fg, "time": requested.requested, "salt": requested.salt, "entries": entries},
         )
         # index update, with the primary-key check
         if tl.cc == "optimistic":
@@ -253,16 +377,13 @@ class CowWriter:
             raise _Abort("index-write-failed")
         # OCC: a completed instant on our file group newer than our merge target?
         if tl.cc == "optimistic":
-            completed = yield from read_completed(base, tl.layout)
-            if completed is None:
-                raise _Abort("timeline-read-failed")
+            completed = yield from self._completed()
             for inst, body in completed:
-                if body.get("fg") == fg and inst.time > merge_ts:
+                if body.get("fg") == fg and inst.requested > merge_ts:
                     yield Record("conflict", "info", {"instant": requested.id, "other": inst.id, "fg": fg})
                     raise _Abort("occ-conflict")
         aux = {"key": op["key"], "kind": kind, "value": op["value"] if kind != "delete" else None}
-        result = yield from self._complete(
-            requested,
-            {"fg": fg, "slice": path, "merge": format_time(merge_ts) if merge_ts else None, "aux": aux},
-        )
+        merge = format_instant(merge_ts) if merge_ts else None
+        body = {"fg": fg, "slice": path, "merge": merge, "aux": aux, "entries": len(entries)}
+        result = yield from self._complete(requested, body)
         return result

@@ -3,6 +3,7 @@
 A timeline scenario is a lock-model :class:`~model.config.Scenario` (storage, clocks,
 faults, the table lock, writers and their timing) plus a :class:`TimelineConfig`.  The
 table's base path is ``lock.base_path``, so the table lock sits in ``<base>/.hoodie/.locks/``.
+The table is a COPY_ON_WRITE Hudi table of version 8 (layout ``v8``) or 6 (``v6``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model.config import ConfigError, Scenario
-from model.timeline.instants import LAYOUTS
+from model.timeline.layout import LAYOUTS
 from model.timeline.timegen import TimeGenConfig
 
 CC_MODES = ("none", "optimistic", "pessimistic")

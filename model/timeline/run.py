@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from model.checkers.timeline import check_timeline_history
 from model.checkers.verdict import Verdict
 from model.effects import Effect
 from model.history import Event
-from model.sim import WriterContext, WriterFactory, run_scenario
+from model.objectstore import ObjectStore
+from model.sim import SimWorld, WriterContext, WriterFactory
 from model.timeline.commits import CowWriter
 from model.timeline.config import TimelineScenario
-from model.timeline.timegen import MonotonicSource
 
 
 def timeline_writer_factory(ts: TimelineScenario) -> WriterFactory:
-    """Every node runs a :class:`CowWriter`; the monotonic provider is shared by all of them."""
-    source = MonotonicSource()
+    """Every node runs a :class:`CowWriter` (the monotonic generator's counter is in the store)."""
     scenario = ts.scenario
 
     def make(ctx: WriterContext) -> Generator[Effect, Any, Any]:
@@ -29,7 +29,6 @@ def timeline_writer_factory(ts: TimelineScenario) -> WriterFactory:
             ts.timeline,
             scenario.lock,
             scenario.workload,
-            source,
             start_ms=start,
         )
         return writer.run()
@@ -37,14 +36,33 @@ def timeline_writer_factory(ts: TimelineScenario) -> WriterFactory:
     return make
 
 
+@dataclass(frozen=True)
+class TimelineRun:
+    """A finished simulated run: its history and the final store (key -> body)."""
+
+    events: list[Event]
+    objects: Mapping[str, bytes] = field(hash=False)
+
+
+def simulate_timeline(
+    ts: TimelineScenario, seed: int | None = None, sink: Callable[[Event], None] | None = None
+) -> TimelineRun:
+    """Run one simulated timeline scenario; the history and the table the writers left in the store."""
+    ts.validate()
+    world = SimWorld(
+        ts.scenario, seed, sink, timeline_writer_factory(ts), record_bodies_under=ts.base_path + "/"
+    )
+    events = world.run()
+    store = world.store
+    assert isinstance(store, ObjectStore)
+    return TimelineRun(events, {k: o.body for k, o in store.objects.items()})
+
+
 def run_timeline(
     ts: TimelineScenario, seed: int | None = None, sink: Callable[[Event], None] | None = None
 ) -> list[Event]:
     """Run one simulated timeline scenario and return its history."""
-    ts.validate()
-    return run_scenario(
-        ts.scenario, seed, sink, timeline_writer_factory(ts), record_bodies_under=ts.base_path + "/"
-    )
+    return simulate_timeline(ts, seed, sink).events
 
 
 def check_timeline_run(ts: TimelineScenario, events: list[Event]) -> Verdict:

@@ -1,6 +1,10 @@
-"""Instant-time generation: a monotonic provider, a node's local clock, or Hudi's skew-adjusting generator.
+"""Instant-time generation, one generator for every writer of the harness (OCC and NBCC alike).
 
-- ``monotonic``: an external token provider, a counter shared by every node (never collides).
+- ``monotonic``: an external token provider: a counter object in the table's store
+  (``.hoodie/.aux/instant_time_counter``, holding the last time issued as ``yyyyMMddHHmmssSSS``),
+  taken by a compare-and-swap loop of effects (Read, then CreateIfAbsent or ReplaceIfMatch, again
+  on a 412 or an unknown outcome).  It issues ``max(own clock, last + 1 ms)``: never a collision,
+  always after every time issued before, on simulated and real storage alike.
 - ``local-clock``: the node's wall clock (``Now``); collides or runs backwards under skew.
 - ``skew-adjusting``: Hudi's ``WaitBasedTimeGenerator``: take the table lock (the RFC-91
   storage lock of ``model/storage_lock.py``), read the clock, sleep
@@ -23,11 +27,21 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from model.clock import EPOCH_MS
 from model.config import ConfigError
-from model.effects import Effect, Interrupted, Now, Record, Sleep
+from model.effects import (
+    CreateIfAbsent,
+    Effect,
+    Interrupted,
+    Now,
+    Outcome,
+    Read,
+    Record,
+    ReplaceIfMatch,
+    Sleep,
+    StoreResult,
+)
 from model.storage_lock import StorageLockProvider
-from model.timeline.instants import format_time
+from model.timeline.layout import aux_key, format_time, parse_time
 
 Gen = Generator[Effect, Any, Any]
 
@@ -57,15 +71,38 @@ class TimeGenConfig:
         return self.kind == "skew-adjusting"
 
 
-class MonotonicSource:
-    """The monotonic provider: one counter shared by all nodes of a run (an external token service)."""
+COUNTER = "instant_time_counter"
+RETRY_MS = 10  # pause before retrying the counter after a failed request
 
-    def __init__(self, start_ms: int = EPOCH_MS) -> None:
-        self.last = start_ms
 
-    def take(self) -> int:
-        self.last += 1
-        return self.last
+def counter_key(base: str) -> str:
+    """The store key of the monotonic generator's counter for the table at ``base``."""
+    return aux_key(base, COUNTER)
+
+
+def take_counter(base: str) -> Gen:
+    """Take the next time from the counter: ``max(Now, last + 1)``, installed by compare-and-swap.
+
+    Retries until its own write is acknowledged; a write whose outcome was unknown may have been
+    applied, and then the next round simply issues a later time (the lost one is never used).
+    """
+    key = counter_key(base)
+    while True:
+        read: StoreResult = yield Read(key)
+        now: int = yield Now()
+        if read.ok and read.body is not None and read.version is not None:
+            t = max(now, parse_time(read.body.decode()) + 1)
+            res: StoreResult = yield ReplaceIfMatch(key, format_time(t).encode(), read.version)
+        elif read.outcome is Outcome.NOT_FOUND:
+            t = now
+            res = yield CreateIfAbsent(key, format_time(t).encode())
+        else:
+            yield Sleep(RETRY_MS)
+            continue
+        if res.ok:
+            return t
+        if res.outcome not in (Outcome.PRECONDITION_FAILED, Outcome.NOT_FOUND):
+            yield Sleep(RETRY_MS)
 
 
 def release(lock: StorageLockProvider) -> Gen:
@@ -78,21 +115,15 @@ def release(lock: StorageLockProvider) -> Gen:
 
 
 class TimeGenerator:
-    """One process's time generator; ``lock`` is the table lock (needed by ``skew-adjusting``)."""
+    """One process's time generator for the table at ``base``; ``lock`` is the table lock (needed
+    by ``skew-adjusting``)."""
 
-    def __init__(
-        self,
-        config: TimeGenConfig,
-        lock: StorageLockProvider | None = None,
-        source: MonotonicSource | None = None,
-    ) -> None:
+    def __init__(self, config: TimeGenConfig, base: str, lock: StorageLockProvider | None = None) -> None:
         if config.needs_lock and lock is None:
             raise ValueError("the skew-adjusting generator needs the table lock")
-        if config.kind == "monotonic" and source is None:
-            raise ValueError("the monotonic generator needs a shared source")
         self.config = config
+        self.base = base
         self.lock = lock
-        self.source = source
         self.last: int | None = None
 
     def generate(self, kind: str, lock_held: bool = False) -> Gen:
@@ -119,8 +150,8 @@ class TimeGenerator:
     def _raw(self, lock_held: bool) -> Gen:
         """One reading of the underlying generator."""
         if self.config.kind == "monotonic":
-            assert self.source is not None
-            return self.source.take()
+            taken: int = yield from take_counter(self.base)
+            return taken
         if self.config.kind == "local-clock":
             now: int = yield Now()
             return now

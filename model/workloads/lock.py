@@ -32,9 +32,12 @@ class LockWorkload:
         if self.factory is not None:
             return self.factory(ctx)
         sc = self.scenario
-        provider = StorageLockProvider(sc.lock, ctx.new_id)
+
+        def new_provider() -> StorageLockProvider:  # one provider per transaction, as Hudi's LockManager
+            return StorageLockProvider(sc.lock, ctx.new_id, sc.storage.flavor)
+
         start = sc.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
-        return RegisterWriter(provider, sc.workload, ctx.rng, fenced=sc.lock.variant == "fenced",
+        return RegisterWriter(new_provider, sc.workload, ctx.rng, fenced=sc.lock.variant == "fenced",
                               start_ms=start).run()
 
     def key_class(self, key: str) -> str:

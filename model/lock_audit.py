@@ -1,0 +1,93 @@
+"""Hudi's lock audit trail as the provider writes it (``StorageLockProviderAuditService``), sans-I/O.
+
+With ``<base>/.hoodie/.locks/audit_enabled.json`` holding
+``{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":true}`` (written by ``hudi-cli locks audit
+enable``), a provider creates its audit service at its first successful
+acquisition (``StorageBasedLockProvider#tryLock``, apache/hudi 54cb1a57 line 396)
+and records:
+
+- ``START`` after each acquisition, with the acquisition's timestamp;
+- ``RENEW`` after each successful renewal, with the renewal's timestamp;
+- ``END`` only when the expire write succeeds, with the clock read just before it.
+
+Each record holds ``ownerId``, ``transactionStartTime`` (the first acquisition's
+timestamp), ``timestamp`` (the writer's own clock), ``state``,
+``lockExpiration`` (timestamp + validity) and ``lockHeld`` (the provider's
+``actuallyHoldsLock()`` when recording).  The service keeps every record of the
+provider in a buffer and rewrites the whole file ``audit/<transactionStartTime>_<ownerId>.jsonl``
+with an unconditional PUT after each one (``#recordOperation`` / ``#writeAuditFile``);
+a failed write is logged and ignored.  One provider can record several
+START..END cycles in one file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from model.effects import Put
+
+AUDIT_FOLDER = "audit"
+ENABLE_FILE = "audit_enabled.json"
+ENABLED_FIELD = "STORAGE_LOCK_AUDIT_SERVICE_ENABLED"
+STATES = ("START", "RENEW", "END")
+
+
+def locks_folder(base_path: str) -> str:
+    """``<base>/.hoodie/.locks`` (StorageLockClient#getLockFolderPath)."""
+    return f"{base_path.rstrip('/')}/.hoodie/.locks"
+
+
+def enable_key(base_path: str) -> str:
+    """Where ``locks audit enable`` writes the enable file."""
+    return f"{locks_folder(base_path)}/{ENABLE_FILE}"
+
+
+def enable_body(enabled: bool = True) -> bytes:
+    """The enable file as Jackson writes it."""
+    return json.dumps({ENABLED_FIELD: enabled}, separators=(",", ":")).encode()
+
+
+def is_enabled(body: bytes | None) -> bool:
+    """AuditServiceFactory#isAuditEnabled: the field is present and true; anything unreadable is off."""
+    if body is None:
+        return False
+    try:
+        raw = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(raw, dict) and raw.get(ENABLED_FIELD) is True
+
+
+def audit_key(base_path: str, transaction_start: int, owner: str) -> str:
+    """``audit/<transactionStartTime>_<ownerId>.jsonl`` under the locks folder."""
+    return f"{locks_folder(base_path)}/{AUDIT_FOLDER}/{transaction_start}_{owner}.jsonl"
+
+
+def record_line(owner: str, transaction_start: int, timestamp: int, state: str, lock_expiration: int,
+                lock_held: bool) -> str:
+    """One JSONL record, compact as Jackson writes it."""
+    return json.dumps({"ownerId": owner, "transactionStartTime": transaction_start, "timestamp": timestamp,
+                       "state": state, "lockExpiration": lock_expiration, "lockHeld": lock_held},
+                      separators=(",", ":"))
+
+
+@dataclass
+class AuditTrail:
+    """One provider's audit service: its file and the records written so far."""
+
+    base_path: str
+    owner: str
+    transaction_start: int
+    validity_ms: int
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return audit_key(self.base_path, self.transaction_start, self.owner)
+
+    def record(self, state: str, timestamp: int, lock_held: bool) -> Put:
+        """Append one record and return the PUT that rewrites the whole file."""
+        self.lines.append(record_line(self.owner, self.transaction_start, timestamp, state,
+                                      timestamp + self.validity_ms, lock_held))
+        return Put(self.key, "".join(line + "\n" for line in self.lines).encode())

@@ -1,0 +1,247 @@
+"""What Hudi writes inside a table's small files: properties, partition metadata, instant metadata.
+
+* ``.hoodie/hoodie.properties`` (:func:`properties_text`): a Java properties file;
+* ``<partition>/.hoodie_partition_metadata`` (:func:`partition_metadata_text`): the partition's
+  first commit and depth, also a properties file;
+* instant metadata (:func:`encode_commit_metadata`, :func:`encode_compaction_plan`,
+  :func:`decode_instant_metadata`): in timeline layout 1 (table version 6) commit metadata is
+  JSON; in layout 2 (table version 8+) every instant's metadata is an Avro object container
+  (``org.apache.hudi.avro.model.HoodieCommitMetadata``, ``HoodieCompactionPlan``), which is what
+  readers such as hudi-rs insist on.  Requested and inflight commit files may be empty.
+
+The Avro schemas here are the subsets of Hudi 1.x's schemas (same names, namespace, field names
+and types, every field optional) that the simulation fills in; Avro readers resolve missing fields
+to their defaults.  Readers need the table's record schema from the latest commit
+(``extraMetadata["schema"]``, a JSON Avro schema) to open a table, so every commit carries it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from model.timeline.avro import is_avro_container, is_text, read_container, text_safe_length, write_container
+from model.timeline.layout import TIMEZONE, format_instant
+
+_NS = "org.apache.hudi.avro.model"
+
+
+def _opt(name: str, kind: Any) -> dict[str, Any]:
+    return {"name": name, "type": ["null", kind], "default": None}
+
+
+_STRING = {"type": "string", "avro.java.string": "String"}
+
+WRITE_STAT_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieWriteStat",
+    "fields": [
+        _opt("fileId", _STRING),
+        _opt("path", _STRING),
+        _opt("prevCommit", _STRING),
+        _opt("numWrites", "long"),
+        _opt("numDeletes", "long"),
+        _opt("numUpdateWrites", "long"),
+        _opt("totalWriteBytes", "long"),
+        _opt("totalWriteErrors", "long"),
+        _opt("partitionPath", _STRING),
+        _opt("numInserts", "long"),
+        _opt("fileSizeInBytes", "long"),
+        _opt("logVersion", "int"),
+        _opt("baseFile", _STRING),
+        _opt("logFiles", {"type": "array", "items": _STRING}),
+        _opt("prevBaseFile", _STRING),
+        _opt("totalLogFilesCompacted", "long"),
+    ],
+}
+
+COMMIT_METADATA_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieCommitMetadata",
+    "namespace": _NS,
+    "fields": [
+        _opt(
+            "partitionToWriteStats", {"type": "map", "values": {"type": "array", "items": WRITE_STAT_SCHEMA}}
+        ),
+        _opt("partitionToReplaceFileIds", {"type": "map", "values": {"type": "array", "items": _STRING}}),
+        _opt("compacted", "boolean"),
+        _opt("extraMetadata", {"type": "map", "values": _STRING}),
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        _opt("operationType", _STRING),
+    ],
+}
+
+COMPACTION_PLAN_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieCompactionPlan",
+    "namespace": _NS,
+    "fields": [
+        _opt(
+            "operations",
+            {
+                "type": "array",
+                "items": {
+                    "type": "record",
+                    "name": "HoodieCompactionOperation",
+                    "fields": [
+                        {"name": "baseInstantTime", "type": ["null", _STRING]},
+                        _opt("deltaFilePaths", {"type": "array", "items": _STRING}),
+                        _opt("dataFilePath", _STRING),
+                        {"name": "fileId", "type": ["null", _STRING]},
+                        _opt("partitionPath", _STRING),
+                        _opt("metrics", {"type": "map", "values": "double"}),
+                    ],
+                },
+            },
+        ),
+        _opt("extraMetadata", {"type": "map", "values": _STRING}),
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """What ``hoodie.properties`` says about a simulated table.
+
+    ``fields`` are the record's data fields (name, Avro type) without Hudi's meta columns; the
+    partition field and the record key must be among them (readers check the partition field).
+    """
+
+    name: str
+    table_type: str  # COPY_ON_WRITE or MERGE_ON_READ
+    table_version: int
+    record_key: str
+    partition_field: str
+    fields: tuple[tuple[str, str], ...]
+    ordering_field: str = ""
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def layout(self) -> str:
+        """The timeline layout of this table version."""
+        return "v8" if self.table_version >= 8 else "v6"
+
+    def record_schema(self) -> str:
+        """The record's Avro schema as JSON text (what commits carry in ``extraMetadata["schema"]``)."""
+        schema = {
+            "type": "record",
+            "name": f"{self.name}_record",
+            "namespace": f"hoodie.{self.name}",
+            "fields": [{"name": n, "type": ["null", t], "default": None} for n, t in self.fields],
+        }
+        return json.dumps(schema, separators=(",", ":"))
+
+
+def properties_text(spec: TableSpec) -> str:
+    """``hoodie.properties`` of ``spec`` (keys sorted, as Hudi's ``storeProperties`` sorts them)."""
+    props = {
+        "hoodie.table.name": spec.name,
+        "hoodie.table.type": spec.table_type,
+        "hoodie.table.version": str(spec.table_version),
+        "hoodie.table.initial.version": str(spec.table_version),
+        "hoodie.timeline.layout.version": "2" if spec.layout == "v8" else "1",
+        "hoodie.table.recordkey.fields": spec.record_key,
+        "hoodie.table.partition.fields": spec.partition_field,
+        "hoodie.datasource.write.hive_style_partitioning": "false",
+        "hoodie.table.timeline.timezone": TIMEZONE,
+        "hoodie.table.base.file.format": "PARQUET",
+        "hoodie.populate.meta.fields": "true",
+        "hoodie.table.create.schema": spec.record_schema(),
+        **({"hoodie.table.precombine.field": spec.ordering_field} if spec.ordering_field else {}),
+        **(
+            {"hoodie.timeline.path": "timeline", "hoodie.timeline.history.path": "history"}
+            if spec.layout == "v8"
+            else {"hoodie.archivelog.folder": "archived"}
+        ),
+        **spec.extra,
+    }
+    return "".join(f"{k}={_escape(v)}\n" for k, v in sorted(props.items()))
+
+
+def _escape(value: str) -> str:
+    """Java properties escaping of a value (``:`` and ``=`` as Hudi's writer escapes them)."""
+    return value.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
+
+
+def partition_metadata_text(first_commit: int, depth: int = 1) -> str:
+    """A partition's ``.hoodie_partition_metadata`` (``HoodiePartitionMetadata``, text format)."""
+    return f"#partition metadata\ncommitTime={format_instant(first_commit)}\npartitionDepth={depth}\n"
+
+
+# ---- instant metadata -----------------------------------------------------------------------
+
+PAD_KEY = "hcc.pad"  # extraMetadata entry of spaces that makes a text-safe Avro file (see avro.py)
+
+
+def commit_metadata(
+    stats: Mapping[str, Sequence[Mapping[str, Any]]],
+    operation: str,
+    extra: Mapping[str, str],
+    compacted: bool = False,
+) -> dict[str, Any]:
+    """A HoodieCommitMetadata value: write stats by partition, the operation, extra metadata."""
+    return {
+        "partitionToWriteStats": {p: [dict(s) for s in ss] for p, ss in stats.items()},
+        "partitionToReplaceFileIds": {},
+        "compacted": compacted,
+        "extraMetadata": dict(extra),
+        "version": 1,
+        "operationType": operation,
+    }
+
+
+def encode_commit_metadata(layout: str, metadata: Mapping[str, Any], text_safe: bool = False) -> bytes:
+    """Commit metadata as Hudi stores it in ``layout``: JSON (v6) or an Avro container (v8).
+
+    With ``text_safe`` the v8 container is made valid UTF-8 (padding ``extraMetadata`` with a
+    :data:`PAD_KEY` entry); ValueError when the content makes that impossible (a long path).
+    """
+    md = dict(metadata)
+    if layout == "v6":
+        return json.dumps(md, indent=2, sort_keys=True).encode()
+    if not text_safe:
+        return write_container(COMMIT_METADATA_SCHEMA, [md])
+    extra = {k: _pad_json(v) if k == "schema" else v for k, v in (md.get("extraMetadata") or {}).items()}
+    for pad in range(64):
+        data = write_container(
+            COMMIT_METADATA_SCHEMA, [{**md, "extraMetadata": {**extra, PAD_KEY: " " * pad}}]
+        )
+        if is_text(data):
+            return data
+    raise ValueError("commit metadata cannot be written as text-safe Avro (a string of 64+ bytes?)")
+
+
+def _pad_json(text: str) -> str:
+    return text + " " * (text_safe_length(len(text.encode())) - len(text.encode()))
+
+
+def compaction_plan(operations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A HoodieCompactionPlan value (``version`` 2, as Hudi 1.x writes it)."""
+    return {"operations": [dict(op) for op in operations], "extraMetadata": {}, "version": 2}
+
+
+def encode_compaction_plan(plan: Mapping[str, Any]) -> bytes:
+    """A compaction plan as Hudi stores it (an Avro container, in both layouts)."""
+    return write_container(COMPACTION_PLAN_SCHEMA, [dict(plan)])
+
+
+def decode_instant_metadata(data: bytes, path: str) -> dict[str, Any]:
+    """Decode an instant file's content: JSON (v6 commits) or Avro (v8+, and v6 plans/rollbacks).
+    Empty files decode to ``{}``; anything else raises ValueError naming ``path``."""
+    if not data.strip():
+        return {}
+    try:
+        if is_avro_container(data):
+            records = read_container(data)
+            if not records or not isinstance(records[0], dict):
+                return {}
+            return dict(records[0])
+        value = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: unreadable instant metadata: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: instant metadata is not an object")
+    return value
