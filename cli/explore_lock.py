@@ -71,6 +71,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--checkers", default=None, metavar="C1,C2",
                    help="checkers that decide (default all; fenced: stale-write,lost-update)")
     p.add_argument("--check-before-write", action="store_true", help="the careful (hypothetical) writer")
+    p.add_argument("--audit", action="store_true",
+                   help="Hudi's lock audit on (off by default: its writes add states, not verdicts)")
     p.add_argument("--no-phases", action="store_true", help="every writer starts at 0 (no start phases)")
     p.add_argument("--scenario", default=None, metavar="FILE",
                    help="take lock, storage and workload from this scenario (catalogue name or path)")
@@ -120,6 +122,7 @@ def parse_bounds(args: argparse.Namespace) -> Bounds:
     if args.checkers is not None:
         kw["checkers"] = tuple(c.strip() for c in str(args.checkers).split(",") if c.strip())
     kw["check_before_write"] = bool(args.check_before_write)
+    kw["audit"] = bool(args.audit)
     kw["phases"] = not args.no_phases
     if args.scenario is not None:
         kw["base"] = loader.load(str(args.scenario))
@@ -155,15 +158,11 @@ def found_json(found: Found, replayed: Replayed, exact: tuple[bool, int | None])
 
 
 def result_json(res: ExploreResult, seconds: float) -> dict[str, Any]:
-    """The JSON object printed by ``--json`` (without the counterexample)."""
-    b = res.bounds
-    bounds = {f.name: getattr(b, f.name) for f in dataclasses.fields(b) if f.name != "base"}
-    bounds.update(variant=b.lock().variant, tick_ms=b.tick(), liveness_ms=b.liveness_bound(),
-                  pause_ms=list(b.pause_durations()), checkers=list(b.decisive_checkers()))
-    return {"verdict": res.verdict, "states": res.states, "points": res.points, "runs": res.runs,
-            "transitions": res.transitions, "depth": res.depth, "reached_ms": res.reached_ms,
-            "seconds": round(seconds, 3), "complete": res.complete,
-            "reductions": dataclasses.asdict(res.reductions), "bounds": bounds}
+    """The JSON object printed by ``--json`` (``ExploreResult.to_json``, timed as the command saw it)."""
+    out = res.to_json()
+    out["seconds"] = round(seconds, 3)
+    out["reductions"] = dataclasses.asdict(res.reductions)
+    return out
 
 
 def _print_table(rows: list[dict[str, Any]]) -> None:
@@ -192,12 +191,13 @@ def run(args: argparse.Namespace) -> int:
         exact = replays_exactly(scenario, replayed)
         shown.append((label, found, replayed, exact))
         if label == "violation":
-            out["violation"] = found_json(found, replayed, exact)
+            out["violation"].update(found_json(found, replayed, exact))
+            del out["violation"]["step_table"]  # it is out["counterexample"]
             if args.out:
                 write_atomic(Path(args.out), loader.to_toml(scenario))
                 out["violation"]["scenario"] = str(args.out)
         else:
-            out.setdefault("findings", {})[label] = found_json(found, replayed, exact)
+            out["findings"][label] = found_json(found, replayed, exact)
     if args.json:
         print(json.dumps(out, sort_keys=True))
         return {"holds": 0, "violated": 1}.get(res.verdict, 3)

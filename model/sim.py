@@ -140,7 +140,6 @@ class SimNetwork:
         self._later(draw(self.rng, self.cfg.latency_ms) if scripted is None else scripted, then)
 
     def _send(self, node: Node, effect: StorageEffect, reply: Any) -> None:
-        cfg = self.cfg
         sent = int(self.env.now)
         key = getattr(effect, "key", getattr(effect, "prefix", ""))
         action = self.matcher.decide(node.name, is_write(effect), key, sent)

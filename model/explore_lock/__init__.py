@@ -7,8 +7,17 @@ violation comes back as a step table and a scenario the simulated world replays 
 (``counterexample.py``).  ``hcc explore-lock`` is the command.
 """
 
-from model.explore_lock.bounds import ALL_REDUCTIONS, FAULT_KINDS, NO_REDUCTION, Bounds, Plan, Reductions
-from model.explore_lock.search import Choice, ExploreResult, Found, explore
+from model.explore_lock.api import explore
+from model.explore_lock.bounds import (
+    ALL_REDUCTIONS,
+    FAULT_KINDS,
+    NO_REDUCTION,
+    Bounds,
+    Plan,
+    Reductions,
+    config_from_dict,
+)
+from model.explore_lock.search import Choice, ExploreResult, Found
 
 __all__ = [
     "ALL_REDUCTIONS",
@@ -20,5 +29,6 @@ __all__ = [
     "Found",
     "Plan",
     "Reductions",
+    "config_from_dict",
     "explore",
 ]

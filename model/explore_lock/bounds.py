@@ -20,7 +20,6 @@ from typing import Any
 
 from model.config import (
     CHECKERS,
-    VARIANTS,
     ClockSpec,
     ConfigError,
     Dist,
@@ -30,6 +29,7 @@ from model.config import (
     StorageConfig,
     WorkloadConfig,
 )
+from model.lock_variants import VARIANTS
 
 # One request's error answer (not applied), an unanswered request, an applied one whose reply is lost.
 REQUEST_FAULTS = ("409", "412", "429", "503", "timeout", "lost-reply")
@@ -77,9 +77,13 @@ class Bounds:
     work_ms: int = 1_000
     think_ms: int = 500
     timeout_ms: int = 500
-    sdk_retries: int = 1
+    sdk_retries: int = -1  # -1: the variant's Hudi client (hudi: none, PR #17869; hudi-1.1: the SDK's)
     retry_backoff_ms: int = 0
     check_before_write: bool = False
+    # Hudi's lock audit (the provider's audit-trail writes) is off while exploring: its writes add requests
+    # and states but never change who holds the lock or the register (the audit checker is not among
+    # CHECKERS).  True explores with the audit enable file seeded, as simulated runs have it.
+    audit: bool = False
     flavor: str = "s3"
     latency_ticks: int = 0
     phases: bool = True
@@ -89,6 +93,9 @@ class Bounds:
     tick_ms: int | None = None  # None: the gcd of every time constant
     guard_ms: int | None = None  # None: see time_guard
     checkers: tuple[str, ...] | None = None  # the checkers that decide; None: see decisive_checkers
+    reductions: Reductions = ALL_REDUCTIONS
+    max_states: int | None = None  # stop (verdict incomplete) after this many distinct states
+    max_seconds: float | None = None  # stop (verdict incomplete) after this long
     # A scenario whose lock, storage and workload sections replace the fields above (variant included).
     base: Scenario | None = field(default=None, compare=False)
 
@@ -99,7 +106,8 @@ class Bounds:
             return self.base.lock
         return LockConfig(variant=self.variant, validity_secs=self.validity_secs,
                           renew_interval_secs=self.renew_interval_secs, poll_ms=self.poll_ms,
-                          drift_allowance_ms=self.drift_allowance_ms, enforce_hudi_limits=False)
+                          drift_allowance_ms=self.drift_allowance_ms, enforce_hudi_limits=False,
+                          audit=self.audit)
 
     def storage(self) -> StorageConfig:
         if self.base is not None:
@@ -234,7 +242,8 @@ class Bounds:
         for name in ("work_ms", "think_ms", "timeout_ms", "poll_ms"):
             _require(getattr(self, name) > 0, name, getattr(self, name), "must be > 0")
         _require(self.retry_backoff_ms >= 0, "retry_backoff_ms", self.retry_backoff_ms, "must be >= 0")
-        _require(self.sdk_retries >= 0, "sdk_retries", self.sdk_retries, "must be >= 0")
+        _require(self.sdk_retries >= -1, "sdk_retries", self.sdk_retries,
+                 "must be >= 0, or -1 (the variant's)")
         sc = self.scenario()
         sc.validate()
         wl = sc.workload
@@ -256,6 +265,22 @@ class Bounds:
         _require(self.liveness_bound() > 0, "liveness_ms", self.liveness_bound(), "must be > 0")
         _require(self.crash_restart_ms == -1 or self.crash_restart_ms > 0, "crash_restart_ms",
                  self.crash_restart_ms, "must be -1 (never) or > 0")
+        _require(self.max_states is None or self.max_states > 0, "max_states", self.max_states, "must be > 0")
+        _require(self.max_seconds is None or self.max_seconds > 0, "max_seconds", self.max_seconds,
+                 "must be > 0")
+
+    def to_json(self) -> dict[str, Any]:
+        """The configuration as plain data (what :func:`config_from_dict` reads back), with derived values."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "base":
+                continue
+            v = getattr(self, f.name)
+            out[f.name] = dataclasses.asdict(v) if isinstance(v, Reductions) else list(v) if isinstance(
+                v, tuple) else v
+        out.update(variant=self.lock().variant, tick_ms=self.tick(), liveness_ms=self.liveness_bound(),
+                   pause_ms=list(self.pause_durations()), checkers=list(self.decisive_checkers()))
+        return out
 
     def plan(self) -> Plan:
         """Everything the bounds derive, computed once for a whole exploration."""
@@ -282,3 +307,79 @@ class Plan:
     offsets: tuple[int, ...]
     crash_instants: tuple[int, ...]
     kinds: frozenset[str]
+
+
+# ---- a configuration from plain data (a TOML table [explore]) ----------------------------------------
+
+def _typed(where: str, name: str, value: Any, kind: Any) -> Any:
+    """``value`` checked against the type of a Bounds field (ConfigError naming ``where.name`` otherwise)."""
+    field_name = f"{where}.{name}" if where else name
+    optional = kind in ("int | None", "float | None", "tuple[int, ...] | None", "tuple[str, ...] | None")
+    if value is None and optional:
+        return None
+    base = kind.replace(" | None", "")
+    if base == "bool":
+        _require(isinstance(value, bool), field_name, value, "must be true or false")
+        return value
+    if base == "int":
+        _require(isinstance(value, int) and not isinstance(value, bool), field_name, value,
+                 "must be an integer")
+        return value
+    if base == "float":
+        _require(isinstance(value, int | float) and not isinstance(value, bool), field_name, value,
+                 "must be a number")
+        return float(value)
+    if base == "str":
+        _require(isinstance(value, str), field_name, value, "must be a string")
+        return value
+    if base in ("tuple[str, ...]", "tuple[int, ...]"):
+        item = str if "str" in base else int
+        _require(isinstance(value, list | tuple) and all(
+            isinstance(x, item) and not isinstance(x, bool) for x in value), field_name, value,
+            f"must be a list of {'strings' if item is str else 'integers'}")
+        return tuple(value)
+    raise ConfigError(field_name, value, "cannot be given")
+
+
+def _reductions(where: str, value: Any) -> Reductions:
+    """Reductions from a list of the names switched on, or a table of booleans."""
+    field_name = f"{where}.reductions" if where else "reductions"
+    names = [f.name for f in dataclasses.fields(Reductions)]
+    if isinstance(value, list | tuple):
+        for x in value:
+            _require(x in names, field_name, x, f"must be among {', '.join(names)}")
+        return Reductions(**{n: n in value for n in names})
+    _require(isinstance(value, dict), field_name, value, f"must be a list of names among {', '.join(names)} "
+             "or a table of booleans")
+    for k, v in value.items():
+        _require(k in names, f"{field_name}.{k}", k, f"is not a reduction (one of {', '.join(names)})")
+        _require(isinstance(v, bool), f"{field_name}.{k}", v, "must be true or false")
+    return Reductions(**{n: value.get(n, True) for n in names})
+
+
+def config_from_dict(data: dict[str, Any], where: str = "explore") -> Bounds:
+    """The explorer's configuration from plain data (e.g. a scenario file's ``[explore]`` table).
+
+    Keys are the fields of :class:`Bounds` (``variant``, ``writers``, ``faults``, ``fault_kinds``,
+    ``skew_ms``, ``reductions`` ...; see there); ``reductions`` is a list of the reductions switched on
+    or a table of booleans.  A bad key or value raises :class:`~model.config.ConfigError` naming
+    ``where.key`` and the value.
+    """
+    _require(isinstance(data, dict), where or "explore", data, "must be a table")
+    hints = {f.name: str(f.type) for f in dataclasses.fields(Bounds) if f.name != "base"}
+    kw: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "reductions":
+            kw[key] = _reductions(where, value)
+            continue
+        _require(key in hints, f"{where}.{key}" if where else key, value,
+                 f"is not a setting of the explorer (one of {', '.join(sorted(hints))})")
+        kw[key] = _typed(where, key, value, hints[key])
+    bounds = Bounds(**kw)
+    try:
+        bounds.validate()
+    except ConfigError as e:
+        if where and not e.field.startswith(f"{where}."):
+            raise ConfigError(f"{where}.{e.field}", e.value, e.reason) from None
+        raise
+    return bounds

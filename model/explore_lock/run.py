@@ -23,7 +23,8 @@ from typing import Any, Protocol
 import simpy
 
 from model.clock import EPOCH_MS
-from model.config import Crash, ErrorRule, FaultPlan, Pause, Scenario
+from model.config import Crash, ErrorRule, FaultPlan, Pause, Scenario, client_settings
+from model.effects import Put
 from model.explore_lock.bounds import (
     ALL_REDUCTIONS,
     PAUSE_TRIGGERS,
@@ -37,8 +38,10 @@ from model.explore_lock.world import GLOBAL, ExploreNetwork, ExploreWorld, Fault
 from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel
+from model.lock_audit import enable_body, enable_key
 from model.objectstore import ObjectStore
 from model.sim import node_clocks, retry_policy
+from model.taskloop import interrupt_policy
 from model.workloads.lock import LockWorkload
 
 ADVANCE = ("advance",)
@@ -246,7 +249,7 @@ class Run:
             self.injected.append(("window", (wkey, status, now, now + duration)))
             return status
         self.injected.append(("error", (node, cls, method, kind, now)))
-        wait = self.scenario.storage.timeout_ms if kind in ("timeout", "lost-reply") else 0
+        wait = client_settings(self.scenario).timeout_ms if kind in ("timeout", "lost-reply") else 0
         fs.quiet_from = max(fs.quiet_from, now + wait)
         return kind
 
@@ -298,9 +301,11 @@ class Run:
         self.env = simpy.Environment()
         self.world = ExploreWorld(self.env, self.tick, self.bounds.latency_ticks)
         self.store = ObjectStore(sc.storage.flavor)
+        if sc.lock.audit:  # as the simulated world does: the table has Hudi's lock audit enabled
+            self.store.apply(Put(enable_key(sc.lock.base_path), enable_body()))
         self.kernel = Kernel(self.world, self.workload, nodes=node_clocks(sc), faults=sc.faults,
                              policy=retry_policy(sc), seed=self.seed, new_id=self._new_owner_id,
-                             sink=self._sink)
+                             sink=self._sink, writer_policy=interrupt_policy(sc.workload.interrupt))
         self.world.nodes = self.kernel.nodes
         self.matcher = ExploreMatcher(self)
         self.network = ExploreNetwork(self.world, sc, self.store, self.matcher, self.kernel.observe_write)

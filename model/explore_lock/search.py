@@ -40,9 +40,11 @@ import itertools
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Violation
+from model.config import Scenario
 from model.explore_lock.bounds import ALL_REDUCTIONS, Bounds, Reductions
 from model.explore_lock.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
 from model.history import Event
@@ -77,8 +79,9 @@ class Found:
 class ExploreResult:
     """The outcome of one exploration.
 
-    ``verdict`` is ``holds``, ``violated`` (``found`` has a shortest counterexample) or
-    ``unknown`` (stopped by ``max_states`` or ``max_seconds``).  ``states`` counts
+    ``verdict`` is ``holds``, ``violated`` (``found`` has a counterexample: the shortest when
+    ``complete``) or ``incomplete`` (stopped by ``max_states`` or ``max_seconds`` with no violation
+    found).  ``states`` counts
     distinct state keys (every step decision when hashing is off), ``points`` the
     decision points reached, ``runs`` the executions started from the beginning,
     ``transitions`` the options taken, ``depth`` the most decisions on one path,
@@ -97,10 +100,41 @@ class ExploreResult:
     reductions: Reductions
     found: Found | None = None
     findings: dict[str, Found] = field(default_factory=dict)
+    # filled by ``model.explore_lock.explore``: the shortest counterexample replayed (see ``to_json``)
+    counterexample: list[dict[str, Any]] = field(default_factory=list)
+    scenario: Scenario | None = None  # the scenario that replays it in the simulated world
+    replays_exactly: bool | None = None  # the simulated world records the explored history
+    # the search covered every run (else a violation found is one, but perhaps not the shortest)
+    complete: bool = True
+
 
     @property
-    def complete(self) -> bool:
-        return self.verdict != "unknown"
+    def counterexample_length(self) -> int | None:
+        """The decisions of the shortest counterexample (what the search minimises), or None."""
+        return None if self.found is None else len(self.found.path)
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as plain data (the keys of ``hcc explore --json``, plus the lock's own).
+
+        ``counterexample`` is the step table of the shortest counterexample: the history's events
+        and, between them, the explorer's decisions (``decision: true``); each row's ``step`` is its
+        text.  ``counterexample_length`` counts the decisions (the choices the search minimises).
+        """
+        found = self.found
+        out: dict[str, Any] = {
+            "verdict": self.verdict, "states": self.states, "depth": self.depth,
+            "seconds": round(self.seconds, 3), "counterexample_length": self.counterexample_length,
+            "counterexample": self.counterexample, "config": self.bounds.to_json(),
+            "points": self.points, "runs": self.runs, "transitions": self.transitions,
+            "reached_ms": self.reached_ms, "complete": self.complete,
+            "violation": None if found is None else {
+                "kind": found.violation.kind, "message": found.violation.message, "time_ms": found.time,
+                "replays_exactly_in_simulation": self.replays_exactly},
+            "findings": {kind: {"kind": f.violation.kind, "message": f.violation.message,
+                                "decisions": len(f.path), "time_ms": f.time}
+                         for kind, f in sorted(self.findings.items())},
+        }
+        return out
 
 
 def independent(a: StepInfo, b: StepInfo) -> bool:
@@ -191,7 +225,7 @@ class Search:
         self.checkers = bounds.decisive_checkers()
         self.stop_at_first = stop_at_first
         self.exact = exact
-        self.halt = ""  # why the search stops early: "unknown" (out of budget) or "violated" (first)
+        self.halt = ""  # why the search stops early: "incomplete" (out of budget) or "violated" (first)
         self.bound = bounds.liveness_bound()
         self.max_states = max_states
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
@@ -248,7 +282,7 @@ class Search:
         if self.progress is not None and self.points % 2000 == 0:
             self.progress(self.points, len(self.seen), self.runs)
         if self.deadline is not None and time.perf_counter() > self.deadline:
-            self.halt = "unknown"
+            self.halt = "incomplete"
         if self.halt:
             raise Stop()
         if self._judge(run.events, run.gap(run.now()), run.now()):
@@ -282,7 +316,7 @@ class Search:
                 explored = self.seen.get(key)
                 if explored is None:
                     if self.max_states is not None and len(self.seen) >= self.max_states:
-                        self.halt = "unknown"
+                        self.halt = "incomplete"
                         raise Stop()
                     explored = self.seen[key] = set()
                 elif not red.por:
@@ -329,9 +363,9 @@ class Search:
                 continue
             i = self._take(frame)
             self._go((*frame.prefix, i))
-        if self.halt:
-            return self.halt
-        return "violated" if self.bad else "holds"
+        if self.bad:  # a violation found is one, complete search or not (then perhaps not the shortest)
+            return "violated"
+        return self.halt or "holds"
 
     def _go(self, path: tuple[int, ...]) -> None:
         self.runs += 1
@@ -378,14 +412,17 @@ class Search:
         return Found(violation, tuple(c for s in reversed(path) for c in s), at)
 
 
-def explore(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, max_states: int | None = None,
-            max_seconds: float | None = None, first: bool = False, exact: bool = False,
-            progress: Callable[[int, int, int], None] | None = None) -> ExploreResult:
-    """Explore every run within ``bounds``; a violation comes with a shortest path of decisions to it.
+def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, max_states: int | None = None,
+                  max_seconds: float | None = None, first: bool = False, exact: bool = False,
+                  progress: Callable[[int, int, int], None] | None = None) -> ExploreResult:
+    """Search every run within ``bounds``; a violation comes with a shortest path of decisions to it.
+
+    The search alone (``model.explore_lock.explore`` adds the replayed counterexample).
 
     ``first`` stops at the first violation (its path is then the first found, not a shortest one);
     ``exact`` keeps whole state keys instead of 64-bit fingerprints (no collision risk, more memory);
-    ``max_states`` / ``max_seconds`` stop the search with the verdict ``unknown``.
+    ``max_states`` / ``max_seconds`` stop the search: verdict ``incomplete``, or ``violated`` when it had
+    found a violation (the shortest of those found; ``complete`` is False).
     """
     bounds.validate()
     started = time.perf_counter()
@@ -399,4 +436,5 @@ def explore(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, max_stat
                 for kind, edges in search.finding_edges.items()}
     states = len(search.seen) if reductions.hashing else search.plain_states
     return ExploreResult(verdict, states, search.points, search.runs, search.transitions, search.depth,
-                         search.reached, time.perf_counter() - started, bounds, reductions, found, findings)
+                         search.reached, time.perf_counter() - started, bounds, reductions, found, findings,
+                         complete=not search.halt)

@@ -118,6 +118,9 @@ class ExploreWorld:
         self._spawns: dict[tuple[str, str], int] = {}
         self._timers: dict[int, Pending] = {}
         self.event: Callable[[], Any] = env.event
+        # a timeout in any_of is a pending timer like any other; once the condition fires, SimPy drops
+        # its callback from the timer, which is then dead (``Pending.alive``)
+        self.any_of: Callable[[list[Any]], Any] = env.any_of
 
     # ---- the World protocol ----------------------------------------------------------------
 
