@@ -349,6 +349,8 @@ class FaultPlan:
                 e.status,
                 f"must be one of {', '.join(ERROR_STATUSES)}",
             )
+            _require(e.status != "412" or e.method == "write", f"faults.errors[{i}].method", e.method,
+                     "must be write with status 412 (only a conditional write is answered 412)")
             _require(0.0 <= e.prob <= 1.0, f"faults.errors[{i}].prob", e.prob, "must be in [0, 1]")
             _require(e.end_ms >= e.start_ms, f"faults.errors[{i}].end_ms", e.end_ms, "must be >= start_ms")
             _require(e.count >= 0, f"faults.errors[{i}].count", e.count, "must be >= 0")

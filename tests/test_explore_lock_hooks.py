@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from model.config import (
+    ConfigError,
     Dist,
     ErrorRule,
     FaultPlan,
@@ -74,3 +77,11 @@ def test_an_injected_412_is_answered_without_applying_the_write() -> None:
     fail = next(e for e in events if e.node == "w1" and e.f == "try-lock")
     assert fail.type == "fail" and fail.value["reason"] == "precondition-failed"
     assert first_owner(events) == "w2"  # w1's create never reached the store
+
+
+def test_a_412_on_a_read_is_refused_by_name() -> None:
+    # a GET has no precondition: only a conditional write is answered 412
+    rule = ErrorRule(node="w1", key="register", method="read", status="412")
+    with pytest.raises(ConfigError) as err:
+        dataclasses.replace(RACE, faults=FaultPlan(errors=(rule,))).validate()
+    assert err.value.field == "faults.errors[0].method" and err.value.value == "read"

@@ -33,6 +33,7 @@ from model.lock_variants import VARIANTS
 
 # One request's error answer (not applied), an unanswered request, an applied one whose reply is lost.
 REQUEST_FAULTS = ("409", "412", "429", "503", "timeout", "lost-reply")
+CONDITIONAL_ONLY = ("409", "412")  # answers to conditional writes only: never offered on a read
 # A window in which every request of one class (node, lock or register, read or write) gets the status;
 # it lasts one of the fault durations (as long as a pause).
 WINDOW_FAULTS = ("throttle-429", "throttle-503")

@@ -27,6 +27,7 @@ from model.config import Crash, ErrorRule, FaultPlan, Pause, Scenario, client_se
 from model.effects import Put
 from model.explore_lock.bounds import (
     ALL_REDUCTIONS,
+    CONDITIONAL_ONLY,
     PAUSE_TRIGGERS,
     REQUEST_FAULTS,
     WINDOW_FAULTS,
@@ -227,7 +228,9 @@ class Run:
             del fs.windows[wkey]
         if fs.left <= 0 or not first:
             return None
-        options: list[tuple[str, int]] = [(k, 0) for k in REQUEST_FAULTS if k in self.kinds]
+        # 409 and 412 answer conditional writes only (a plain GET has no precondition to fail)
+        options: list[tuple[str, int]] = [(k, 0) for k in REQUEST_FAULTS
+                                          if k in self.kinds and (write or k not in CONDITIONAL_ONLY)]
         options += [(k, d) for k in WINDOW_FAULTS if k in self.kinds for d in self.durations]
         if not options:
             return None
