@@ -4,7 +4,9 @@ The real protocol generators run through the runtime kernel in a world whose sch
 takes every decision (``world.py``, ``run.py``); a depth-first search with state hashing,
 symmetry and partial-order reduction covers them (``search.py``, ``statekey.py``) and a
 violation comes back as a step table and a scenario the simulated world replays exactly
-(``counterexample.py``).  ``hcc explore-lock`` is the command.
+(``counterexample.py``).  ``explore(config)`` (``api.py``) is the one entry point, with
+``config_from_dict`` for a TOML ``[explore]`` table (``bounds.py``); ``hcc explore-lock`` is the
+command.
 """
 
 from model.explore_lock.api import explore
