@@ -35,7 +35,7 @@ def test_the_long_pause_is_one_pause() -> None:
     assert res.found.violation.kind == "overlap"
     assert faults_used(res) == ["pause"]
     # judged on the register alone (what a fencing token protects), the same pause writes stale data
-    data = explore(small(variant="hudi", faults=1, fault_kinds=("pause",),
+    data = explore(small(variant="hudi", faults=1, fault_kinds=("pause",), pause_ms=(5_000,),
                          checkers=("stale-write", "lost-update")))
     assert data.verdict == "violated" and data.found is not None
     assert data.found.violation.kind == "stale-write"
@@ -147,7 +147,8 @@ def test_symmetry_merges_mirrored_start_phases() -> None:
 
 
 def test_a_counterexample_replays_exactly_in_simulation() -> None:
-    bounds = small(variant="hudi", faults=1, fault_kinds=("pause",), checkers=("stale-write", "lost-update"))
+    bounds = small(variant="hudi", faults=1, fault_kinds=("pause",), pause_ms=(5_000,),
+                   checkers=("stale-write", "lost-update"))
     res = explore(bounds)
     assert res.found is not None
     replayed = replay(bounds.plan(), res.found.path)

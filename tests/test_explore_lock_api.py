@@ -16,13 +16,15 @@ from model.config import ConfigError
 from model.explore_lock import ALL_REDUCTIONS, Bounds, Reductions, config_from_dict, explore
 
 # The smallest configuration that shows the long pause: 2 writers, both starting at 0.
-PAUSE = {"variant": "hudi", "writers": 2, "faults": 1, "fault_kinds": ["pause"], "steps_per_hold": 1,
+PAUSE = {"variant": "hudi", "writers": 2, "faults": 1, "fault_kinds": ["pause"], "pause_ms": [5_000],
+         "steps_per_hold": 1,
          "phases": False, "checkers": ["stale-write", "lost-update"]}
 
 
 def test_config_from_a_table() -> None:
     cfg = config_from_dict({**PAUSE, "skew_ms": 250, "reductions": ["hashing", "por"]})
-    assert cfg == Bounds(variant="hudi", writers=2, faults=1, fault_kinds=("pause",), steps_per_hold=1,
+    assert cfg == Bounds(variant="hudi", writers=2, faults=1, fault_kinds=("pause",), pause_ms=(5_000,),
+                         steps_per_hold=1,
                          phases=False, checkers=("stale-write", "lost-update"), skew_ms=250,
                          reductions=Reductions(hashing=True, symmetry=False, por=True))
     assert config_from_dict({"reductions": {"symmetry": False}}).reductions == Reductions(symmetry=False)
@@ -87,7 +89,7 @@ def test_cli_exit_codes_and_the_counterexample_scenario(capsys: pytest.CaptureFi
     code, out, _ = _hcc(capsys, *base, "--json")
     assert code == 0 and json.loads(out)["verdict"] == "holds"
     scenario = tmp_path / "found.toml"
-    code, out, _ = _hcc(capsys, *base, "--faults", "1", "--fault-kinds", "pause",
+    code, out, _ = _hcc(capsys, *base, "--faults", "1", "--fault-kinds", "pause", "--pause-ms", "5000",
                         "--checkers", "stale-write,lost-update", "--out", str(scenario), "--json")
     got = json.loads(out)
     assert code == 1 and got["verdict"] == "violated" and got["violation"]["kind"] == "stale-write"
