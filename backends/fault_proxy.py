@@ -43,7 +43,8 @@ from model.config import Cutoff, Dist, ErrorRule
 from model.faults import FaultMatcher
 from model.workload import draw
 
-ERROR_REASONS = {409: "Conflict", 429: "Too Many Requests", 503: "Service Unavailable"}
+ERROR_REASONS = {409: "Conflict", 412: "Precondition Failed", 429: "Too Many Requests",
+                 503: "Service Unavailable"}
 
 
 class ProxyError(ValueError):
@@ -333,9 +334,10 @@ class FaultProxy:
                                          "errors": [{"reason": "injected", "message": "injected"}]}}).encode()
             ctype = "application/json"
         else:
-            code = {409: "ConditionalRequestConflict", 429: "SlowDown", 503: "ServiceUnavailable"}[status]
+            code = {409: "ConditionalRequestConflict", 412: "PreconditionFailed", 429: "SlowDown",
+                    503: "ServiceUnavailable"}[status]
             if self.dialect == "azure":
-                code = {409: "Conflict", 429: "ServerBusy", 503: "ServerBusy"}[status]
+                code = {409: "Conflict", 412: "ConditionNotMet", 429: "ServerBusy", 503: "ServerBusy"}[status]
             body = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code>'
                     f"<Message>injected {status}</Message></Error>").encode()
             ctype = "application/xml"
@@ -366,7 +368,7 @@ class FaultProxy:
                     return
                 key = object_key(req.method, req.target, req.body, self.dialect)
                 action = self.decide(node, req.method, key)
-                if action in ("409", "429", "503"):
+                if action in ("409", "412", "429", "503"):
                     self._delay()
                     client.sendall(self._error_reply(int(action)))
                     self._note(node, req, key, f"error-{action}", action)

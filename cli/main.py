@@ -20,8 +20,8 @@ from model.config import ConfigError
 # What a user does -> the modules of its commands.  Each module has register(subparsers) and
 # imports heavy optional dependencies (Spark, SDKs, pandas) only when a command runs.
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("run and explore", ("cli.run", "cli.timeline", "cli.nbcc", "cli.explore", "cli.slices",
-                         "cli.check_history", "cli.search")),
+    ("run and explore", ("cli.run", "cli.timeline", "cli.nbcc", "cli.explore", "cli.explore_lock",
+                         "cli.slices", "cli.check_history", "cli.search")),
     ("real storage", ("cli.conformance", "cli.realworld", "cli.replay", "cli.check_audit")),
     ("Spark", ("cli.sweep", "cli.boundary", "cli.contention")),
     ("reports and gate", ("cli.report", "cli.gate")),

@@ -17,7 +17,7 @@ INTERRUPT_POLICIES = ("next-storage-call", "never", "checkpoints")
 # S3StorageLockClient#createDefaultS3Client: apiCallTimeout = validity / 5.  GCSStorageLockClient sets no
 # timeout; the google-cloud-storage HTTP transport's default read timeout (20 s) applies.
 GCS_DEFAULT_TIMEOUT_MS = 20_000
-ERROR_STATUSES = ("409", "429", "503", "timeout", "lost-reply")
+ERROR_STATUSES = ("409", "412", "429", "503", "timeout", "lost-reply")
 
 
 class ConfigError(ValueError):
@@ -181,9 +181,11 @@ class WorkloadConfig:
     # the flag before each request), "checkpoints" (explicit checks before each read and write of the
     # register) or "never" (a writer that ignores interrupts).
     interrupt: str = "next-storage-call"
+    holds: int = 0  # acquisition attempts per writer incarnation; 0: loop until the run ends
 
     def validate(self) -> None:
         _require(1 <= self.writers <= 64, "workload.writers", self.writers, "must be between 1 and 64")
+        _require(self.holds >= 0, "workload.holds", self.holds, "must be >= 0 (0: no limit)")
         _require(
             self.interrupt in INTERRUPT_POLICIES,
             "workload.interrupt",
@@ -250,7 +252,7 @@ class ErrorRule:
     """Requests matching node/key/method in [start_ms, end_ms) fail with ``status`` with probability ``prob``.
 
     ``key`` is ``lock``, ``register``, ``any`` or a key prefix; ``method`` is ``read``, ``write`` or ``any``.
-    ``status``: 409/429/503 (not applied), ``timeout`` (not applied, the client waits
+    ``status``: 409/412/429/503 (not applied), ``timeout`` (not applied, the client waits
     ``storage.timeout_ms``) or ``lost-reply`` (applied, then the client times out).
     ``count`` limits how many requests the rule hits (0: no limit).
     """
@@ -353,6 +355,8 @@ class FaultPlan:
                 e.status,
                 f"must be one of {', '.join(ERROR_STATUSES)}",
             )
+            _require(e.status != "412" or e.method == "write", f"faults.errors[{i}].method", e.method,
+                     "must be write with status 412 (only a conditional write is answered 412)")
             _require(0.0 <= e.prob <= 1.0, f"faults.errors[{i}].prob", e.prob, "must be in [0, 1]")
             _require(e.end_ms >= e.start_ms, f"faults.errors[{i}].end_ms", e.end_ms, "must be >= start_ms")
             _require(e.count >= 0, f"faults.errors[{i}].count", e.count, "must be >= 0")
@@ -374,6 +378,26 @@ class FaultPlan:
                 h.acquisition,
                 "must be >= 1",
             )
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A scripted schedule of the simulated world (``hcc explore-lock`` writes one with a counterexample).
+
+    Empty by default: latencies are drawn and simultaneous steps run as SimPy orders them.  When set,
+    the i-th timer or network hop the run creates gets ``ranks[i]``: steps due at the same instant
+    run by rank, after every step that is not ranked; the j-th network latency is ``latencies_ms[j]``
+    instead of a draw.  Past the end of either list the run goes on unscripted.
+    """
+
+    ranks: tuple[int, ...] = ()
+    latencies_ms: tuple[int, ...] = ()
+
+    def validate(self) -> None:
+        for i, r in enumerate(self.ranks):
+            _require(r >= 0, f"schedule.ranks[{i}]", r, "must be >= 0")
+        for i, ms in enumerate(self.latencies_ms):
+            _require(ms >= 0, f"schedule.latencies_ms[{i}]", ms, "must be >= 0")
 
 
 CHECKERS = ("overlap", "stale-write", "lost-update")
@@ -398,6 +422,7 @@ class Scenario:
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
     clocks: dict[str, ClockSpec] = field(default_factory=dict)
     faults: FaultPlan = field(default_factory=FaultPlan)
+    schedule: Schedule = field(default_factory=Schedule)
 
     def validate(self) -> None:
         """Check every rule that a dataclass type cannot express; raise ConfigError on the first breach."""
@@ -416,6 +441,7 @@ class Scenario:
             _require(node in nodes, f"clocks.{node}", node, f"is not a node of this run ({', '.join(nodes)})")
             spec.validate(f"clocks.{node}")
         self.faults.validate(nodes)
+        self.schedule.validate()
 
 
 def describe_faults(plan: FaultPlan) -> list[str]:

@@ -12,7 +12,7 @@ Semantics of the simulated network:
 - A request is applied atomically at the store when it arrives (after a drawn
   one-way latency); its reply takes another drawn latency.  Requests live on
   after the task that sent them dies (a crash does not unsend a request).
-- The fault plan's error rules (``model/faults.py``): 409/429/503 answered
+- The fault plan's error rules (``model/faults.py``): 409/412/429/503 answered
   without applying, ``timeout`` (not applied; the client waits
   ``storage.timeout_ms``), ``lost-reply`` (applied, then the client times out);
   a cut-off node's requests time out unapplied; a reply later than
@@ -21,6 +21,8 @@ Semantics of the simulated network:
   ``storage.conflict_prob`` inside ``storage.conflict_window_ms``.
 - The client retries as ``model/client.py`` says (``storage.sdk_retries``,
   ``storage.retry_backoff_ms``); that retry is what turns a lost reply into a 412.
+- A scenario's ``schedule`` (empty by default) scripts the latencies and the order of
+  steps due at one instant, so a schedule found by ``hcc explore-lock`` replays exactly.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import simpy
 
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
-from model.config import Scenario, client_settings
+from model.config import Scenario, Schedule, client_settings
 from model.effects import Outcome, Put, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
@@ -47,7 +49,8 @@ from model.taskloop import interrupt_policy
 from model.workload import draw
 from model.workloads.lock import LockWorkload
 
-ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "429": Outcome.THROTTLED, "503": Outcome.UNAVAILABLE}
+ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "412": Outcome.PRECONDITION_FAILED, "429": Outcome.THROTTLED,
+                  "503": Outcome.UNAVAILABLE}
 
 __all__ = ["SimWorld", "WriterContext", "WriterFactory", "node_clocks", "retry_policy", "run_scenario"]
 
@@ -78,6 +81,32 @@ def retry_policy(scenario: Scenario) -> Callable[[str], RetryPolicy]:
     return lambda key: lock_client if key.startswith(lock_folder) else table
 
 
+class ScriptedTimes:
+    """A :class:`~model.config.Schedule` applied to a SimPy environment (see there).
+
+    ``timeout(ms)`` makes the i-th timer or hop: with a rank left, an event due in ``ms`` whose
+    priority (2 + rank) puts it after every unranked event of its instant and orders it among the
+    ranked ones; else SimPy's own timeout.  ``latency()`` gives the next scripted latency, or None.
+    """
+
+    def __init__(self, env: simpy.Environment, schedule: Schedule) -> None:
+        self.env = env
+        self._ranks = iter(schedule.ranks)
+        self._latencies = iter(schedule.latencies_ms)
+
+    def timeout(self, ms: int) -> Any:
+        rank = next(self._ranks, None)
+        if rank is None:
+            return self.env.timeout(ms)
+        event = simpy.Event(self.env)
+        event._ok, event._value = True, None  # triggered, as a Timeout is when it is made
+        self.env.schedule(event, 2 + rank, ms)  # type: ignore[arg-type]  # any int orders events
+        return event
+
+    def latency(self) -> int | None:
+        return next(self._latencies, None)
+
+
 class _Step:
     """What ``simpy.events.Initialize`` calls back: a function instead of a process's generator."""
 
@@ -89,7 +118,8 @@ class SimNetwork:
     """Carries a node's request to the store and its reply back, with latency and the fault plan."""
 
     def __init__(self, env: simpy.Environment, scenario: Scenario, store: Store, rng: random.Random,
-                 matcher: FaultMatcher, observe: Callable[[Node, str, bytes, str | None], None]) -> None:
+                 matcher: FaultMatcher, observe: Callable[[Node, str, bytes, str | None], None],
+                 script: ScriptedTimes | None = None) -> None:
         self.env = env
         self.cfg = scenario.storage
         self.timeout_ms = client_settings(scenario).timeout_ms
@@ -97,6 +127,7 @@ class SimNetwork:
         self.rng = rng
         self.matcher = matcher
         self.observe = observe
+        self.script = script
         self.last_write_at: dict[str, int] = {}
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
@@ -112,10 +143,14 @@ class SimNetwork:
         return reply
 
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
-        self.env.timeout(ms).callbacks.append(then)
+        (self.env.timeout(ms) if self.script is None else self.script.timeout(ms)).callbacks.append(then)
+
+    def _hop(self, then: Callable[[Any], None]) -> None:
+        """Carry a request to the store, or its reply back, after one network latency."""
+        scripted = None if self.script is None else self.script.latency()
+        self._later(draw(self.rng, self.cfg.latency_ms) if scripted is None else scripted, then)
 
     def _send(self, node: Node, effect: StorageEffect, reply: Any) -> None:
-        cfg = self.cfg
         sent = int(self.env.now)
         key = effect_key(effect)
         action = self.matcher.decide(node.name, is_write(effect), key, sent)
@@ -137,9 +172,9 @@ class SimNetwork:
                 late = self.env.now - sent > self.timeout_ms
                 reply.succeed(StoreResult(Outcome.TIMEOUT) if late else result)
 
-            self._later(draw(self.rng, cfg.latency_ms), back)
+            self._hop(back)
 
-        self._later(draw(self.rng, cfg.latency_ms), arrive)
+        self._hop(arrive)
 
     def _apply(self, node: Node, effect: StorageEffect) -> StoreResult:
         """Apply at the store, with S3's 409 for overlapping conditional writes, and record what changed."""
@@ -216,14 +251,17 @@ class SimWorld:
             self.store.apply(Put(enable_key(scenario.lock.base_path), enable_body()))
         net_rng = random.Random(f"{self.seed}/net")
         self.id_rng = random.Random(f"{self.seed}/ids")
+        script = ScriptedTimes(self.env, scenario.schedule) if scenario.schedule != Schedule() else None
         self.world = SimPyWorld(self.env)
+        if script is not None:
+            self.world.timeout = script.timeout
         self.kernel = Kernel(self.world, self.workload, nodes=node_clocks(scenario), faults=scenario.faults,
                              policy=retry_policy(scenario), seed=self.seed, new_id=self._new_owner_id,
                              sink=sink, writer_policy=interrupt_policy(scenario.workload.interrupt))
         faults = scenario.faults
         matcher = FaultMatcher(faults.errors, faults.cutoffs, net_rng, self.workload.key_class)
         self.world.network = SimNetwork(self.env, scenario, self.store, net_rng, matcher,
-                                        self.kernel.observe_write)
+                                        self.kernel.observe_write, script)
 
     @property
     def events(self) -> list[Event]:

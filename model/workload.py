@@ -73,10 +73,14 @@ class RegisterWriter:
         self.start_ms = start_ms
 
     def run(self) -> Gen:
-        """Loop forever (the interpreter ends the run)."""
+        """Loop until the run ends, or for ``holds`` acquisition attempts when that is set."""
         yield Sleep(draw(self.rng, self.config.start_ms) if self.start_ms is None else self.start_ms)
+        attempts = 0
         while True:
             yield from self.hold_once()
+            attempts += 1
+            if attempts == self.config.holds:
+                return
             yield Sleep(draw(self.rng, self.config.think_ms))
 
     def hold_once(self) -> Gen:

@@ -56,10 +56,11 @@ def test_lost_reply_is_applied_and_the_sdk_retry_sees_412(ep: Endpoint, tmp_path
 
 
 @pytest.mark.parametrize("status,outcome", [("503", Outcome.UNAVAILABLE), ("429", Outcome.THROTTLED),
-                                            ("409", Outcome.CONFLICT)])
+                                            ("409", Outcome.CONFLICT), ("412", Outcome.PRECONDITION_FAILED)])
 def test_error_answers_are_not_forwarded(ep: Endpoint, tmp_path: Path, prefix: str, status: str,
                                          outcome: Outcome) -> None:
-    with _proxy(ep, tmp_path, errors=[ErrorRule(node="w1", key=prefix + "x", status=status)]) as p:
+    rule = ErrorRule(node="w1", key=prefix + "x", method="write", status=status)
+    with _proxy(ep, tmp_path, errors=[rule]) as p:
         b = ep.backend(prefix, url=p.url("w1"), timeout_s=3)
         assert b.perform(Put(prefix + "x", b"1")).outcome is outcome
         assert b.last_answers()[0].status == int(status)

@@ -106,6 +106,20 @@ def test_lost_update_is_two_writes_of_the_same_value() -> None:
     assert check_lost_updates(h2.events) == []
 
 
+def test_a_write_applied_twice_by_a_retry_is_one_update() -> None:
+    h = H()
+    h.add(0, "w1", "ok", "read", {"owner": "a", "value": 0})
+    h.add(1, "w1", "invoke", "write", {"owner": "a", "read": 0, "write": 1})
+    h.register(2, "a", 1)  # applied; its reply is lost, the SDK sends it again
+    h.register(9, "a", 1)
+    assert check_lost_updates(h.events) == []
+    # the same owner writing 1 twice from two writes of its own is still caught
+    h.add(10, "w1", "ok", "read", {"owner": "a", "value": 0})
+    h.add(11, "w1", "invoke", "write", {"owner": "a", "read": 0, "write": 1})
+    h.register(12, "a", 1)
+    assert [v.details["value"] for v in check_lost_updates(h.events)] == [1]
+
+
 def test_unselected_checkers_become_findings() -> None:
     h = H()
     h.hold("w1", "a", 0, 150)

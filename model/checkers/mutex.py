@@ -10,7 +10,9 @@ a real-world run or a replay:
 - ``stale-write``: a write of the protected register applied at the store
   while the lock file named another owner (the lock had passed on).
 - ``lost-update``: two writes applied at the store that both wrote the same
-  value, so both read the same old one (Jepsen's lock-set idea).
+  value, so both read the same old one (Jepsen's lock-set idea).  One write the
+  client sent again (an SDK retry after a lost reply) is applied twice with the
+  same body: that is one update, not a lost one.
 - ``dangling-lock`` (a liveness finding): the lock file names an owner whose
   writer was told its acquisition failed (a lost reply) or whose release
   failed; reported with the time the others waited for it to expire.
@@ -134,6 +136,9 @@ def check_lost_updates(events: Sequence[Event]) -> list[Violation]:
             by_value[value] = e
             continue
         first_owner = json.loads(first.value["body"])["by"]
+        retried = first.value["body"] == e.value["body"] and _sent_once(events, owner, value, e)
+        if first_owner == owner and retried:
+            continue  # the same request applied again (a retry), not a second update
         reads = [
             r.index
             for r in events
@@ -153,6 +158,14 @@ def check_lost_updates(events: Sequence[Event]) -> list[Violation]:
             )
         )
     return found
+
+
+def _sent_once(events: Sequence[Event], owner: str, value: int, upto: Event) -> bool:
+    """True when ``owner`` invoked one write of ``value`` before ``upto`` (its client may send it twice)."""
+    invokes = [x for x in events[:upto.index]
+               if x.f == "write" and x.type == "invoke" and isinstance(x.value, dict)
+               and x.value.get("owner") == owner and x.value.get("write") == value]
+    return len(invokes) == 1
 
 
 _WRITE_FAILURES = ("precondition-failed", "throttled", "write-unknown")

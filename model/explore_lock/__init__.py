@@ -1,0 +1,36 @@
+"""Exhaustive exploration of the storage-based lock (RFC-91): every schedule and fault within bounds.
+
+The real protocol generators run through the runtime kernel in a world whose scheduler
+takes every decision (``world.py``, ``run.py``); a depth-first search with state hashing,
+symmetry and partial-order reduction covers them (``search.py``, ``statekey.py``) and a
+violation comes back as a step table and a scenario the simulated world replays exactly
+(``counterexample.py``).  ``explore(config)`` (``api.py``) is the one entry point, with
+``config_from_dict`` for a TOML ``[explore]`` table (``bounds.py``); ``hcc explore-lock`` is the
+command.
+"""
+
+from model.explore_lock.api import explore
+from model.explore_lock.bounds import (
+    ALL_REDUCTIONS,
+    FAULT_KINDS,
+    NO_REDUCTION,
+    Bounds,
+    Plan,
+    Reductions,
+    config_from_dict,
+)
+from model.explore_lock.search import Choice, ExploreResult, Found
+
+__all__ = [
+    "ALL_REDUCTIONS",
+    "FAULT_KINDS",
+    "NO_REDUCTION",
+    "Bounds",
+    "Choice",
+    "ExploreResult",
+    "Found",
+    "Plan",
+    "Reductions",
+    "config_from_dict",
+    "explore",
+]

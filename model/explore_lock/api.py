@@ -1,0 +1,37 @@
+"""The explorer's one entry point: :func:`explore` a configuration, get a result with its counterexample."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from model.explore_lock.bounds import Bounds, Reductions
+from model.explore_lock.counterexample import replay, replays_exactly, scenario_of, step_table
+from model.explore_lock.search import ExploreResult, search_bounds
+
+
+def explore(config: Bounds, reductions: Reductions | None = None, *, max_states: int | None = None,
+            max_seconds: float | None = None, first: bool = False, exact: bool = False,
+            progress: Callable[[int, int, int], None] | None = None) -> ExploreResult:
+    """Explore every run the configuration bounds; the result (``to_json()``) has the verdict and counts.
+
+    ``config`` comes from :class:`Bounds` or :func:`~model.explore_lock.bounds.config_from_dict`; the
+    keyword arguments override its ``reductions``, ``max_states`` and ``max_seconds``.  ``first``
+    stops at the first violation (then not a shortest one); ``exact`` keeps whole state keys instead
+    of 64-bit fingerprints.  For a violation the shortest counterexample is replayed: its step table
+    (``result.counterexample``) and the scenario the simulated world replays it with
+    (``result.scenario``; ``result.replays_exactly`` says the histories are identical).
+    """
+    red = config.reductions if reductions is None else reductions
+    res = search_bounds(config, red,
+                        max_states=config.max_states if max_states is None else max_states,
+                        max_seconds=config.max_seconds if max_seconds is None else max_seconds,
+                        first=first, exact=exact, progress=progress)
+    if res.found is not None:
+        replayed = replay(config.plan(), res.found.path, red)
+        res.scenario = scenario_of(replayed, config.decisive_checkers())
+        res.replays_exactly = replays_exactly(res.scenario, replayed)[0]
+        rows = step_table(replayed)
+        res.counterexample = [
+            {"step": f"{r['time']} ms {r['who']}: {r['what']}" + (f" {r['detail']}" if r["detail"] else ""),
+             "decision": r["who"] == "explorer", **r} for r in rows]
+    return res

@@ -1,0 +1,487 @@
+"""One explored run: the kernel, the lock workload and the explored world, taking decisions as it goes.
+
+A run takes decisions in order: the root ones first (each writer's start phase and
+clock offset, the crashes), then, as it goes, which due step happens next (or whether
+time advances), which fault a request gets, whether a writer pauses.  A path is the
+list of option indices taken at the decisions that had a choice.  :meth:`Run.go`
+executes from the start: along ``path`` first, then asking its :class:`Driver` (the
+search), which may stop it.  Python generators cannot be copied, so the search
+reaches a decision point again by running its path again from the start.
+
+The history is recorded through the kernel like in every world, so the same
+checkers judge it, and a path becomes a scenario that the simulated world replays
+exactly (``model/explore_lock/counterexample.py``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import simpy
+
+from model.clock import EPOCH_MS
+from model.config import Crash, ErrorRule, FaultPlan, Pause, Scenario, client_settings
+from model.effects import Put
+from model.explore_lock.bounds import (
+    ALL_REDUCTIONS,
+    CONDITIONAL_ONLY,
+    PAUSE_TRIGGERS,
+    REQUEST_FAULTS,
+    WINDOW_FAULTS,
+    Plan,
+    Reductions,
+)
+from model.explore_lock.statekey import Encoder, canonical, shape
+from model.explore_lock.world import GLOBAL, ExploreNetwork, ExploreWorld, FaultState, Pending, Suspend
+from model.faults import FaultMatcher
+from model.history import Event
+from model.kernel import Kernel
+from model.lock_audit import enable_body, enable_key
+from model.objectstore import ObjectStore
+from model.sim import node_clocks, retry_policy
+from model.taskloop import interrupt_policy
+from model.workloads.lock import LockWorkload
+
+ADVANCE = ("advance",)
+__all__ = ["ADVANCE", "GLOBAL", "Decision", "Driver", "End", "Run", "StepInfo", "Stop", "Unbounded"]
+_TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
+_PROGRESS = {("acquire", "ok"), ("release", "ok"), ("release", "fail")}
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What the search needs to know of one option of a step decision: who it touches."""
+
+    sid: tuple[Any, ...]
+    owner: str  # a node, or GLOBAL (the nemesis, advancing time)
+    op: tuple[str, bool, str] | None  # a request reaching the store: key, write, fenced-on key
+
+    def renamed(self, names: dict[str, str]) -> StepInfo:
+        """The same step with nodes renamed (to compare steps of states equal up to symmetry)."""
+        if not self.sid or self.sid[0] not in names:
+            return self
+        return StepInfo((names[self.sid[0]], *self.sid[1:]), names.get(self.owner, self.owner), self.op)
+
+
+@dataclass
+class End:
+    """The run is over: nothing is pending (every writer made its attempts, or died)."""
+
+    time: int
+    events: list[Event]
+
+
+class Stop(Suspend):
+    """Raised by a driver to end the run at a decision (the search backtracks)."""
+
+
+class Unbounded(Exception):
+    """A run went past the time guard: the bounds did not make it finite."""
+
+
+class Driver(Protocol):
+    """Takes a run's decisions past its prefix (the search, or a replay that translates a path)."""
+
+    def decide(self, run: Run, kind: str, options: int, steps: list[StepInfo]) -> int:
+        """The option to take (an index below ``options``), or raise :class:`Stop`."""
+        ...
+
+
+@dataclass
+class Decision:
+    """One decision taken on the way (for step tables): before the ``at``-th event of the history."""
+
+    kind: str
+    time: int
+    label: str
+    at: int
+
+
+class ExploreMatcher(FaultMatcher):
+    """The fault plan's matcher, with the run deciding each request's fault instead of the rules."""
+
+    def __init__(self, run: Run) -> None:
+        super().__init__((), (), None, run.workload.key_class)  # type: ignore[arg-type]  # never draws
+        self.run = run
+
+    def decide(self, node: str, write: bool, key: str, now: int) -> str | None:
+        return self.run.request_fault(node, write, key, now)
+
+
+class Run:
+    """One execution along ``path`` (see the module doc)."""
+
+    def __init__(self, plan: Plan, path: Sequence[int] = (), driver: Driver | None = None,
+                 reductions: Reductions = ALL_REDUCTIONS, record: bool = False) -> None:
+        self.plan = plan
+        self.bounds = plan.bounds
+        self.path = path
+        self.pos = 0
+        self.driver = driver
+        self.reductions = reductions
+        self.stopped = False
+        self.taken: list[int] = []  # the path so far: every decision that had a choice
+        self.record = record  # keep the decisions taken, with their labels (for step tables)
+        self.decisions: list[Decision] = []
+        self.injected: list[tuple[str, Any]] = []  # ("error"|"window"|"pause"|"crash", spec), in order
+        self.tick = plan.tick
+        self.guard = plan.guard
+        self.durations = plan.durations
+        self.cap = plan.liveness + 1
+        self.kinds = plan.kinds
+        self.faults = FaultState(self.bounds.faults)
+        self.base = plan.scenario
+        self.scenario: Scenario = self.base
+        self.workload = LockWorkload(self.base)
+        self.last_progress = 0  # when the lock last changed hands (acquired, or released)
+        self.waiting: dict[str, int] = {}  # node -> since when its writer waits for the lock
+        self.worst_gap = 0  # the longest liveness gap seen when time passed
+        self.kernel: Kernel | None = None
+
+    # ---- decisions ---------------------------------------------------------------------------
+
+    def choose(self, kind: str, options: int, label: Callable[[int], str],
+               steps: list[StepInfo] | None = None) -> int:
+        """The option taken here: the only one, the path's, or the driver's (which may stop the run).
+
+        ``label(i)`` says what option ``i`` is (asked only when the run records its decisions).
+        """
+        if options == 1:
+            return 0
+        if self.pos < len(self.path):
+            i = self.path[self.pos]
+        elif self.driver is None:
+            self.stopped = True
+            raise Stop()
+        else:
+            try:
+                i = self.driver.decide(self, kind, options, steps or [])
+            except Suspend:
+                self.stopped = True
+                raise
+        self.pos += 1
+        self.taken.append(i)
+        if self.record:
+            self.decisions.append(Decision(kind, self.now(), label(i), len(self.events)))
+        return i
+
+    def now(self) -> int:
+        """True time of the run (0 before it starts)."""
+        return self.world.now() if hasattr(self, "world") else 0
+
+    @property
+    def events(self) -> list[Event]:
+        """The history so far."""
+        return self.kernel.events if self.kernel is not None else []
+
+    # ---- root decisions --------------------------------------------------------------------------
+
+    def _root(self) -> Scenario:
+        plan = self.plan
+        nodes = plan.nodes
+        starts: dict[str, int] = {}
+        offsets: dict[str, int] = {}
+        phases, offs = plan.phases, plan.offsets
+        for n in nodes:
+            labels = [f"{n} starts at {p} ms" for p in phases]  # root decisions: once a run, cheap
+            starts[n] = phases[self.choose("root", len(labels), labels.__getitem__)]
+            labels = [f"{n}'s clock offset {o:+d} ms" for o in offs]
+            offsets[n] = offs[self.choose("root", len(labels), labels.__getitem__)]
+        crashes: list[Crash] = []
+        if "crash" in self.kinds:
+            last = (0, -1)
+            while self.faults.left > 0:
+                picks = [(at, i) for at in plan.crash_instants
+                         for i in range(len(nodes)) if (at, i) > last]  # crashes in time order, once each
+                labels = ["no more crashes"] + [f"{nodes[i]} crashes at {at} ms" for at, i in picks]
+                choice = self.choose("root", len(labels), labels.__getitem__)
+                if choice == 0:
+                    break
+                pick = last = picks[choice - 1]
+                restart = self.bounds.crash_restart_ms
+                crashes.append(Crash(nodes[pick[1]], pick[0], restart))
+                self.faults.left -= 1
+                end = pick[0] + max(restart, 0)
+                self.faults.quiet_from = max(self.faults.quiet_from, end)
+                self.injected.append(("crash", crashes[-1]))
+        wl = replace(self.base.workload, node_start_ms=starts)
+        return replace(self.base, workload=wl, clocks=self.bounds.clocks(offsets),
+                       faults=FaultPlan(crashes=tuple(crashes)))
+
+    # ---- fault decisions inside steps --------------------------------------------------------------
+
+    def request_fault(self, node: str, write: bool, key: str, now: int) -> str | None:
+        """The fault (a status of ``model.config.ERROR_STATUSES``) one request gets, or None."""
+        fs = self.faults
+        cls = self.workload.key_class(key)
+        method = "write" if write else "read"
+        first = fs.first_at(node, cls, method, now)
+        wkey = (node, cls, method)
+        window = fs.windows.get(wkey)
+        if window is not None:
+            status, end = window
+            if now < end:
+                return status
+            del fs.windows[wkey]
+        if fs.left <= 0 or not first:
+            return None
+        # 409 and 412 answer conditional writes only (a plain GET has no precondition to fail)
+        options: list[tuple[str, int]] = [(k, 0) for k in REQUEST_FAULTS
+                                          if k in self.kinds and (write or k not in CONDITIONAL_ONLY)]
+        options += [(k, d) for k in WINDOW_FAULTS if k in self.kinds for d in self.durations]
+        if not options:
+            return None
+        def label(i: int) -> str:
+            if i == 0:
+                return "no fault"
+            kind, d = options[i - 1]
+            return f"{node}'s {method} of {cls} gets {kind}" + (f" for {d} ms" if d else "")
+
+        i = self.choose("fault", len(options) + 1, label)
+        if i == 0:
+            return None
+        kind, duration = options[i - 1]
+        fs.left -= 1
+        if kind in WINDOW_FAULTS:
+            status = kind.split("-", 1)[1]
+            fs.windows[wkey] = (status, now + duration)
+            fs.quiet_from = max(fs.quiet_from, now + duration)
+            self.injected.append(("window", (wkey, status, now, now + duration)))
+            return status
+        self.injected.append(("error", (node, cls, method, kind, now)))
+        wait = client_settings(self.scenario).timeout_ms if kind in ("timeout", "lost-reply") else 0
+        fs.quiet_from = max(fs.quiet_from, now + wait)
+        return kind
+
+    def _sink(self, event: Event) -> None:
+        """Every recorded event: progress for liveness, and the pause decisions of writers."""
+        if event.process == "nemesis" and event.f == "crash":
+            self.waiting.pop(event.node, None)
+            return
+        if event.process != event.node:
+            return
+        if event.f == "acquire":
+            if event.type == "invoke":
+                self.waiting[event.node] = event.time
+            else:
+                self.waiting.pop(event.node, None)
+        if (event.f, event.type) in _PROGRESS:
+            self.last_progress = event.time
+        trigger = _TRIGGERS.get((event.f, event.type))
+        if trigger is None:
+            return
+        fs = self.faults
+        if "pause" not in self.kinds or fs.left <= 0:
+            return
+        if not fs.first_at(event.node, f"pause-{trigger}", "", event.time):
+            return  # a fault plan names a node's first trigger at an instant
+        durations = self.durations
+        i = self.choose("pause", len(durations) + 1, lambda i: "no pause" if i == 0 else
+                        f"{event.node} pauses {durations[i - 1]} ms at its {trigger}")
+        if i == 0:
+            return
+        pause = Pause(event.node, event.time, durations[i - 1], trigger)
+        assert self.kernel is not None and trigger in PAUSE_TRIGGERS
+        self.kernel.nodes[event.node].triggered.append(pause)  # the kernel starts it right after this sink
+        fs.left -= 1
+        fs.quiet_from = max(fs.quiet_from, event.time + pause.duration_ms)
+        self.injected.append(("pause", pause))
+
+    # ---- the run -----------------------------------------------------------------------------------
+
+    def _new_owner_id(self) -> str:
+        return str(uuid.UUID(int=self.id_rng.getrandbits(128), version=4))
+
+    def _build(self) -> None:
+        import random
+
+        sc = self.scenario
+        self.seed = sc.seed
+        self.id_rng = random.Random(f"{self.seed}/ids")
+        self.env = simpy.Environment()
+        self.world = ExploreWorld(self.env, self.tick, self.bounds.latency_ticks)
+        self.store = ObjectStore(sc.storage.flavor)
+        if sc.lock.audit:  # as the simulated world does: the table has Hudi's lock audit enabled
+            self.store.apply(Put(enable_key(sc.lock.base_path), enable_body()))
+        self.kernel = Kernel(self.world, self.workload, nodes=node_clocks(sc), faults=sc.faults,
+                             policy=retry_policy(sc), seed=self.seed, new_id=self._new_owner_id,
+                             sink=self._sink, writer_policy=interrupt_policy(sc.workload.interrupt))
+        self.world.nodes = self.kernel.nodes
+        self.matcher = ExploreMatcher(self)
+        self.network = ExploreNetwork(self.world, sc, self.store, self.matcher, self.kernel.observe_write)
+        self.world.network = self.network
+
+    def go(self) -> End | None:
+        """Run along the path, then as the driver decides, to its end (End) or until stopped (None)."""
+        try:
+            self.scenario = self._root()
+            self.workload = LockWorkload(self.scenario)
+            self._build()
+            return self._loop()
+        except Suspend:
+            if not self.stopped:
+                raise
+            return None
+
+    def _drain(self) -> None:
+        env = self.env
+        while env._queue:
+            env.step()
+            if self.stopped:  # stopped inside a process (SimPy turned the exception into its failure)
+                raise Stop()
+
+    def _loop(self) -> End:
+        k, world = self.kernel, self.world
+        assert k is not None
+        k.record("-", "nemesis", "info", "run-start", {"seed": self.seed, "scenario": self.scenario.name})
+        for node in k.nodes.values():
+            k.start_writer(node)
+        self.env.process(k.nemesis())
+        while True:
+            self._drain()
+            due, nxt, can_wait = world.scan()
+            if nxt is not None and nxt > self.guard:
+                raise Unbounded(f"a run is still going at {nxt} ms (guard {self.guard} ms): "
+                                "the bounds do not bound it")
+            if not due:
+                if nxt is None:
+                    break
+                self._advance(nxt)
+                continue
+            if len(due) == 1 and not can_wait:  # the common case: no decision to make
+                world.fire(due[0])
+                continue
+            options = [StepInfo(p.sid, p.owner, p.op) for p in due]
+            if can_wait:
+                options.append(StepInfo(ADVANCE, GLOBAL, None))
+
+            def label(i: int, due: list[Pending] = due, nxt: int | None = nxt) -> str:
+                return self.describe(due[i]) if i < len(due) else f"time advances to {nxt} ms"
+
+            i = self.choose("step", len(options), label, options)
+            if i == len(due):
+                assert nxt is not None
+                self._advance(nxt)
+                continue
+            world.fire(due[i])
+        self.env._now = self.now() + self.tick  # a replay in simulation runs until here (duration_ms)
+        k.record("-", "nemesis", "info", "run-end", {})
+        return End(self.now(), k.events)
+
+    # ---- reading the run ---------------------------------------------------------------------------
+
+    def describe(self, p: Pending) -> str:
+        """A pending step in words."""
+        who = p.sid[0] if p.sid[0] != GLOBAL else "nemesis"
+        task = p.sid[1] if len(p.sid) > 1 else ""
+        if p.kind == "timer":
+            return f"{who}/{task} wakes"
+        if p.kind == "arrive":
+            return f"{p.about} of {who}/{task} reaches the store"
+        if p.kind == "back":
+            return f"the reply to {who}/{task}'s {p.about} arrives"
+        return f"{who}/{task}'s {p.about} times out"
+
+    def _advance(self, to: int) -> None:
+        """Let time pass to ``to``; a writer that waited past the liveness bound meanwhile is a breach."""
+        gap = self.liveness_gap(to)
+        if gap > self.worst_gap:
+            self.worst_gap = gap
+        self.env._now = to
+
+    def gap(self, now: int) -> int:
+        """The longest liveness gap of the run so far (see :meth:`liveness_gap`)."""
+        return max(self.worst_gap, self.liveness_gap(now))
+
+    def stuck(self) -> tuple[str, ...]:
+        """Nodes whose writer is still there (it has not made its attempts) when nothing is pending."""
+        if self.kernel is None:
+            return ()
+        return tuple(n for n, node in self.kernel.nodes.items() if "writer" in node.tasks)
+
+    def liveness_gap(self, now: int) -> int:
+        """How long a writer has waited for the lock with no change of hands since the faults stopped.
+
+        0 while a fault goes on (a window of errors is open, a pause or a timeout runs) or nobody waits.
+        """
+        fs = self.faults
+        if fs.quiet_from >= now or not self.waiting:
+            return 0
+        return now - max(fs.quiet_from, self.last_progress, min(self.waiting.values()))
+
+    def key(self) -> tuple[Hashable, dict[str, str]]:
+        """The canonical key of the state now (see ``statekey``), and the renaming of nodes it used."""
+        k = self.kernel
+        assert k is not None
+        constants = {id(o): name for name, o in (
+            ("kernel", k), ("world", self.world), ("env", self.env), ("network", self.network),
+            ("store", self.store), ("matcher", self.matcher), ("workload", self.workload), ("run", self),
+            ("scenario", self.scenario), ("lock", self.scenario.lock), ("storage", self.scenario.storage),
+            ("wl", self.scenario.workload), ("policy", k.policy), ("new_id", k.new_id),
+            ("faults", k.faults), ("pending", simpy.events.PENDING))}
+        now = self.world.now()
+        for node in k.nodes.values():  # drop past pause windows, as the kernel does when it next looks
+            node.pauses = [(s, e) for s, e in node.pauses if e > now]
+        nodes = sorted(k.nodes)
+
+        cap = self.cap
+
+        def encode(names: dict[str, str]) -> Hashable:
+            e = Encoder(constants, names, self.world.timer_of, now, EPOCH_MS + now)
+            order = sorted(nodes, key=lambda n: names[n])
+            head = tuple(e.enc(k.nodes[n]) for n in order)
+            store = tuple((e.text(key), e.data(o.body), e.text(o.version))
+                          for key, o in sorted(self.store.objects.items()))
+            pend = [p for p in self.world.pending if p.event is None]  # timers are reached through processes
+
+            def one(enc: Encoder, p: Pending) -> Hashable:
+                return (p.kind, p.lo - now, p.hi - now, enc.enc(p.then))
+
+            ranked = sorted(pend, key=lambda p: repr(one(e.fork(), p)))
+            hops = tuple(one(e, p) for p in ranked)
+            fs = self.faults
+            # which classes of request were sent at this instant matters only while a fault may still
+            # be placed (a fault plan names the first request of a class at an instant)
+            sent = fs.seen if fs.seen_at == now and fs.left > 0 else ()
+            faults = (fs.left, tuple(sorted((tuple(e.text(x) for x in wk), st, end - now)
+                                            for wk, (st, end) in fs.windows.items() if end > now)),
+                      tuple(sorted(tuple(e.text(x) for x in s) for s in sent)), max(fs.quiet_from - now, 0))
+            # liveness needs of the past only how long ago things were, capped at the bound (beyond it,
+            # a waiting writer would have made this path a violation already)
+            waiting = tuple(sorted((names[n], min(now - t, cap)) for n, t in self.waiting.items()))
+            progress = min(now - self.last_progress, cap), min(max(now - fs.quiet_from, 0), cap)
+            return (head, store, hops, faults, waiting, progress)
+
+        def signature(n: str) -> Hashable:
+            node = k.nodes[n]
+            tasks = []
+            for name, t in sorted(node.tasks.items()):
+                gen: Any = t.handle._generator if isinstance(t.handle, simpy.Process) else None
+                if gen is not None and gen.gi_frame is not None:  # the task and its protocol generator
+                    tasks.append((name, shape(gen), shape(gen.gi_frame.f_locals.get("gen"))))
+            return (node.incarnation, len(node.pauses), n in self.waiting, tuple(tasks))
+
+        return canonical(encode, nodes, self.reductions.symmetry, signature)
+
+    def fault_plan(self) -> FaultPlan:
+        """The faults this run injected, as a fault plan the simulated world applies the same way."""
+        errors: list[ErrorRule] = []
+        pauses: list[Pause] = []
+        crashes: list[Crash] = []
+        for what, spec in self.injected:
+            if what == "error":
+                node, cls, method, status, at = spec
+                errors.append(ErrorRule(node, cls, method, status, 1.0, at, at + 1, 1))
+            elif what == "window":
+                (node, cls, method), status, at, end = spec
+                errors.append(ErrorRule(node, cls, method, status, 1.0, at, end))
+            elif what == "pause":
+                pauses.append(spec)
+            elif what == "crash":
+                crashes.append(spec)
+        return FaultPlan(pauses=tuple(pauses), errors=tuple(errors), crashes=tuple(crashes))
+
+

@@ -1,0 +1,313 @@
+"""The explored world: the simulated world with a scheduler that takes every nondeterministic decision.
+
+It is the simulated world of ``model/sim.py`` (SimPy's virtual time, the same kernel,
+the same network code and object store) with one difference: nothing is drawn.
+Every timer and every network hop is a *pending step* held here instead of in
+SimPy's queue, and at each instant the run's driver picks which due step happens
+next.  A step runs to quiescence: SimPy then processes only what it triggers at the
+same instant (process resumptions, signals, interrupts), so SimPy's queue is empty
+between steps and the pending steps are the whole future.
+
+- A timer is due exactly at its deadline; timers due at one instant fire in a chosen
+  order.
+- A network hop (a request reaching the store, a reply reaching its client) is due
+  from the instant it is sent until ``latency_ticks`` ticks later; delivering it at a
+  later instant is the "advance" choice.
+- Inside a step the chooser also decides the faults: at a request's send, an error
+  answer, a lost reply or a window of errors (``ExploreMatcher``); at a writer's
+  acquisition or its decided write, a pause (the run's sink).
+
+Each step has a stable identity (``sid``: its process, by node, task, incarnation and
+spawn count) for the sleep sets of the search, an owner (the node whose local state
+it changes, ``*`` for the nemesis) and, for a request reaching the store, the object
+it touches: that is what decides whether two steps commute.
+
+The order of steps chosen here is replayable in the simulated world: the i-th timer
+or hop made gets the rank of its firing (``model.config.Schedule``), and SimPy then
+processes steps due at one instant in rank order, after what they trigger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+
+from model.config import Scenario
+from model.effects import FencedPut, StorageEffect
+from model.faults import FaultMatcher
+from model.kernel import Node, Task
+from model.objectstore import Store, is_write
+from model.sim import SimNetwork, _Step
+
+Gen = Generator[Any, Any, Any]
+Sid = tuple[Any, ...]
+GLOBAL = "*"
+
+
+class Suspend(Exception):
+    """The run reached a decision past the end of its scripted path: it stops there."""
+
+
+@dataclass(eq=False)
+class Pending:
+    """A timer or a network hop that has not happened yet."""
+
+    sid: Sid
+    kind: str  # timer | arrive | back | expire (a client's timeout, or a reply that will not come)
+    owner: str  # the node whose local state the step changes, GLOBAL for the nemesis
+    lo: int  # first instant it may happen
+    hi: int  # last instant it may happen
+    created: int  # index among every timer and hop made (the schedule's rank slot)
+    event: simpy.Event | None = None  # a timer: what its process waits for
+    then: Callable[[Any], None] | None = None  # a hop: what it does
+    op: tuple[str, bool, str] | None = None  # an arrival: key, is it a write, the key it fences on
+    latency_slot: int | None = None  # a latency hop: its index among them (the schedule's latency slot)
+    request: Any = None  # a hop: the request it carries
+    about: str = ""  # for step tables
+
+    @property
+    def alive(self) -> bool:
+        """A timer nobody waits for any more (its sleep was interrupted) is dead."""
+        return self.event is None or bool(self.event.callbacks)
+
+
+@dataclass
+class Fired:
+    """A step as it happened (for step tables and the schedule of a counterexample)."""
+
+    time: int
+    pending: Pending
+
+
+def _process_owner(gen: Gen) -> tuple[str, str]:
+    """Which node and task a kernel generator belongs to (its arguments name them)."""
+    frame = getattr(gen, "gi_frame", None)
+    loc = frame.f_locals if frame is not None else {}
+    task = loc.get("task")
+    if isinstance(task, Task):
+        return task.node.name, task.name
+    node = loc.get("node")
+    if isinstance(node, Node):
+        return node.name, getattr(gen, "__name__", "proc").lstrip("_")
+    return GLOBAL, getattr(gen, "__name__", "proc").lstrip("_")
+
+
+class ExploreWorld:
+    """The kernel's primitives on SimPy, with timers held as pending steps (see the module doc)."""
+
+    Interrupt: type[BaseException] = simpy.Interrupt
+    lock: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+
+    def __init__(self, env: simpy.Environment, tick: int, latency_ticks: int) -> None:
+        self.env = env
+        self.nodes: dict[str, Node] = {}  # the kernel's nodes, once it has them
+        self.tick = tick
+        self.max_latency = latency_ticks * tick
+        self.network: ExploreNetwork | None = None
+        self.pending: list[Pending] = []
+        self.made = 0  # timers and hops made so far
+        self.hops = 0  # latency hops made so far
+        self.fired: list[Fired] = []
+        self.pids: dict[simpy.Process, tuple[Any, ...]] = {}
+        self.owners: dict[simpy.Process, str] = {}
+        self._spawns: dict[tuple[str, str], int] = {}
+        self._timers: dict[int, Pending] = {}
+        self.event: Callable[[], Any] = env.event
+        # a timeout in any_of is a pending timer like any other; once the condition fires, SimPy drops
+        # its callback from the timer, which is then dead (``Pending.alive``)
+        self.any_of: Callable[[list[Any]], Any] = env.any_of
+
+    # ---- the World protocol ----------------------------------------------------------------
+
+    def now(self) -> int:
+        return int(self.env._now)
+
+    def read_clock(self, node: Node) -> int:
+        return node.clock.read(self.env._now)  # type: ignore[arg-type]
+
+    def start(self, gen: Gen) -> simpy.Process:
+        proc = self.env.process(gen)
+        owner, name = _process_owner(gen)
+        count = self._spawns.get((owner, name), 0)
+        self._spawns[(owner, name)] = count + 1
+        node = self.nodes.get(owner)
+        incarnation = node.incarnation if node is not None else 0
+        self.pids[proc] = (owner, name, incarnation, count)
+        self.owners[proc] = owner
+        return proc
+
+    def timeout(self, ms: int) -> simpy.Event:
+        event = simpy.Event(self.env)
+        event._ok, event._value = True, None  # triggered, as a Timeout is when it is made
+        pid, owner = self.current()
+        due = int(self.env._now) + ms
+        step = self._add(Pending((*pid, "timer"), "timer", owner, due, due, 0, event=event))
+        self._timers[id(event)] = step
+        return event
+
+    def request(self, node: Node, effect: StorageEffect) -> Any:
+        assert self.network is not None
+        return self.network.request(node, effect)
+
+    # ---- pending steps ---------------------------------------------------------------------
+
+    def current(self) -> tuple[tuple[Any, ...], str]:
+        """The identity and owner node of the process running now."""
+        proc = self.env.active_process
+        if proc is None or proc not in self.pids:
+            return ("root",), GLOBAL
+        return self.pids[proc], self.owners[proc]
+
+    def _add(self, step: Pending) -> Pending:
+        step.created = self.made
+        self.made += 1
+        self.pending.append(step)
+        return step
+
+    def timer_of(self, event: Any) -> Pending | None:
+        """The pending timer behind a SimPy event, if it is one."""
+        return self._timers.get(id(event))
+
+    def scan(self) -> tuple[list[Pending], int | None, bool]:
+        """The live steps due now (ordered by identity), where time goes next, and whether it may go now.
+
+        Time goes to the next tick while a due hop may still wait, else to the next step's instant
+        (None: nothing is pending); it may not go while a due step's last instant is now.
+        """
+        now = int(self.env._now)
+        due: list[Pending] = []
+        alive: list[Pending] = []
+        later: int | None = None
+        can_wait = True
+        hop_waits = False
+        for p in self.pending:
+            if p.event is not None and not p.event.callbacks:
+                continue  # a timer nobody waits for any more (its sleep was interrupted)
+            alive.append(p)
+            if p.lo <= now:
+                due.append(p)
+                if p.hi <= now:
+                    can_wait = False
+                else:
+                    hop_waits = True
+            elif later is None or p.lo < later:
+                later = p.lo
+        self.pending = alive
+        if len(due) > 1:
+            due.sort(key=lambda p: p.sid)
+        nxt = now + self.tick if hop_waits else later
+        return due, nxt, can_wait and nxt is not None
+
+    def fire(self, step: Pending) -> None:
+        """Make ``step`` happen now (the caller then runs SimPy to quiescence)."""
+        self.pending.remove(step)
+        self.fired.append(Fired(int(self.env._now), step))
+        if step.event is not None:
+            self._timers.pop(id(step.event), None)
+            self.env.schedule(step.event, simpy.events.URGENT)
+        else:
+            assert self.network is not None and step.then is not None
+            with self.network.context(step):
+                step.then(None)
+
+    def drain(self) -> None:
+        """Process everything SimPy has due at this instant."""
+        env = self.env
+        while env._queue:
+            env.step()
+
+
+@dataclass
+class _Request:
+    pid: tuple[Any, ...]
+    owner: str
+    effect: StorageEffect
+    key: str
+
+
+class ExploreNetwork(SimNetwork):
+    """The simulated network with hops held as pending steps (latency chosen, not drawn)."""
+
+    def __init__(self, world: ExploreWorld, scenario: Scenario, store: Store, matcher: FaultMatcher,
+                 observe: Callable[[Node, str, bytes, str | None], None]) -> None:
+        # the base class keeps an RNG for draws; nothing here draws from it
+        super().__init__(world.env, scenario, store, random.Random(0), matcher, observe)
+        self.world = world
+        self._req: _Request | None = None
+        self._kind = "arrive"
+
+    @contextlib.contextmanager
+    def context(self, step: Pending) -> Generator[None, None, None]:
+        """Hops made while ``step`` fires belong to the same request."""
+        saved = (self._req, self._kind)
+        self._req = step.request
+        self._kind = "back" if step.kind == "arrive" else "expire"
+        try:
+            yield
+        finally:
+            self._req, self._kind = saved
+
+    def request(self, node: Node, effect: StorageEffect) -> Any:
+        reply = self.env.event()
+        pid, owner = self.world.current()
+        key = getattr(effect, "key", getattr(effect, "prefix", ""))
+        req = _Request(pid, owner, effect, key)
+
+        def send(_: Any) -> None:
+            saved = (self._req, self._kind)
+            self._req, self._kind = req, "arrive"
+            try:
+                self._send(node, effect, reply)
+            finally:
+                self._req, self._kind = saved
+
+        simpy.events.Initialize(self.env, _Step(send))  # type: ignore[arg-type]
+        return reply
+
+    def _pending_hop(self, kind: str, lo: int, hi: int, then: Callable[[Any], None]) -> Pending:
+        req = self._req
+        assert req is not None
+        op = None
+        if kind == "arrive":
+            fence = req.effect.fence_key if isinstance(req.effect, FencedPut) else ""
+            op = (req.key, is_write(req.effect), fence)
+        name = type(req.effect).__name__
+        return self.world._add(Pending((*req.pid, kind), kind, req.owner, lo, hi, 0, then=then, op=op,
+                                       request=req, about=f"{name}({req.key})"))
+
+    def _later(self, ms: int, then: Callable[[Any], None]) -> None:
+        due = int(self.env.now) + ms
+        self._pending_hop("expire", due, due, then)
+
+    def _hop(self, then: Callable[[Any], None]) -> None:
+        now = int(self.env.now)
+        kind = self._kind if self._kind in ("arrive", "back") else "back"
+        step = self._pending_hop(kind, now, now + self.world.max_latency, then)
+        step.latency_slot = self.world.hops
+        self.world.hops += 1
+
+
+@dataclass
+class FaultState:
+    """The faults a run has used, and the windows of errors still open."""
+
+    left: int
+    windows: dict[tuple[str, str, str], tuple[str, int]] = field(default_factory=dict)  # -> status, end
+    seen: set[tuple[str, str, str]] = field(default_factory=set)  # (node, class, method) sent this instant
+    seen_at: int = -1
+    quiet_from: int = 0  # when the last fault's effect ends (liveness counts from there)
+
+    def first_at(self, node: str, cls: str, method: str, now: int) -> bool:
+        """True for the first request of this class by ``node`` at ``now`` (a fault plan can name only it)."""
+        if now != self.seen_at:
+            self.seen, self.seen_at = set(), now
+        key = (node, cls, method)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True

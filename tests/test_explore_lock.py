@@ -1,0 +1,173 @@
+"""The lock explorer: known-unsafe configurations are caught at their shortest, known-safe ones hold,
+reductions change no verdict, and a counterexample replays exactly in the simulated world."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from model.checkers.lock_run import check_lock_history
+from model.explore_lock import Bounds, Reductions, explore
+from model.explore_lock.counterexample import replay, replays_exactly, scenario_of
+from model.explore_lock.search import ExploreResult, judge
+from model.sim import SimWorld
+
+# Small bounds: two writers, one hold of one read-modify-write each, both starting at 0 (the CI budget);
+# the benchmark's table adds start phases, skew, more writers and faults.
+SMALL = Bounds(writers=2, holds=1, steps_per_hold=1, work_ms=1000, phases=False)
+
+
+def small(**kw: object) -> Bounds:
+    return dataclasses.replace(SMALL, **kw)  # type: ignore[arg-type]
+
+
+def faults_used(res: ExploreResult) -> list[str]:
+    """The faults the shortest counterexample injects, by kind."""
+    assert res.found is not None
+    run = replay(res.bounds.plan(), res.found.path, res.reductions).run
+    return [what for what, _spec in run.injected]
+
+
+def test_the_long_pause_is_one_pause() -> None:
+    res = explore(small(variant="hudi", faults=1, fault_kinds=("pause",)))
+    assert res.verdict == "violated" and res.found is not None
+    assert res.found.violation.kind == "overlap"
+    assert faults_used(res) == ["pause"]
+    # judged on the register alone (what a fencing token protects), the same pause writes stale data
+    data = explore(small(variant="hudi", faults=1, fault_kinds=("pause",), pause_ms=(5_000,),
+                         checkers=("stale-write", "lost-update")))
+    assert data.verdict == "violated" and data.found is not None
+    assert data.found.violation.kind == "stale-write"
+    assert faults_used(data) == ["pause"]
+
+
+def test_fencing_keeps_the_register_safe_through_the_same_pause() -> None:
+    res = explore(small(variant="fenced", faults=1, fault_kinds=("pause",)))
+    assert res.verdict == "holds", res.found
+    assert "overlap" in res.findings  # the paused holder still believes it holds: fencing is not a lease
+
+
+def test_the_throttled_renewal_is_one_window_of_503() -> None:
+    # the holder writes 3 s after its read; its renewals get 503 (Hudi 1.2.0: UNKNOWN_ERROR, renewLock
+    # returns true, nobody is told) from 1 s to 2.5 s, the lease runs out and a contender takes over
+    res = explore(small(variant="hudi", work_ms=3_000, faults=1, fault_kinds=("throttle-503",),
+                        pause_ms=(1_500,)))
+    assert res.verdict == "violated" and res.found is not None
+    assert faults_used(res) == ["window"]
+    assert res.found.violation.kind in ("overlap", "stale-write")
+
+
+def test_a_lost_acquire_reply_dangles_and_412_recovery_adopts_it() -> None:
+    hudi = explore(small(variant="hudi", faults=1, fault_kinds=("lost-reply",)))
+    assert hudi.verdict == "holds" and "dangling-lock" in hudi.findings
+    assert hudi.findings["dangling-lock"].violation.details["cause"] == "acquire"
+    rec = explore(small(variant="412-recovery", faults=1, fault_kinds=("lost-reply",)))
+    # the lost acquire reply no longer dangles; a lost renewal reply during the unlock still does (the
+    # expire write names the old version and gets 412: a failed release)
+    assert rec.verdict == "holds"
+    assert rec.findings["dangling-lock"].violation.details["cause"] == "release"
+
+
+def test_the_dangling_lock_breaks_a_tight_liveness_bound() -> None:
+    # the others wait for the lease to run out (validity + drift allowance); with a bound below
+    # that, hudi's lost acquire reply is a liveness violation: Hudi 1.2.0 makes one attempt (SDK
+    # retries off, PR #17869), so the create's lost reply is an SdkClientException out of tryLock...
+    tight = {"faults": 1, "fault_kinds": ("lost-reply",), "liveness_ms": 2_000}
+    hudi = explore(small(variant="hudi", **tight))
+    assert hudi.verdict == "violated" and hudi.found is not None and hudi.found.violation.kind == "liveness"
+    events = replay(hudi.bounds.plan(), hudi.found.path).events
+    assert any(e.f == "try-lock" and e.value.get("phase") == "create" and e.value.get("reason") == "exception"
+               for e in events)
+    # ...and 412-recovery, which adopts that lock, still dangles one when a renewal's reply is lost
+    # while its writer unlocks: the unlock expires the old version and gets 412 from the renewal
+    rec = explore(small(variant="412-recovery", **tight))
+    assert rec.verdict == "violated" and rec.found is not None and rec.found.violation.kind == "liveness"
+    events = replay(rec.bounds.plan(), rec.found.path).events
+    assert any(e.f == "release-acquired-by-others" for e in events)
+    assert not any(e.f == "try-lock" and e.value.get("phase") == "create" for e in events)
+
+
+def test_no_fault_no_violation_and_a_deadlock_would_be_one() -> None:
+    assert explore(small(variant="hudi")).verdict == "holds"
+    violation, _ = judge([], 0, 1_000, ("overlap",), stuck=("w1",))
+    assert violation is not None and violation.kind == "liveness" and "w1" in violation.message
+
+
+# ---- reductions ---------------------------------------------------------------------------------------
+
+GRID = [
+    small(variant="hudi", faults=0, phases=True),
+    small(variant="hudi", faults=1, fault_kinds=("pause",), pause_ms=(5_000,)),
+    small(variant="412-recovery", faults=1, fault_kinds=("lost-reply",)),
+]
+
+
+def _outcome(res: ExploreResult) -> tuple[object, ...]:
+    found = res.found
+    return (res.verdict, found.violation.kind if found else None, len(faults_used(res)) if found else None,
+            sorted(res.findings))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bounds", GRID, ids=lambda b: f"{b.variant}-{b.faults}-{','.join(b.fault_kinds)}")
+def test_each_reduction_keeps_the_verdict_and_the_shortest_counterexample(bounds: Bounds) -> None:
+    # against state hashing alone (the full graph of states: its shortest path is the shortest)
+    hashing_only = explore(bounds, Reductions(hashing=True, symmetry=False, por=False))
+    for red in (Reductions(), Reductions(por=False), Reductions(symmetry=False)):
+        res = explore(bounds, red)
+        # the same verdict, violation kind, number of faults and findings, in no more states
+        assert _outcome(res) == _outcome(hashing_only), red
+        assert res.states <= hashing_only.states, red
+        if res.found is not None and hashing_only.found is not None:
+            shortest = len(hashing_only.found.path)
+            if red.por:  # sleep and ample sets keep a violation reachable, not every shortest path to it
+                assert len(res.found.path) >= shortest, red
+            else:  # symmetry merges states, it keeps the graph's distances
+                assert len(res.found.path) == shortest, red
+
+
+def test_state_hashing_keeps_the_verdict_against_the_plain_tree() -> None:
+    # the tree of runs with no state hashing (sleep sets only, or it is out of reach even here)
+    bounds = small(variant="hudi", faults=0)
+    tree = explore(bounds, Reductions(hashing=False, symmetry=False, por=True))
+    hashed = explore(bounds, Reductions(hashing=True, symmetry=False, por=True))
+    assert tree.verdict == hashed.verdict == "holds" and tree.complete and hashed.complete
+    assert tree.runs > 10 * hashed.runs
+
+
+def test_symmetry_merges_mirrored_start_phases() -> None:
+    bounds = small(variant="hudi", faults=0, phases=True)
+    with_sym = explore(bounds, Reductions(por=False))
+    without = explore(bounds, Reductions(por=False, symmetry=False))
+    assert with_sym.verdict == without.verdict == "holds" and with_sym.states < without.states
+
+
+# ---- counterexamples replay ---------------------------------------------------------------------------
+
+
+def test_a_counterexample_replays_exactly_in_simulation() -> None:
+    bounds = small(variant="hudi", faults=1, fault_kinds=("pause",), pause_ms=(5_000,),
+                   checkers=("stale-write", "lost-update"))
+    res = explore(bounds)
+    assert res.found is not None
+    replayed = replay(bounds.plan(), res.found.path)
+    assert replayed.violation is not None and replayed.violation.kind == res.found.violation.kind
+    scenario = scenario_of(replayed, bounds.decisive_checkers())
+    assert scenario.expect == "violation" and scenario.faults.pauses and scenario.schedule.ranks
+    assert replays_exactly(scenario, replayed) == (True, None)
+    verdict = check_lock_history(SimWorld(scenario).run(), scenario.checkers)
+    assert [v.kind for v in verdict.violations][:1] == ["stale-write"]
+
+
+def test_the_schedule_is_what_makes_the_replay_exact() -> None:
+    # the same faults without the scripted order of same-instant steps: the simulated world's own
+    # order is not the explored one, so the histories part
+    bounds = small(variant="hudi", work_ms=3_000, faults=1, fault_kinds=("throttle-503",), pause_ms=(1_500,))
+    res = explore(bounds)
+    assert res.found is not None
+    replayed = replay(bounds.plan(), res.found.path)
+    scenario = scenario_of(replayed, bounds.decisive_checkers())
+    assert replays_exactly(scenario, replayed)[0]
+    unscripted = dataclasses.replace(scenario, schedule=dataclasses.replace(scenario.schedule, ranks=()))
+    assert not replays_exactly(unscripted, replayed)[0]
