@@ -66,21 +66,28 @@ def run_explore(settings: Any) -> dict[str, Any]:
         cfg = settings.config()
         res, seconds = explore_cow(cfg, settings.symmetry, max_states=settings.max_states or None)
         return cow_result_json(cfg, res, seconds)
-    from model.explore_lock import explore as explore_lock  # the lock explorer (issue 14)
+    from model.explore_lock import explore as explore_lock  # the lock explorer (model/explore_lock)
 
     result: dict[str, Any] = explore_lock(settings).to_json()
     return {"model": "lock", **result}
 
 
 def explore_verdict(result: dict[str, Any]) -> Verdict:
-    """The run's verdict: one violation carrying the counterexample's steps, or none."""
-    if result["verdict"] != "violated":
+    """The run's verdict: one violation carrying the shortest counterexample's length, or none.
+
+    A search its budget stopped before it was complete and without a violation proves nothing: it
+    is a violation of kind ``incomplete-search`` (so it never passes as "holds")."""
+    if result["verdict"] in ("holds", "ok"):
         return Verdict((), ())
+    if result["verdict"] != "violated":
+        return Verdict((Violation("incomplete-search", f"the search stopped at its budget after "
+                                  f"{result.get('states')} states without a verdict", ()),), ())
     v = result.get("violation") or {}
-    text = v.get("text") if isinstance(v, dict) else str(v)
+    kind = str(v.get("invariant") or v.get("kind") or "invariant")
+    text = v.get("text") or v.get("message") or "violated"
     steps = result.get("counterexample_length")
-    kind = str(v.get("invariant", "invariant")) if isinstance(v, dict) else "invariant"
-    return Verdict((Violation(kind, f"{text or 'violated'} (shortest counterexample: {steps} states)", (),
+    unit = "states" if result.get("model", "cow") == "cow" else "decisions"
+    return Verdict((Violation(kind, f"{text} (shortest counterexample: {steps} {unit})", (),
                               {"counterexample_length": steps}),), ())
 
 

@@ -69,10 +69,13 @@ class Entry:
             return loader.to_toml(self.config)
         if self.protocol == "occ":
             return timeline_loader.to_toml(self.config)
-        data = {"protocol": self.protocol, **loader.to_dict(self.config)}
         if self.protocol == "explore":
-            data["explore"] = data.pop("settings")
-        return tomli_w.dumps(data)
+            settings = self.config.settings
+            table = (loader.to_dict(settings) if isinstance(settings, CowSettings) else
+                     {"model": "lock", **{k: v for k, v in settings.to_json().items() if v is not None}})
+            common = {k: v for k, v in loader.to_dict(self.config).items() if k != "settings"}
+            return tomli_w.dumps({"protocol": "explore", **common, "explore": table})
+        return tomli_w.dumps({"protocol": self.protocol, **loader.to_dict(self.config)})
 
 
 def _nbcc(raw: dict[str, Any]) -> NbccScenario:
@@ -86,9 +89,9 @@ def _explore_settings(raw: dict[str, Any]) -> Any:
     if model == "cow":
         return loader.build(CowSettings, raw, "explore")
     if model == "lock":
-        from model.explore_lock import settings_from_dict  # the lock explorer (issue 14)
+        from model.explore_lock import config_from_dict  # the lock explorer (model/explore_lock)
 
-        return settings_from_dict(raw)
+        return config_from_dict({k: v for k, v in raw.items() if k != "model"})
     raise ConfigError("explore.model", model, "must be cow or lock")
 
 
