@@ -73,18 +73,6 @@ def register(subparsers: Any) -> None:
     r.set_defaults(func=run)
 
 
-def _check_args(args: argparse.Namespace) -> None:
-    if not 1 <= args.writers <= 16:
-        raise ConfigError("--writers", args.writers, "must be between 1 and 16")
-    for name in ("batches", "buckets"):
-        if getattr(args, name) < 1:
-            raise ConfigError(f"--{name}", getattr(args, name), "must be >= 1")
-    if args.compactions < 0:
-        raise ConfigError("--compactions", args.compactions, "must be >= 0")
-    if not 0.0 <= args.fail_prob <= 1.0:
-        raise ConfigError("--fail-prob", args.fail_prob, "must be in [0, 1]")
-
-
 def load_faults(path: str) -> FaultPlan:
     """The ``[faults]`` table of a TOML file; ConfigError names the file or the field."""
     try:
@@ -102,7 +90,6 @@ def load_faults(path: str) -> FaultPlan:
 
 def scenario_of(args: argparse.Namespace) -> NbccScenario:
     """The flags as an ``nbcc`` catalogue entry (what ``scenario.toml`` of the run keeps)."""
-    _check_args(args)
     faults = load_faults(args.faults) if args.faults else FaultPlan()
     rule = args.rule
     expect = args.expect or ("ok" if rule == "completion" and args.time_generator == "skew-adjusting"
@@ -113,7 +100,13 @@ def scenario_of(args: argparse.Namespace) -> NbccScenario:
                         compactions=args.compactions, fail_prob=args.fail_prob, rule=rule,
                         time_generator=args.time_generator),
         faults=faults)
-    scenario.validate()
+    try:
+        scenario.validate()
+    except ConfigError as e:  # name the flag, not the scenario file's field (nbcc.fail_prob -> --fail-prob)
+        if e.field.startswith("nbcc."):
+            flag = "--" + e.field.removeprefix("nbcc.").replace("_", "-")
+            raise ConfigError(flag, e.value, e.reason) from None
+        raise
     return scenario
 
 
