@@ -74,11 +74,6 @@ DEFAULT_METRICS: dict[str, dict[str, tuple[str, float, float]]] = {
 }
 
 
-def protocol_of_run(run: RunData) -> str:
-    """The run's protocol (``reports.load.protocol_of``)."""
-    return run.protocol
-
-
 class BaselineError(ValueError):
     """A baseline file that cannot be read; the message names the file, the field and the value."""
 
@@ -169,7 +164,7 @@ def gate_run(run: RunData, baseline: dict[str, Any]) -> list[Check]:
         return [Check(name, "baseline", None, None, "", "", False,
                       f"no baseline entry for scenario {name} (add one on purpose with hcc gate --update)")]
     kinds = sorted({v["kind"] for v in run.verdict["violations"]})
-    protocol = protocol_of_run(run)
+    protocol = run.protocol
     checks = [
         Check(name, "protocol", entry.get("protocol", "lock"), protocol, "", "== baseline",
               protocol == entry.get("protocol", "lock"),
@@ -199,13 +194,13 @@ def baseline_entry(run: RunData, old: dict[str, Any] | None) -> dict[str, Any]:
     """A baseline entry from a run, keeping the tolerances of ``old`` where it had them."""
     flat = flatten(run.metrics)
     metrics = {}
-    for metric, (worse, rel, abs_) in DEFAULT_METRICS[protocol_of_run(run)].items():
+    for metric, (worse, rel, abs_) in DEFAULT_METRICS[run.protocol].items():
         spec = {"worse": worse, "rel": rel, "abs": abs_}
         if old and metric in old.get("metrics", {}):
             kept = old["metrics"][metric]
             spec = {k: kept[k] for k in ("worse", "rel", "abs") if k in kept}
         metrics[metric] = {**spec, "baseline": flat.get(metric)}
-    return {"protocol": protocol_of_run(run), "seed": run.seed, "expect": run.expect,
+    return {"protocol": run.protocol, "seed": run.seed, "expect": run.expect,
             "violation_kinds": sorted({v["kind"] for v in run.verdict["violations"]}), "metrics": metrics}
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from model.nbcc import checks
+from model.nbcc.config import RULES  # the rule names of [nbcc] rule and hcc nbcc run --rule
 from model.nbcc.findings import late_logs
 from model.nbcc.sim_checks import latest_view, rel, spec_rows, written_logs
 from model.nbcc.sim_layout import Row, load_table, parse_plan, read_slice_rows, requested_key, rows_reader
@@ -32,13 +33,9 @@ from reports.build import Report, Section
 from reports.instants import InstantSpan, fmt_instant, instant_spans
 from reports.interactive import Item
 from reports.load import RunData, RunDirError
-from reports.occ import events_table
+from reports.occ import violation_tables
 
 TABLE = "table"
-# the rule names of NBCC scenario files ([nbcc] rule) and of hcc nbcc run --rule
-RULE_NAMES = {"completion": Rule.COMPLETION_TIME, "instant": Rule.INSTANT_TIME,
-              "uncommitted-anchor-bug": Rule.UNCOMMITTED_ANCHOR_BUG}
-MAX_ROWS = 200
 COLOURS = {
     "committed": "#9be3a9",
     "aborted": "#e2e2e2",
@@ -265,14 +262,14 @@ def rule_of(run: RunData) -> Rule:
     """The readers' slicing rule of an NBCC run, by its value (``instant-time``) or its scenario name
     (``instant``); RunDirError names the file and field of any other."""
     name = setting(run, "rule", "completion")
-    if name in RULE_NAMES:
-        return RULE_NAMES[name]
+    if name in RULES:
+        return RULES[name]
     try:
         return Rule(name)
     except ValueError:
         where = "verdict.json: field rule" if "rule" in run.verdict else "scenario.toml: field nbcc.rule"
         raise RunDirError(run.path, f"{where} = {name!r} is not one of "
-                                    f"{', '.join([*RULE_NAMES, *(r.value for r in Rule)])}") from None
+                                    f"{', '.join([*RULES, *(r.value for r in Rule)])}") from None
 
 
 def build_nbcc_report(run: RunData) -> Report:
@@ -421,27 +418,7 @@ def build_nbcc_report(run: RunData) -> Report:
     sections.insert(1, tsec)  # right after the run: the figure to look at first
 
     if violations:
-        sec = Section(
-            "Violations",
-            tables=[
-                (
-                    "Violations (each with the history events that prove it)",
-                    pd.DataFrame(
-                        [
-                            {
-                                "kind": v["kind"],
-                                "message": v["message"],
-                                "events": ", ".join(map(str, v["events"])),
-                            }
-                            for v in violations[:MAX_ROWS]
-                        ]
-                    ),
-                )
-            ],
-        )
-        cited = sorted({i for v in violations[:MAX_ROWS] for i in v["events"]})
-        sec.tables.append(("The events they cite", events_table(events, cited)))
-        sections.append(sec)
+        sections.append(Section("Violations", tables=violation_tables(violations, events)))
     if run.metrics:
         sections.append(
             Section(

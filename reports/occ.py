@@ -155,6 +155,17 @@ def _compact(e: Event) -> str:
     return "" if v is None else str(v)[:200]
 
 
+def violation_tables(violations: Sequence[dict[str, Any]],
+                     events: Sequence[Event]) -> list[tuple[str, pd.DataFrame]]:
+    """The violations (the first ``MAX_ROWS``) and the events they cite, as two captioned tables."""
+    shown = violations[:MAX_ROWS]
+    table = pd.DataFrame([{"kind": v["kind"], "message": v["message"],
+                           "events": ", ".join(map(str, v["events"]))} for v in shown])
+    cited = sorted({i for v in shown for i in v["events"]})
+    return [("Violations (each with the history events that prove it)", table),
+            ("The events they cite", events_table(events, cited))]
+
+
 def events_table(events: Sequence[Event], indices: Sequence[int]) -> pd.DataFrame:
     """The cited events, one row each; store writes by key and size (their bodies are large)."""
     return pd.DataFrame(
@@ -399,23 +410,7 @@ def build_occ_report(run: RunData) -> Report:
 
     if violations:
         sec = Section("Violations", [f"{v['kind']}: {v['message']}" for v in violations[:20]])
-        sec.tables.append(
-            (
-                "Violations (each with the history events that prove it)",
-                pd.DataFrame(
-                    [
-                        {
-                            "kind": v["kind"],
-                            "message": v["message"],
-                            "events": ", ".join(map(str, v["events"])),
-                        }
-                        for v in violations[:MAX_ROWS]
-                    ]
-                ),
-            )
-        )
-        cited = sorted({i for v in violations[:MAX_ROWS] for i in v["events"]})
-        sec.tables.append(("The events they cite", events_table(events, cited)))
+        sec.tables.extend(violation_tables(violations, events))
         sections.append(sec)
 
     if lost:
