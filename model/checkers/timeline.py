@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from model.checkers.verdict import Verdict, Violation
-from model.cow.invariants import check_consistent_read
+from model.cow.invariants import consistent_read_violations
 from model.cow.spec import COMPLETED, DELETE, INFLIGHT, INSERT, REQUESTED, UPDATE
 from model.history import Event
 from model.timeline.commits import instant_body
@@ -197,8 +197,12 @@ class _Replay:
             op = {"delete": DELETE, "insert": INSERT}.get(aux["kind"], UPDATE)
             self.kv_log.setdefault(aux["key"], []).append((op, aux["value"] or "", parsed.requested))
 
-    def check(self) -> tuple[Any, str] | None:
-        """(ReadViolation, description) or None; a completed instant without its slice is reported too."""
+    def check(self) -> list[tuple[Any, tuple[str, str, str], str]]:
+        """Every violation of the store as it stands, by read time, then key.
+
+        Each as (ReadViolation, identity, description); the identity (kind, key, expected value) names
+        the violation by values, since the indices of the encoding move as the store grows.
+        """
         times = sorted({inst.requested for inst, _ in self.instants.values()})
         rank = {t: i + 1 for i, t in enumerate(times)}
         salts = sorted({inst.salt for inst, _ in self.instants.values()} | {s for _, _, s in self.slices})
@@ -231,36 +235,39 @@ class _Replay:
         kv = tuple(
             tuple((op, vidx[v] if v else 0, rank[t]) for op, v, t in self.kv_log.get(k, ())) for k in keys
         )
-        bad = check_consistent_read(tuple(sorted(timeline)), files, kv)
-        if bad is None:
-            return None
-        exp = "nothing" if bad.expected is None else values[bad.expected]
-        got = ", ".join(f"{values[v]} in fg{fg}" for fg, v in bad.found) or "nothing"
-        return bad, (
-            f"read of {keys[bad.key]} at {format_instant(times[bad.ts - 1])} should return {exp} "
-            f"but returns {got} ({bad.kind})"
-        )
+        described = []
+        for bad in consistent_read_violations(tuple(sorted(timeline)), files, kv):
+            exp = "nothing" if bad.expected is None else values[bad.expected]
+            got = ", ".join(f"{values[v]} in fg{fg}" for fg, v in bad.found) or "nothing"
+            identity = (bad.kind, keys[bad.key], exp)
+            described.append((bad, identity, (
+                f"read of {keys[bad.key]} at {format_instant(times[bad.ts - 1])} should return {exp} "
+                f"but returns {got} ({bad.kind})"
+            )))
+        return described
 
 
 def check_consistent_read_history(events: Sequence[Event], base: str, layout: str) -> list[Violation]:
-    """ConsistentRead after every table write; the first violation of each kind and key is reported."""
+    """ConsistentRead after every table write.
+
+    Each violation (kind, key, expected value) is reported once, at the write that showed it first, for
+    the earliest read that sees it: a lost value stays lost for every later read and after every later
+    write, and each lost value is its own violation.
+    """
     replay = _Replay()
     found: list[Violation] = []
-    reported: set[tuple[str, int]] = set()
+    reported: set[tuple[str, str, str]] = set()
     last_commit: int | None = None
     for e, kind, parsed in _table_writes(events, base, layout):
         replay.apply(e, kind, parsed)
         if kind == "instant" and parsed.state == "completed":
             last_commit = e.index
-        result = replay.check()
-        if result is None:
-            continue
-        bad, text = result
-        if (bad.kind, bad.key) in reported:
-            continue
-        reported.add((bad.kind, bad.key))
-        cause = tuple(i for i in (last_commit, e.index) if i is not None)
-        found.append(Violation("consistent-read", text, tuple(sorted(set(cause))), {"kind": bad.kind}))
+        for bad, identity, text in replay.check():
+            if identity in reported:
+                continue
+            reported.add(identity)
+            cause = tuple(i for i in (last_commit, e.index) if i is not None)
+            found.append(Violation("consistent-read", text, tuple(sorted(set(cause))), {"kind": bad.kind}))
     return found
 
 

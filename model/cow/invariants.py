@@ -11,6 +11,7 @@ that has the key, and no slice may have the key when nothing is expected.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from model.cow.spec import COMPLETED, DELETE, Files, KvLog, State, Timeline, find_slice
@@ -50,8 +51,8 @@ class ReadViolation:
                 f"should return {exp} but returns {got}")
 
 
-def check_consistent_read(timeline: Timeline, files: Files, kv_log: KvLog) -> ReadViolation | None:
-    """Return the first ConsistentRead violation (by ts, then key), or None when it holds."""
+def consistent_read_violations(timeline: Timeline, files: Files, kv_log: KvLog) -> Iterator[ReadViolation]:
+    """Every ConsistentRead violation, by ts, then key (lazily: the first costs only its own search)."""
     max_ts = max((e[0] for e in timeline), default=0)
     completed = [(e[0], e[2], e[3]) for e in timeline if e[1] == COMPLETED]
     n_keys = len(kv_log)
@@ -74,10 +75,14 @@ def check_consistent_read(timeline: Timeline, files: Files, kv_log: KvLog) -> Re
             found = tuple(sorted((fid, sl[2 + key] - 1) for fid, sl in visible if sl[2 + key] != 0))
             if expected is None:
                 if found:
-                    return ReadViolation(key, ts, None, found)
+                    yield ReadViolation(key, ts, None, found)
             elif not found or any(v != expected for _, v in found):
-                return ReadViolation(key, ts, expected, found)
-    return None
+                yield ReadViolation(key, ts, expected, found)
+
+
+def check_consistent_read(timeline: Timeline, files: Files, kv_log: KvLog) -> ReadViolation | None:
+    """Return the first ConsistentRead violation (by ts, then key), or None when it holds."""
+    return next(consistent_read_violations(timeline, files, kv_log), None)
 
 
 def consistent_read(state: State) -> ReadViolation | None:
