@@ -27,7 +27,7 @@ from reports.timeline import (
 )
 
 MAX_GROUP_FIGURES = 6
-MAX_ROWS = 200
+MAX_ROWS = 200  # rows of a violation or finding table; report.json keeps them all
 
 
 @dataclass

@@ -24,7 +24,7 @@ from model.history import Event
 from model.timeline.config import TIMELINE_CHECKERS
 from model.timeline.layout import format_instant
 from reports import interactive, plots, tables
-from reports.build import Report, Section
+from reports.build import MAX_ROWS, Report, Section
 from reports.instants import Generation, InstantSpan, fmt_instant, generations, instant_spans, op_text, rel_ms
 from reports.interactive import Item
 from reports.load import RunData
@@ -57,7 +57,6 @@ LEGEND = [
     (COLOURS["overwriter"], "the commit that overwrote it"),
     (COLOURS["generation"], "time generation (invoke to return)"),
 ]
-MAX_ROWS = 200
 
 
 @dataclass(frozen=True)
