@@ -56,6 +56,19 @@ def fmt_instant(instant: int | None) -> str:
     return "-" if instant is None else format_instant(instant)
 
 
+def span_fields(s: InstantSpan) -> list[tuple[str, object]]:
+    """The hover details every instant timeline shows for one instant (a report appends its own)."""
+    return [
+        ("instant", format_instant(s.instant)),
+        ("action", s.action),
+        ("writer", s.writer),
+        ("state", "completed" if s.completed else "never completed"),
+        ("requested at", f"{s.requested_at} ms"),
+        ("completed at", f"{s.completed_at} ms" if s.completed else "-"),
+        ("completion time", fmt_instant(s.completion)),
+    ]
+
+
 def op_text(op: dict[str, Any] | None) -> str:
     """An operation recorded in a commit: ``upsert k1=w1.2``, ``delete k2``."""
     if not op:

@@ -30,7 +30,7 @@ from model.nbcc.timeline_reader import HudiTable
 from model.timeline.layout import LogFile, format_instant
 from reports import interactive, plots, tables
 from reports.build import Report, Section
-from reports.instants import InstantSpan, fmt_instant, instant_spans
+from reports.instants import InstantSpan, fmt_instant, instant_spans, span_fields
 from reports.interactive import Item
 from reports.load import RunData, RunDirError
 from reports.occ import violation_tables
@@ -223,15 +223,7 @@ def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Seq
             if s.completed
             else "aborted"
         )
-        fields: list[tuple[str, object]] = [
-            ("instant", format_instant(s.instant)),
-            ("action", s.action),
-            ("writer", s.writer),
-            ("state", "completed" if s.completed else "never completed"),
-            ("requested at", f"{s.requested_at} ms"),
-            ("completed at", f"{s.completed_at} ms" if s.completed else "-"),
-            ("completion time", fmt_instant(s.completion)),
-        ]
+        fields = span_fields(s)
         if s.instant in late:
             fields.append(("late log", "completed after a compaction requested after its instant"))
         fields += [("violation", f"{v['kind']}: {v['message']}") for v in cited]

@@ -25,7 +25,16 @@ from model.timeline.config import TIMELINE_CHECKERS
 from model.timeline.layout import format_instant
 from reports import interactive, plots, tables
 from reports.build import MAX_ROWS, Report, Section
-from reports.instants import Generation, InstantSpan, fmt_instant, generations, instant_spans, op_text, rel_ms
+from reports.instants import (
+    Generation,
+    InstantSpan,
+    fmt_instant,
+    generations,
+    instant_spans,
+    op_text,
+    rel_ms,
+    span_fields,
+)
 from reports.interactive import Item
 from reports.load import RunData
 
@@ -246,15 +255,7 @@ def timeline_items(
             if s.completed
             else "aborted"
         )
-        fields: list[tuple[str, object]] = [
-            ("instant", format_instant(s.instant)),
-            ("action", s.action),
-            ("writer", s.writer),
-            ("state", "completed" if s.completed else "never completed"),
-            ("requested at", f"{s.requested_at} ms"),
-            ("completed at", f"{s.completed_at} ms" if s.completed else "-"),
-            ("completion time", fmt_instant(s.completion)),
-        ]
+        fields = span_fields(s)
         if s.op:
             fields.append(("operation", op_text(s.op)))
         if s.fg is not None:
