@@ -71,18 +71,10 @@ class Operation:
         return f"[{self.call:g}, {end}]"
 
 
-class Model(ABC, Generic[S]):
-    """A deterministic sequential specification (see the module docstring)."""
+class _Specification(Generic[S]):
+    """What deterministic and nondeterministic models share: partitioning and describing operations."""
 
     name = "model"
-
-    @abstractmethod
-    def init(self) -> S:
-        """The initial state."""
-
-    @abstractmethod
-    def step(self, state: S, input: Input, output: Output) -> tuple[bool, S]:
-        """``(legal, new_state)`` of running the operation in ``state``."""
 
     def read_only(self, input: Input, output: Output) -> bool:
         """True when the operation leaves every state unchanged (it is then placed greedily)."""
@@ -103,6 +95,18 @@ class Model(ABC, Generic[S]):
     def describe_state(self, state: S) -> str:
         """E.g. ``5``."""
         return repr(state)
+
+
+class Model(ABC, _Specification[S]):
+    """A deterministic sequential specification (see the module docstring)."""
+
+    @abstractmethod
+    def init(self) -> S:
+        """The initial state."""
+
+    @abstractmethod
+    def step(self, state: S, input: Input, output: Output) -> tuple[bool, S]:
+        """``(legal, new_state)`` of running the operation in ``state``."""
 
     def why_not(self, state: S, input: Input, output: Output) -> str:
         """Why the operation cannot run in ``state`` (it is illegal there)."""
@@ -227,7 +231,7 @@ class KVModel(Model[str]):
         return f"key {input[1][0]!r} holds {state!r}"
 
 
-class NondeterministicModel(ABC, Generic[S]):
+class NondeterministicModel(ABC, _Specification[S]):
     """A specification whose steps may lead to several states (empty: illegal)."""
 
     name = "nondeterministic"
@@ -239,26 +243,6 @@ class NondeterministicModel(ABC, Generic[S]):
     @abstractmethod
     def step(self, state: S, input: Input, output: Output) -> Iterable[S]:
         """Every state the operation may lead to from ``state``."""
-
-    def read_only(self, input: Input, output: Output) -> bool:
-        """True when every step of the operation leaves its state unchanged."""
-        return False
-
-    def partition(self, ops: Sequence[Operation]) -> list[list[Operation]]:
-        """As :meth:`Model.partition`."""
-        return [list(ops)] if ops else []
-
-    def partition_name(self, ops: Sequence[Operation]) -> str:
-        """As :meth:`Model.partition_name`."""
-        return "history"
-
-    def describe_operation(self, input: Input, output: Output) -> str:
-        """As :meth:`Model.describe_operation`."""
-        return f"{input[0]}({input[1]!r}) -> {output[0]} {output[1]!r}"
-
-    def describe_state(self, state: S) -> str:
-        """As :meth:`Model.describe_state`."""
-        return repr(state)
 
     def as_model(self) -> PowersetModel[S]:
         """The deterministic model over sets of states."""
