@@ -20,7 +20,10 @@ what differs from simulation:
   the server returned, at the time the reply arrived (``"observed": "client"``).
   A write whose reply was lost (applied, client saw a timeout) has no store
   event, and two store events are ordered by reply time, not by the server's
-  apply order.
+  apply order.  A conditional write also records the version it ``replaces``
+  (``None`` for a create) next to the ``version`` it produced, so the checkers
+  put a late-replied write back before its successor
+  (:mod:`model.checkers.store_order`).
 
 Not modelled on real storage: ``storage.latency_ms`` (the latency is real;
 the proxy adds a drawn delay only when asked), S3's 409 window
@@ -143,7 +146,10 @@ class RealWorld:
         except StorageError as e:
             raise WorldError(str(e), {"status": e.status, "code": e.code}) from e
         if result.ok and isinstance(effect, CreateIfAbsent | ReplaceIfMatch | Put | FencedPut):
-            self.kernel.observe_write(node, effect.key, effect.body, result.version, {"observed": "client"})
+            extra: dict[str, Any] = {"observed": "client", "version": result.version}
+            if isinstance(effect, CreateIfAbsent | ReplaceIfMatch):  # the version chain: see store_order
+                extra["replaces"] = effect.version if isinstance(effect, ReplaceIfMatch) else None
+            self.kernel.observe_write(node, effect.key, effect.body, result.version, extra)
         return result
 
     def _on_error(self, process: str, error: WorldError) -> None:
