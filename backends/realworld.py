@@ -20,7 +20,10 @@ what differs from simulation:
   the server returned, at the time the reply arrived (``"observed": "client"``).
   A write whose reply was lost (applied, client saw a timeout) has no store
   event, and two store events are ordered by reply time, not by the server's
-  apply order.
+  apply order.  A conditional write also records the version it ``replaces``
+  (``None`` for a create) next to the ``version`` it produced, so the checkers
+  put a late-replied write back before its successor
+  (:mod:`model.checkers.store_order`).
 
 Not modelled on real storage: ``storage.latency_ms`` (the latency is real;
 the proxy adds a drawn delay only when asked), S3's 409 window
@@ -143,7 +146,10 @@ class RealWorld:
         except StorageError as e:
             raise WorldError(str(e), {"status": e.status, "code": e.code}) from e
         if result.ok and isinstance(effect, CreateIfAbsent | ReplaceIfMatch | Put | FencedPut):
-            self.kernel.observe_write(node, effect.key, effect.body, result.version, {"observed": "client"})
+            extra: dict[str, Any] = {"observed": "client", "version": result.version}
+            if isinstance(effect, CreateIfAbsent | ReplaceIfMatch):  # the version chain: see store_order
+                extra["replaces"] = effect.version if isinstance(effect, ReplaceIfMatch) else None
+            self.kernel.observe_write(node, effect.key, effect.body, result.version, extra)
         return result
 
     def _on_error(self, process: str, error: WorldError) -> None:
@@ -302,13 +308,17 @@ def clear_prefix(ep: Endpoint, prefix: str) -> None:
                 b.perform(Delete(key))
 
 
-def seed_audit_enable_file(ep: Endpoint, prefix: str, scenario: Scenario) -> None:
-    """Write the table's lock-audit enable file (as ``hudi-cli locks audit enable`` does).
-
-    ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`).
+def seed_lock_table(ep: Endpoint, prefix: str, scenario: Scenario) -> None:
+    """Put what a lock run's table holds before the run under ``prefix``, as the simulated world does:
+    Hudi's lock-audit enable file when ``lock.audit`` is on (``hudi-cli locks audit enable``), so the
+    providers write Hudi's audit trail.  Every real-world and Spark contention run of the lock calls this.
     """
-    with ep.backend(prefix) as b:
-        b.perform(Put(enable_key(scenario.lock.base_path), enable_body()))
+    scenario = map_scenario_keys(scenario, prefix)
+    if scenario.lock.audit:
+        with ep.backend(prefix) as b:
+            put = b.perform(Put(enable_key(scenario.lock.base_path), enable_body()))
+            if not put.ok:
+                raise Unreachable(f"{ep.describe()}: cannot write the audit enable file ({put.outcome.name})")
 
 
 def read_prefix(ep: Endpoint, prefix: str) -> dict[str, bytes]:
@@ -339,8 +349,7 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
     scenario = map_scenario_keys(scenario, prefix)
     log_dir = log_dir or server_dir("realworld")
     clear_prefix(ep, prefix)
-    if scenario.lock.audit:
-        seed_audit_enable_file(ep, prefix, scenario)
+    seed_lock_table(ep, prefix, scenario)
     holder: list[RealWorld] = []
     nodes = scenario.workload.nodes()
     with node_backends(scenario, ep, nodes, prefix=prefix, log_dir=log_dir, seed=seed,

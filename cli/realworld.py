@@ -14,8 +14,11 @@ duration_ms=15000 --set storage.timeout_ms=400``; the defaults stay Hudi's.
 A server that dies mid-run stops the run with a clear error; the history
 written so far stays in OUT/history.jsonl and is checked.
 
+A server that never started (or a URL that does not answer) ends the run
+folder with ``verdict.json`` saying ``not-started`` and why, and exit 2.
+
 Exit status: 0 the verdict is the scenario's expected one, 1 it is not (or
-the server died or could not start), 2 bad input.
+the server died mid-run), 2 bad input or a backend that did not start.
 """
 
 from __future__ import annotations
@@ -111,12 +114,15 @@ def run(args: argparse.Namespace) -> int:
                                        latency=latency, client=args.client)
                 events, actions = result.events, result.proxy_actions
                 objects = read_prefix(ep, args.prefix)  # the table the run left, audit trail included
-        except (Unavailable, LaunchError) as e:
-            print(f"hcc realworld: {backend} did not start: {redact(str(e))}", file=sys.stderr)
-            return 1
-        except Unreachable as e:
-            print(f"hcc realworld: {redact(str(e))}", file=sys.stderr)
-            return 1
+        except (Unavailable, LaunchError, Unreachable) as e:
+            reason = redact(str(e))
+            print(f"hcc realworld: backend {backend} did not start: {reason}; nothing ran ({out})",
+                  file=sys.stderr)
+            not_started = {**head, "protocol": "lock", "verdict": "not-started", "error": reason,
+                           "matches_expectation": False, "events": 0, "violations": [], "findings": [],
+                           "out": str(out)}
+            finish_run(out, not_started, report=False)
+            return 2
         except ServerDied as e:
             error, events, actions = redact(str(e)), e.events, {}
             print(f"hcc realworld: {error}; history kept in {out / HISTORY}", file=sys.stderr)

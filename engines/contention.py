@@ -59,6 +59,8 @@ class ContentionResult:
     events: list[Event]
     verdict: Verdict
     metrics: dict[str, Any]
+    objects: dict[str, bytes] = dataclasses.field(default_factory=dict)  # the prefix's final store
+    prefix: str = ""
 
 
 def endpoint_url(ep: Any) -> str:
@@ -156,16 +158,16 @@ def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms
         return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir)) for n in nodes]
 
     def prepare(ep: Any, prefix: str) -> None:
-        from backends.realworld import map_scenario_keys, seed_audit_enable_file
+        from backends.realworld import seed_lock_table
 
-        if scenario.lock.audit:  # the table has Hudi's lock audit enabled, as in the other worlds
-            seed_audit_enable_file(ep, prefix, map_scenario_keys(scenario, prefix))
+        seed_lock_table(ep, prefix, scenario)  # the table as the other worlds start it (audit enable file)
 
-    events = run_tasks(backend, engine, len(nodes), make_tasks, prepare=prepare,
-                       label=f"contention {scenario.name} on {backend}").events
+    ran = run_tasks(backend, engine, len(nodes), make_tasks, prepare=prepare, read_back=True,
+                    label=f"contention {scenario.name} on {backend}")
+    events = ran.events
     run_scenario = dataclasses.replace(scenario, duration_ms=duration_ms)
     return ContentionResult(run_scenario, backend, events, check_lock_history(events, scenario.checkers),
-                            lock_metrics(events))
+                            lock_metrics(events), ran.objects, ran.prefix)
 
 
 def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, master: str | None = None,
@@ -174,14 +176,17 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
 
     This is ``hcc contention`` and ``hcc run`` of a scenario with ``world = "spark"``.
     """
+    from backends.realworld import map_scenario_keys
     from engines.contention import run_contention
     from engines.rundir import (
         HISTORY,
         SCENARIO,
+        audit_of_run,
         finish_run,
         marks_interrupted,
         new_run_dir,
         write_atomic,
+        write_table,
     )
     from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
     from scenarios import loader
@@ -206,9 +211,16 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
         session.stop()
     write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
     write_atomic(out / SCENARIO, loader.to_toml(result.scenario))
+    # the table the run left under its prefix, and what Hudi's audit validator sees of it (as hcc realworld)
+    table = write_table(out, result.objects,
+                        prefix=map_scenario_keys(scenario, result.prefix).lock.base_path + "/")
+    audit, seen = audit_of_run(table, result.verdict) if result.objects else (None, ())
+    found = result.verdict.to_dict()
+    for v, visible in zip(found["violations"], seen, strict=False):
+        v["audit_visible"] = visible
     summary = {"scenario": scenario.name, "protocol": "lock", "backend": backend, "expect": scenario.expect,
                "matches_expectation": result.verdict.verdict == scenario.expect, "seed": seed,
                "writers": writers, "duration_ms": duration_ms, "out": str(out),
-               **result.verdict.to_dict(), "metrics": result.metrics}
+               **found, "audit": audit, "metrics": result.metrics}
     finish_run(out, summary)  # every contention run of the lock gets its report
     return summary

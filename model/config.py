@@ -162,6 +162,9 @@ class StorageConfig:
         )
 
 
+AFTER_FAILED_RELEASE = ("close", "keep-client")
+
+
 @dataclass(frozen=True)
 class WorkloadConfig:
     """Writers looping acquire -> (read, work, write) x steps -> release on a shared register."""
@@ -182,9 +185,16 @@ class WorkloadConfig:
     # register) or "never" (a writer that ignores interrupts).
     interrupt: str = "next-storage-call"
     holds: int = 0  # acquisition attempts per writer incarnation; 0: loop until the run ends
+    # What the application does with its write client after a failed release (unlock threw):
+    # "close" (it closes the client: LockManager's provider is closed) or "keep-client" (it writes again
+    # through the same client, as HoodieStreamingSink does: Hudi's LockManager kept the provider and
+    # TransactionManager kept hasLock, so the next transaction skips the acquisition: docs/fidelity.md M2).
+    after_failed_release: str = "close"
 
     def validate(self) -> None:
         _require(1 <= self.writers <= 64, "workload.writers", self.writers, "must be between 1 and 64")
+        _require(self.after_failed_release in AFTER_FAILED_RELEASE, "workload.after_failed_release",
+                 self.after_failed_release, f"must be one of {', '.join(AFTER_FAILED_RELEASE)}")
         _require(self.holds >= 0, "workload.holds", self.holds, "must be >= 0 (0: no limit)")
         _require(
             self.interrupt in INTERRUPT_POLICIES,

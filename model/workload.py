@@ -54,8 +54,18 @@ class RegisterWriter:
 
     A transaction builds a provider (Hudi's ``LockManager`` creates one lazily: a new owner id and
     shutdown hook), acquires, runs the critical section, releases, and closes the provider: after a
-    successful unlock ``LockManager#unlock`` closes it, and after a failure the write ends and the
-    write client closes it (``close()`` = ``shutdown(false)``, which tries ``unlock()`` once more).
+    successful unlock ``LockManager#unlock`` closes it.  After a failure, ``workload.after_failed_release``
+    says what the application does with its write client:
+
+    - ``close``: the write ends and the client closes it (``close()`` = ``shutdown(false)``, which tries
+      ``unlock()`` once more);
+    - ``keep-client``: it writes again through the same client (HoodieStreamingSink's retry, or its next
+      micro-batch).  Hudi then keeps what it kept: ``LockManager#unlock`` threw before its ``close()``,
+      so the provider stays (same owner id, the lock it still believes held, no heartbeat), and
+      ``TransactionManager#releaseLock`` threw before ``hasLock = false``, so the next
+      ``acquireLock`` skips ``lockManager.lock()``: that transaction runs with no acquisition at all,
+      and releases through the kept provider.  A provider whose acquisition failed is kept too
+      (``LockManager#lock`` does not close it).
     """
 
     def __init__(
@@ -71,6 +81,9 @@ class RegisterWriter:
         self.rng = rng
         self.fenced = fenced
         self.start_ms = start_ms
+        self.keep_client = config.after_failed_release == "keep-client"
+        self.provider: StorageLockProvider | None = None  # LockManager#lockProvider, kept (keep-client)
+        self.has_lock = False  # TransactionManager#hasLock (keep-client)
 
     def run(self) -> Gen:
         """Loop until the run ends, or for ``holds`` acquisition attempts when that is set."""
@@ -85,15 +98,25 @@ class RegisterWriter:
 
     def hold_once(self) -> Gen:
         """One transaction: acquire, critical section, release, close.  True when the lock was acquired."""
-        provider = self.new_provider()
-        yield from provider.open()
+        provider = self.provider
+        if provider is None:
+            provider = self.new_provider()
+            yield from provider.open()
         yield Record("acquire", "invoke")
-        if not (yield from provider.try_lock()):
+        if self.has_lock:  # TransactionManager#acquireLock: "Lock already acquired, skipping ..."
+            assert provider is not None
+            yield Record("acquire", "ok", {"owner": provider.owner, "version": provider.fencing_token(),
+                                           "skipped": "hasLock"})
+        elif not (yield from provider.try_lock()):
             yield Record("acquire", "fail", {"owner": provider.owner, "error": provider.error})
-            yield from provider.close()
+            if self.keep_client:
+                self.provider = provider  # LockManager#lock throws without closing its provider
+            else:
+                yield from provider.close()
             return False
         owner = provider.owner
-        yield Record("acquire", "ok", {"owner": owner, "version": provider.fencing_token()})
+        if not self.has_lock:
+            yield Record("acquire", "ok", {"owner": owner, "version": provider.fencing_token()})
         try:
             yield from self.critical_section(provider, owner)
         except Interrupted:
@@ -103,6 +126,10 @@ class RegisterWriter:
             yield Record("release", "ok", {"owner": owner})
         else:
             yield Record("release", "fail", {"owner": owner, "error": provider.error})
+            if self.keep_client:  # unlock threw: no close(), hasLock stays true
+                self.provider, self.has_lock = provider, True
+                return True
+        self.provider, self.has_lock = None, False
         yield from provider.close()
         return True
 

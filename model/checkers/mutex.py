@@ -8,7 +8,9 @@ a real-world run or a replay:
   release, learns it was interrupted, fails its own validity check, dies, or
   its node crashes.
 - ``stale-write``: a write of the protected register applied at the store
-  while the lock file named another owner (the lock had passed on).
+  while the lock file named another owner (the lock had passed on).  The lock
+  file's writes are taken in the store's apply order where their version chain
+  is recorded (:mod:`model.checkers.store_order`), not in reply order.
 - ``lost-update``: two writes applied at the store that both wrote the same
   value, so both read the same old one (Jepsen's lock-set idea).  One write the
   client sent again (an SDK retry after a lost reply) is applied twice with the
@@ -24,6 +26,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from model.checkers.store_order import by_version_chain
 from model.checkers.verdict import Violation
 from model.history import Event
 
@@ -101,7 +104,7 @@ def check_stale_writes(events: Sequence[Event]) -> list[Violation]:
     """Register writes applied while the lock file named someone else."""
     found: list[Violation] = []
     current: Event | None = None
-    for e in events:
+    for e in by_version_chain(events):
         if e.process != "store":
             continue
         if e.f == "lock-file":
@@ -193,7 +196,7 @@ def find_dangling_locks(events: Sequence[Event]) -> list[Violation]:
     found: list[Violation] = []
     current: Event | None = None
     seen: set[tuple[str, object]] = set()
-    for e in events:
+    for e in by_version_chain(events):
         if e.process == "store" and e.f == "lock-file":
             current = e
             continue
