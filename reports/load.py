@@ -12,7 +12,7 @@ A run directory holds the run of one protocol (:func:`protocol_of`):
 
 Anything missing or unreadable raises ``RunDirError`` naming the directory, the file and what
 is wrong, before any report file is written; so does a run stopped by a signal
-(``"verdict": "interrupted"``).
+(``"verdict": "interrupted"``) or one whose storage never started (``"not-started"``).
 
 :func:`find_runs` follows the store's ``latest`` links (``engines/rundir.py``): the store
 ``out/runs`` gives the newest run of each scenario, a scenario's folder its newest run.
@@ -134,11 +134,15 @@ def _lock_file_value(v: Any) -> bool:
             and isinstance(v.get("valid_until"), int) and not isinstance(v.get("valid_until"), bool))
 
 
-def _refuse_interrupted(path: Path, verdict: dict[str, Any]) -> None:
+def _refuse_unfinished(path: Path, verdict: dict[str, Any]) -> None:
+    """A run stopped by a signal, or whose storage never started, has no verdict to report or gate."""
     if verdict["verdict"] == "interrupted":
         raise RunDirError(path, f"the run was interrupted by {verdict.get('signal') or 'a signal'} after "
                                 f"{verdict.get('events', '?')} events: no verdict to report or gate "
                                 f"(its {HISTORY} is kept)")
+    if verdict["verdict"] == "not-started":
+        why = verdict.get("error") or "its storage did not start"
+        raise RunDirError(path, f"the run never started ({why}): no verdict to report or gate")
 
 
 METRIC_FIELDS = {"lock": ("acquisitions", "writers"), "occ": ("ops",)}
@@ -173,7 +177,7 @@ def load_run(path: Path | str) -> RunData:
     if not path.is_dir():
         raise RunDirError(path, "is not a directory")
     if (path / VERDICT).is_file():
-        _refuse_interrupted(path, _read_json(path, VERDICT, ("verdict",)))
+        _refuse_unfinished(path, _read_json(path, VERDICT, ("verdict",)))
     protocol = protocol_of(path)
     missing = [f for f in REQUIRED[protocol] if not (path / f).is_file()]
     if missing:

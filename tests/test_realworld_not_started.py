@@ -22,6 +22,10 @@ def test_a_server_that_never_started_leaves_a_not_started_verdict(
     assert "not installed" in verdict["error"]
     assert verdict["matches_expectation"] is False and verdict["events"] == 0
     assert (out / "history.jsonl").read_text() == ""
+    # the report and the gate refuse it by name, not as a malformed verdict
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "never started" in err and "not installed" in err and not (out / "report.html").exists()
 
 
 def test_a_url_that_does_not_answer_is_not_started_too(
