@@ -32,7 +32,7 @@ class NodeClock:
         """The wall-clock reading (epoch ms) of this node at ``true_ms``."""
         if not self.jumps and not self.drift_ppm:
             return EPOCH_MS + true_ms + self.offset_ms
-        jumped = sum(j.by_ms for j in self.jumps if j.at_ms <= true_ms)
+        jumped = sum(j.by_ms for j in self.jumps if j.at_ms <= true_ms) if self.jumps else 0
         drift = (true_ms * self.drift_ppm) // 1_000_000
         return EPOCH_MS + true_ms + self.offset_ms + drift + jumped
 

@@ -45,12 +45,19 @@ from model.config import FaultPlan, Pause
 from model.effects import (
     Cancel,
     CheckInterrupt,
+    CreateIfAbsent,
+    Delete,
     Effect,
+    FencedPut,
     Interrupt,
     Interrupted,
     IsAlive,
+    ListPrefix,
     Now,
+    Put,
+    Read,
     Record,
+    ReplaceIfMatch,
     ShutdownHook,
     Sleep,
     Spawn,
@@ -59,7 +66,6 @@ from model.effects import (
 )
 from model.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
 from model.history import Event
-from model.objectstore import effect_key
 from model.taskloop import Policy, TaskLoop, any_action
 
 WRITER_TASK = "writer"
@@ -197,7 +203,7 @@ class Node:
 
 
 _TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
-_INSTANT = frozenset({Now, Record, Spawn, Interrupt, IsAlive, ShutdownHook, CheckInterrupt})  # never wait
+_STORAGE = frozenset({Read, CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, ListPrefix, Delete})
 
 
 class Kernel:
@@ -224,15 +230,22 @@ class Kernel:
                        heartbeat_faults=HeartbeatStartFaults.of(faults, name))
             for name, clock in nodes.items()
         }
+        # the effects that never wait, by type (Sleep, Cancel and storage calls wait: ``_perform``)
+        self._instant: dict[type, Callable[[Task, str, Any], Any]] = {
+            Now: self._now, Record: self._record, Spawn: self._spawn, Interrupt: self._interrupt,
+            IsAlive: self._is_alive, ShutdownHook: self._shutdown_hook,
+            CheckInterrupt: lambda task, process, effect: None,  # answered by the task loop, never here
+        }
 
     # ---- history -----------------------------------------------------------------------
 
     def record(self, node: str, process: str, type_: str, f: str, value: Any = None) -> None:
         """Append an event (and stream it to the sink, so a crashed run keeps what it wrote)."""
         n = self.nodes.get(node)
-        with self.world.lock:
-            event = Event(len(self.events), self.world.now(), node, process, type_, f, value,
-                          self.world.read_clock(n) if n else None)
+        world = self.world
+        with world.lock:
+            event = Event(len(self.events), world.now(), node, process, type_, f, value,
+                          world.read_clock(n) if n else None)
             self.events.append(event)
             if self.sink is not None:
                 self.sink(event)
@@ -322,13 +335,15 @@ class Kernel:
         node = task.node
         process = node.process_name(task.name)
         loop = TaskLoop(gen, task.policy)
+        instant = self._instant
         try:
             while (effect := loop.next_effect(task)) is not None:
                 if node.pauses:
                     yield from self._gate(task)
                 try:
-                    if type(effect) in _INSTANT:  # no generator for the effects that never wait
-                        loop.answer(self._instant(task, process, effect))
+                    perform = instant.get(type(effect))
+                    if perform is not None:  # no generator for the effects that never wait
+                        loop.answer(perform(task, process, effect))
                     else:
                         loop.answer((yield from self._perform(task, effect)))
                 except Interrupted as e:
@@ -348,45 +363,51 @@ class Kernel:
                 del node.tasks[task.name]
             task.done.succeed()
 
-    def _instant(self, task: Task, process: str, effect: Effect) -> Any:
-        """Perform an effect that completes at once (see ``_INSTANT``)."""
+    # ---- the effects that never wait (see ``_instant``) ------------------------------------
+
+    def _now(self, task: Task, process: str, effect: Now) -> int:
         node = task.node
-        if type(effect) is Now:
-            return node.clock.monotonic(self.world.now()) if effect.monotonic else self.world.read_clock(node)
-        if isinstance(effect, Record):
-            self.record(node.name, process, effect.type, effect.f, effect.value)
-            return None
-        if isinstance(effect, Spawn):
-            if not node.heartbeat_faults.allows(effect.name):
-                effect.body.close()
-                return False
-            self.spawn(node, effect.name, effect.body)
-            return True
-        if isinstance(effect, Interrupt):
-            target = node.tasks.get(effect.name)
-            if target is not None and target.alive:
-                with self.world.lock:
-                    sleeping = target.in_sleep and target.sleep_interruptible
-                    if not sleeping:
-                        target.pending_interrupt = True
-                if sleeping and target.handle is not None:
-                    target.handle.interrupt("interrupt")
-            return None
-        if isinstance(effect, ShutdownHook):
-            if effect.hook is None:
-                node.hooks.pop(effect.key, None)
-            else:
-                node.hooks[effect.key] = effect.hook
-            return None
-        if isinstance(effect, CheckInterrupt):  # answered by the task loop; never performed here
-            return None
-        assert isinstance(effect, IsAlive), effect
-        target = node.tasks.get(effect.name)
+        return node.clock.monotonic(self.world.now()) if effect.monotonic else self.world.read_clock(node)
+
+    def _record(self, task: Task, process: str, effect: Record) -> None:
+        self.record(task.node.name, process, effect.type, effect.f, effect.value)
+
+    def _spawn(self, task: Task, process: str, effect: Spawn) -> bool:
+        node = task.node
+        if not node.heartbeat_faults.allows(effect.name):
+            effect.body.close()
+            return False
+        self.spawn(node, effect.name, effect.body)
+        return True
+
+    def _interrupt(self, task: Task, process: str, effect: Interrupt) -> None:
+        target = task.node.tasks.get(effect.name)
+        if target is not None and target.alive:
+            with self.world.lock:
+                sleeping = target.in_sleep and target.sleep_interruptible
+                if not sleeping:
+                    target.pending_interrupt = True
+            if sleeping and target.handle is not None:
+                target.handle.interrupt("interrupt")
+
+    def _shutdown_hook(self, task: Task, process: str, effect: ShutdownHook) -> None:
+        hooks = task.node.hooks
+        if effect.hook is None:
+            hooks.pop(effect.key, None)
+        else:
+            hooks[effect.key] = effect.hook
+
+    def _is_alive(self, task: Task, process: str, effect: IsAlive) -> bool:
+        target = task.node.tasks.get(effect.name)
         return target is not None and target.alive
+
+    # ---- the effects that wait --------------------------------------------------------------
 
     def _perform(self, task: Task, effect: Effect) -> Gen:
         """Perform an effect that waits: a sleep, a cancel, a storage call."""
         node = task.node
+        if type(effect) in _STORAGE:
+            return (yield from self._storage(task, effect))  # type: ignore[arg-type]
         if isinstance(effect, Sleep):
             interruptible = task.policy(effect)
             with self.world.lock:
@@ -418,11 +439,12 @@ class Kernel:
                     yield from self._wait(task, self.world.any_of([target.done, limit]))
                     return bool(target.done.triggered)
             return True
-        return (yield from self._storage(task, effect))  # type: ignore[arg-type]
+        raise TypeError(f"not an effect: {effect!r}")
 
     def _storage(self, task: Task, effect: StorageEffect) -> Gen:
         """One storage call: attempts through the world, retried by the client policy."""
-        call = Call(self.policy(effect_key(effect)), effect)
+        key = effect.prefix if type(effect) is ListPrefix else effect.key  # type: ignore[union-attr]
+        call = Call(self.policy(key), effect)
         while True:
             answer: StoreResult = yield from self._wait(task, self.world.request(task.node, effect))
             if task.node.pauses:

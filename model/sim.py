@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import posixpath
 import random
+import threading
 import uuid
 from collections.abc import Callable, Generator
 from typing import Any
@@ -203,10 +204,10 @@ class SimPyWorld:
 
     Interrupt: type[BaseException] = simpy.Interrupt
 
-    lock: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()  # tasks never run in parallel
-
     def __init__(self, env: simpy.Environment) -> None:
         self.env = env
+        # tasks never run in parallel: any reentrant lock will do, and RLock (C) costs less than nullcontext
+        self.lock: contextlib.AbstractContextManager[Any] = threading.RLock()
         self.network: SimNetwork | None = None
         # the hot primitives are SimPy's own (virtual times are integers: every delay is)
         self.timeout: Callable[[int], Any] = env.timeout
@@ -215,10 +216,10 @@ class SimPyWorld:
         self.start: Callable[[Generator[Any, Any, Any]], Any] = env.process
 
     def now(self) -> int:
-        return self.env.now  # type: ignore[return-value]  # an int: every delay is one
+        return self.env._now  # type: ignore[return-value]  # an int: every delay is one
 
     def read_clock(self, node: Node) -> int:
-        return node.clock.read(self.env.now)  # type: ignore[arg-type]
+        return node.clock.read(self.env._now)  # type: ignore[arg-type]
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
         assert self.network is not None
