@@ -79,6 +79,7 @@ class FaultMatcher:
         self.key_class = key_class
         self.key_prefix = key_prefix
         self.hits: dict[int, int] = {}
+        self._by_key: dict[str, list[tuple[int, ErrorRule]]] = {}  # the rules whose key matches, in order
 
     def _matches_key(self, rule: ErrorRule, key: str) -> bool:
         if rule.key == "any":
@@ -90,8 +91,12 @@ class FaultMatcher:
     def match(self, node: str, write: bool, key: str, now: int) -> ErrorRule | None:
         """The rule that hits a request of ``node`` (a write or a read of ``key``) at true time ``now``."""
         method = "write" if write else "read"
-        for i, rule in enumerate(self.errors):
-            if rule.node not in ("any", node) or not self._matches_key(rule, key):
+        rules = self._by_key.get(key)
+        if rules is None:  # a key's class never changes: match the rules' keys once per key
+            rules = [(i, r) for i, r in enumerate(self.errors) if self._matches_key(r, key)]
+            self._by_key[key] = rules
+        for i, rule in rules:
+            if rule.node not in ("any", node):
                 continue
             if rule.method not in ("any", method) or not rule.start_ms <= now < rule.end_ms:
                 continue
@@ -114,7 +119,7 @@ class FaultMatcher:
         is cut off), then the node's cut-off windows.
         """
         rule = self.match(node, write, key, now)
-        if self.cut_off(node, now):
+        if self.cutoffs and self.cut_off(node, now):
             return "cutoff"
         return None if rule is None else rule.status
 

@@ -321,13 +321,19 @@ class Kernel:
             try:
                 return (yield event)
             except self.world.Interrupt as i:
-                cause = getattr(i, "cause", None)
-                if cause == "interrupt":
-                    if task.in_sleep and task.sleep_interruptible:
-                        raise Interrupted() from None
-                    task.pending_interrupt = True
-                    continue
-                raise Killed(cause) from None
+                self._interrupted(task, i)
+
+    @staticmethod
+    def _interrupted(task: Task, interrupt: BaseException) -> None:
+        """A wait of ``task`` got ``interrupt``: raise Interrupted (at a sleep) or Killed, or return to wait
+        on with the interrupt pending.  (The hot waits, a sleep and a request, inline ``_wait``'s loop.)"""
+        cause = getattr(interrupt, "cause", None)
+        if cause == "interrupt":
+            if task.in_sleep and task.sleep_interruptible:
+                raise Interrupted() from None
+            task.pending_interrupt = True
+            return
+        raise Killed(cause) from None
 
     # ---- the task loop -----------------------------------------------------------------
 
@@ -343,9 +349,13 @@ class Kernel:
                 try:
                     perform = instant.get(type(effect))
                     if perform is not None:  # no generator for the effects that never wait
-                        loop.answer(perform(task, process, effect))
+                        answer = perform(task, process, effect)
+                    elif type(effect) in _STORAGE:
+                        answer = yield from self._storage(task, effect)  # type: ignore[arg-type]
                     else:
-                        loop.answer((yield from self._perform(task, effect)))
+                        answer = yield from self._perform(task, effect)
+                    if answer is not None:  # an effect left unanswered gets None
+                        loop.answer(answer)
                 except Interrupted as e:
                     loop.fail(e)
         except Killed as k:
@@ -404,10 +414,8 @@ class Kernel:
     # ---- the effects that wait --------------------------------------------------------------
 
     def _perform(self, task: Task, effect: Effect) -> Gen:
-        """Perform an effect that waits: a sleep, a cancel, a storage call."""
+        """Perform an effect that waits, other than a storage call: a sleep, a cancel."""
         node = task.node
-        if type(effect) in _STORAGE:
-            return (yield from self._storage(task, effect))  # type: ignore[arg-type]
         if isinstance(effect, Sleep):
             interruptible = task.policy(effect)
             with self.world.lock:
@@ -417,8 +425,14 @@ class Kernel:
                 if task.cancel_requested:
                     raise Killed("cancel")
                 task.in_sleep, task.sleep_interruptible = True, interruptible
+            wake = self.world.timeout(node.clock.true_duration(effect.ms))
             try:
-                yield from self._wait(task, self.world.timeout(node.clock.true_duration(effect.ms)))
+                while True:  # _wait, inlined
+                    try:
+                        yield wake
+                        break
+                    except self.world.Interrupt as i:
+                        self._interrupted(task, i)
             finally:
                 task.in_sleep = False
             if node.pauses:
@@ -439,14 +453,20 @@ class Kernel:
                     yield from self._wait(task, self.world.any_of([target.done, limit]))
                     return bool(target.done.triggered)
             return True
-        raise TypeError(f"not an effect: {effect!r}")
+        raise TypeError(f"not an effect that waits: {effect!r}")
 
     def _storage(self, task: Task, effect: StorageEffect) -> Gen:
         """One storage call: attempts through the world, retried by the client policy."""
         key = effect.prefix if type(effect) is ListPrefix else effect.key  # type: ignore[union-attr]
         call = Call(self.policy(key), effect)
         while True:
-            answer: StoreResult = yield from self._wait(task, self.world.request(task.node, effect))
+            reply = self.world.request(task.node, effect)
+            while True:  # _wait, inlined
+                try:
+                    answer: StoreResult = yield reply
+                    break
+                except self.world.Interrupt as i:
+                    self._interrupted(task, i)
             if task.node.pauses:
                 yield from self._gate(task)
             backoff = call.after(answer)

@@ -28,6 +28,7 @@ Semantics of the simulated network:
 from __future__ import annotations
 
 import contextlib
+import functools
 import posixpath
 import random
 import threading
@@ -111,7 +112,7 @@ class ScriptedTimes:
 class _Step:
     """What ``simpy.events.Initialize`` calls back: a function instead of a process's generator."""
 
-    def __init__(self, fn: Callable[[Any], None]) -> None:
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
         self._resume = fn
 
 
@@ -140,7 +141,8 @@ class SimNetwork:
         """
         reply = self.env.event()
         # Initialize reads only ``_resume`` of its process argument
-        simpy.events.Initialize(self.env, _Step(lambda _: self._send(node, effect, reply)))  # type: ignore[arg-type]
+        send = functools.partial(self._send, node, effect, reply)
+        simpy.events.Initialize(self.env, _Step(send))  # type: ignore[arg-type]
         return reply
 
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
@@ -148,13 +150,17 @@ class SimNetwork:
 
     def _hop(self, then: Callable[[Any], None]) -> None:
         """Carry a request to the store, or its reply back, after one network latency."""
-        scripted = None if self.script is None else self.script.latency()
+        if self.script is None:  # the common case, without a call to _later
+            self.env.timeout(draw(self.rng, self.cfg.latency_ms)).callbacks.append(then)
+            return
+        scripted = self.script.latency()
         self._later(draw(self.rng, self.cfg.latency_ms) if scripted is None else scripted, then)
 
-    def _send(self, node: Node, effect: StorageEffect, reply: Any) -> None:
-        sent = int(self.env.now)
+    def _send(self, node: Node, effect: StorageEffect, reply: Any, _: Any = None) -> None:
+        sent = int(self.env._now)
         key = effect_key(effect)
-        action = self.matcher.decide(node.name, is_write(effect), key, sent)
+        write = is_write(effect)
+        action = self.matcher.decide(node.name, write, key, sent)
         if action in ("cutoff", "timeout"):
             self._later(self.timeout_ms, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
             return
@@ -163,27 +169,29 @@ class SimNetwork:
             if action in ERROR_OUTCOMES:
                 result = StoreResult(ERROR_OUTCOMES[action])
             else:
-                result = self._apply(node, effect)
+                result = self._apply(node, effect, key, write)
             if action == "lost-reply":
-                wait = max(0, sent + self.timeout_ms - int(self.env.now))
+                wait = max(0, sent + self.timeout_ms - int(self.env._now))
                 self._later(wait, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
                 return
 
             def back(_: Any) -> None:
-                late = self.env.now - sent > self.timeout_ms
+                late = self.env._now - sent > self.timeout_ms
                 reply.succeed(StoreResult(Outcome.TIMEOUT) if late else result)
 
             self._hop(back)
 
         self._hop(arrive)
 
-    def _apply(self, node: Node, effect: StorageEffect) -> StoreResult:
-        """Apply at the store, with S3's 409 for overlapping conditional writes, and record what changed."""
+    def _apply(self, node: Node, effect: StorageEffect, key: str, write: bool) -> StoreResult:
+        """Apply at the store, with S3's 409 for overlapping conditional writes, and record what changed.
+
+        ``key`` is the effect's key (a listing's prefix); ``write`` says whether it may change the store.
+        """
         cfg = self.cfg
-        key = getattr(effect, "key", "")
-        now = int(self.env.now)
+        now = int(self.env._now)
         if (
-            is_write(effect)
+            write
             and cfg.conflict_prob > 0
             and key in self.last_write_at
             and now - self.last_write_at[key] <= cfg.conflict_window_ms
@@ -191,7 +199,7 @@ class SimNetwork:
         ):
             return StoreResult(Outcome.CONFLICT)
         result = self.store.apply(effect, node=node.name, now=now)
-        if result.ok and is_write(effect):
+        if write and result.ok:
             self.last_write_at[key] = now
             obj = self.store.peek(key)
             if obj is not None:

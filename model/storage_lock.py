@@ -90,16 +90,10 @@ class StorageLockProvider:
         self.audit: AuditTrail | None = None
         self.acquisitions = 0
         self.error: str | None = None  # why the last try_lock / unlock ended where Hudi throws
+        self.key = config.lock_key
+        self.validity_ms = config.validity_secs * 1000
 
     # ---- helpers -----------------------------------------------------------------
-
-    @property
-    def key(self) -> str:
-        return self.config.lock_key
-
-    @property
-    def validity_ms(self) -> int:
-        return self.config.validity_secs * 1000
 
     @property
     def hook_key(self) -> str:

@@ -110,7 +110,7 @@ class TaskLoop:
             return effect
 
     def answer(self, value: Any) -> None:
-        """The result of the effect just performed."""
+        """The result of the effect just performed (an effect not answered gets None)."""
         self._send = value
 
     def fail(self, error: BaseException) -> None:
