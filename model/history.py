@@ -46,6 +46,16 @@ class Event:
                                 "process": self.process, "type": self.type, "f": self.f,
                                 "value": self.value, "clock": self.clock})
 
+    @classmethod
+    def make(cls, index: int, time: int, node: str, process: str, type_: str, f: str, value: Any,
+             clock: int | None) -> Event:
+        """``Event(...)`` for the kernel's hot path: the same frozen event, its fields set in one step
+        instead of one ``object.__setattr__`` per field (the frozen dataclass's ``__init__``)."""
+        event = object.__new__(cls)
+        event.__dict__.update(index=index, time=time, node=node, process=process, type=type_, f=f,
+                              value=value, clock=clock)
+        return event
+
     @staticmethod
     def from_dict(raw: dict[str, Any], line: int = 0) -> Event:
         """Build an event from a parsed JSON object; ValueError names the line and the field."""

@@ -244,8 +244,8 @@ class Kernel:
         n = self.nodes.get(node)
         world = self.world
         with world.lock:
-            event = Event(len(self.events), world.now(), node, process, type_, f, value,
-                          world.read_clock(n) if n else None)
+            event = Event.make(len(self.events), world.now(), node, process, type_, f, value,
+                               world.read_clock(n) if n else None)
             self.events.append(event)
             if self.sink is not None:
                 self.sink(event)

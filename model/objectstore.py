@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from model.effects import (
+    BARE,
     CreateIfAbsent,
     Delete,
     FencedPut,
@@ -86,7 +87,7 @@ class ObjectStore:
     def _write(self, key: str, body: bytes) -> StoreResult:
         version = self._new_version(body)
         self.objects[key] = StoredObject(body, version)
-        return StoreResult(Outcome.OK, version=version)
+        return StoreResult(Outcome.OK, None, version)
 
     def _precondition(self, key: str, expected: str) -> Outcome | None:
         """Check an If-Match / ifGenerationMatch precondition; None when it holds."""
@@ -103,21 +104,21 @@ class ObjectStore:
         if type(effect) is Read:
             obj = self.objects.get(effect.key)
             if obj is None:
-                return StoreResult(Outcome.NOT_FOUND)
-            return StoreResult(Outcome.OK, body=obj.body, version=obj.version)
+                return BARE[Outcome.NOT_FOUND]
+            return StoreResult(Outcome.OK, obj.body, obj.version)
         if type(effect) is ReplaceIfMatch:
             failed = self._precondition(effect.key, effect.version)
-            return StoreResult(failed) if failed else self._write(effect.key, effect.body)
+            return BARE[failed] if failed else self._write(effect.key, effect.body)
         if type(effect) is Put:
             return self._write(effect.key, effect.body)
         if type(effect) is CreateIfAbsent:
             if effect.key in self.objects:
-                return StoreResult(Outcome.PRECONDITION_FAILED)
+                return BARE[Outcome.PRECONDITION_FAILED]
             return self._write(effect.key, effect.body)
         if type(effect) is FencedPut:
             fence = self.objects.get(effect.fence_key)
             if fence is None or fence.version != effect.fence_version:
-                return StoreResult(Outcome.PRECONDITION_FAILED)
+                return BARE[Outcome.PRECONDITION_FAILED]
             return self._write(effect.key, effect.body)
         if type(effect) is ListPrefix:
             keys = sorted(k for k in self.objects if k.startswith(effect.prefix))
@@ -125,8 +126,8 @@ class ObjectStore:
         if type(effect) is Delete:
             # S3 answers 204 to deleting a missing key; GCS answers 404
             if self.objects.pop(effect.key, None) is None and self.flavor != "s3":
-                return StoreResult(Outcome.NOT_FOUND)
-            return StoreResult(Outcome.OK)
+                return BARE[Outcome.NOT_FOUND]
+            return BARE[Outcome.OK]
         raise TypeError(f"not a storage effect: {effect!r}")
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import posixpath
 import random
 import threading
@@ -41,7 +42,7 @@ import simpy
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
 from model.config import Scenario, Schedule, client_settings
-from model.effects import Outcome, Put, StorageEffect, StoreResult
+from model.effects import BARE, Outcome, Put, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
@@ -162,22 +163,22 @@ class SimNetwork:
         write = is_write(effect)
         action = self.matcher.decide(node.name, write, key, sent)
         if action in ("cutoff", "timeout"):
-            self._later(self.timeout_ms, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
+            self._later(self.timeout_ms, lambda _: reply.succeed(BARE[Outcome.TIMEOUT]))
             return
 
         def arrive(_: Any) -> None:
             if action in ERROR_OUTCOMES:
-                result = StoreResult(ERROR_OUTCOMES[action])
+                result = BARE[ERROR_OUTCOMES[action]]
             else:
                 result = self._apply(node, effect, key, write)
             if action == "lost-reply":
                 wait = max(0, sent + self.timeout_ms - int(self.env._now))
-                self._later(wait, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
+                self._later(wait, lambda _: reply.succeed(BARE[Outcome.TIMEOUT]))
                 return
 
             def back(_: Any) -> None:
                 late = self.env._now - sent > self.timeout_ms
-                reply.succeed(StoreResult(Outcome.TIMEOUT) if late else result)
+                reply.succeed(BARE[Outcome.TIMEOUT] if late else result)
 
             self._hop(back)
 
@@ -197,7 +198,7 @@ class SimNetwork:
             and now - self.last_write_at[key] <= cfg.conflict_window_ms
             and self.rng.random() < cfg.conflict_prob
         ):
-            return StoreResult(Outcome.CONFLICT)
+            return BARE[Outcome.CONFLICT]
         result = self.store.apply(effect, node=node.name, now=now)
         if write and result.ok:
             self.last_write_at[key] = now
@@ -222,9 +223,8 @@ class SimPyWorld:
         self.event: Callable[[], Any] = env.event
         self.any_of: Callable[[list[Any]], Any] = env.any_of
         self.start: Callable[[Generator[Any, Any, Any]], Any] = env.process
-
-    def now(self) -> int:
-        return self.env._now  # type: ignore[return-value]  # an int: every delay is one
+        # env.now is a Python property: read SimPy's clock through C-level calls only
+        self.now: Callable[[], int] = functools.partial(operator.attrgetter("_now"), env)
 
     def read_clock(self, node: Node) -> int:
         return node.clock.read(self.env._now)  # type: ignore[arg-type]

@@ -36,6 +36,7 @@ from model.effects import (
 
 Policy = Callable[[Effect], bool]
 _STORAGE = (Read, CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, ListPrefix, Delete)
+_STORAGE_TYPES = frozenset(_STORAGE)
 _NOT_INTERRUPTIBLE = frozenset({Record, Now})
 
 
@@ -51,7 +52,7 @@ def any_action(effect: Effect) -> bool:
 
 
 def _next_storage_call(effect: Effect) -> bool:
-    return isinstance(effect, _STORAGE) or _interruptible_sleep(effect)
+    return type(effect) in _STORAGE_TYPES or _interruptible_sleep(effect)
 
 
 def _checkpoints(effect: Effect) -> bool:
@@ -105,7 +106,7 @@ class TaskLoop:
                 task.pending_interrupt = False
                 self._throw = Interrupted()
                 continue
-            if isinstance(effect, CheckInterrupt):
+            if type(effect) is CheckInterrupt:
                 continue  # no interrupt to deliver here: the check answers None
             return effect
 
