@@ -231,6 +231,7 @@ class Kernel:
             for name, clock in nodes.items()
         }
         # the effects that never wait, by type (Sleep, Cancel and storage calls wait: ``_perform``)
+        self._policies: dict[str, RetryPolicy] = {}  # the client policy of each key asked so far
         self._instant: dict[type, Callable[[Task, str, Any], Any]] = {
             Now: self._now, Record: self._record, Spawn: self._spawn, Interrupt: self._interrupt,
             IsAlive: self._is_alive, ShutdownHook: self._shutdown_hook,
@@ -342,8 +343,10 @@ class Kernel:
         process = node.process_name(task.name)
         loop = TaskLoop(gen, task.policy)
         instant = self._instant
+        answer: Any = None
         try:
-            while (effect := loop.next_effect(task)) is not None:
+            while (effect := loop.next_effect(task, answer)) is not None:
+                answer = None  # an effect left unanswered gets None
                 if node.pauses:
                     yield from self._gate(task)
                 try:
@@ -354,8 +357,6 @@ class Kernel:
                         answer = yield from self._storage(task, effect)  # type: ignore[arg-type]
                     else:
                         answer = yield from self._perform(task, effect)
-                    if answer is not None:  # an effect left unanswered gets None
-                        loop.answer(answer)
                 except Interrupted as e:
                     loop.fail(e)
         except Killed as k:
@@ -458,7 +459,10 @@ class Kernel:
     def _storage(self, task: Task, effect: StorageEffect) -> Gen:
         """One storage call: attempts through the world, retried by the client policy."""
         key = effect.prefix if type(effect) is ListPrefix else effect.key  # type: ignore[union-attr]
-        call = Call(self.policy(key), effect)
+        policy = self._policies.get(key)
+        if policy is None:  # a key's policy never changes
+            policy = self._policies[key] = self.policy(key)
+        call = Call(policy, effect)
         while True:
             reply = self.world.request(task.node, effect)
             while True:  # _wait, inlined

@@ -10,8 +10,6 @@ import functools
 import json
 from dataclasses import dataclass
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"))  # json.dumps with options builds one per call
-
 
 @dataclass(frozen=True)
 class LockData:
@@ -21,9 +19,9 @@ class LockData:
 
     def encode(self) -> bytes:
         """Serialise as Hudi does (field order expired, validUntil, owner)."""
-        return _ENCODER.encode(
-            {"expired": self.expired, "validUntil": self.valid_until, "owner": self.owner}
-        ).encode()
+        # the bytes of json.dumps({...}, separators=(",", ":")), written out: no encoder per lock write
+        expired, owner = "true" if self.expired else "false", json.dumps(self.owner)
+        return f'{{"expired":{expired},"validUntil":{self.valid_until},"owner":{owner}}}'.encode()
 
     @staticmethod
     @functools.lru_cache(maxsize=1024)

@@ -141,9 +141,10 @@ class SimNetwork:
         process, no generator, the same order of events.
         """
         reply = self.env.event()
-        # Initialize reads only ``_resume`` of its process argument
-        send = functools.partial(self._send, node, effect, reply)
-        simpy.events.Initialize(self.env, _Step(send))  # type: ignore[arg-type]
+        start = simpy.Event(self.env)  # what simpy.events.Initialize is, with a callback instead of a process
+        start._ok, start._value = True, None
+        start.callbacks.append(functools.partial(self._send, node, effect, reply))
+        self.env.schedule(start, simpy.events.URGENT)
         return reply
 
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:

@@ -92,8 +92,13 @@ class TaskLoop:
         self._send: Any = None
         self._throw: BaseException | None = None
 
-    def next_effect(self, task: TaskState) -> Effect | None:
-        """The next effect to perform, or None when the task has finished or was cancelled."""
+    def next_effect(self, task: TaskState, answer: Any = None) -> Effect | None:
+        """The next effect to perform, or None when the task has finished or was cancelled.
+
+        ``answer``: the result of the effect just performed, as :meth:`answer` gives it.
+        """
+        if answer is not None:
+            self._send = answer
         while True:
             try:
                 effect = self.gen.throw(self._throw) if self._throw is not None else self.gen.send(self._send)
