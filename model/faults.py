@@ -79,7 +79,8 @@ class FaultMatcher:
         self.key_class = key_class
         self.key_prefix = key_prefix
         self.hits: dict[int, int] = {}
-        self._by_key: dict[str, list[tuple[int, ErrorRule]]] = {}  # the rules whose key matches, in order
+        # the rules whose node, method and key match a request, in order
+        self._static: dict[tuple[str, bool, str], list[tuple[int, ErrorRule]]] = {}
 
     def _matches_key(self, rule: ErrorRule, key: str) -> bool:
         if rule.key == "any":
@@ -90,15 +91,14 @@ class FaultMatcher:
 
     def match(self, node: str, write: bool, key: str, now: int) -> ErrorRule | None:
         """The rule that hits a request of ``node`` (a write or a read of ``key``) at true time ``now``."""
-        method = "write" if write else "read"
-        rules = self._by_key.get(key)
-        if rules is None:  # a key's class never changes: match the rules' keys once per key
-            rules = [(i, r) for i, r in enumerate(self.errors) if self._matches_key(r, key)]
-            self._by_key[key] = rules
+        rules = self._static.get((node, write, key))
+        if rules is None:  # node, method and key class never change: match them once per request kind
+            method = "write" if write else "read"
+            rules = [(i, r) for i, r in enumerate(self.errors)
+                     if r.node in ("any", node) and self._matches_key(r, key) and r.method in ("any", method)]
+            self._static[(node, write, key)] = rules
         for i, rule in rules:
-            if rule.node not in ("any", node):
-                continue
-            if rule.method not in ("any", method) or not rule.start_ms <= now < rule.end_ms:
+            if not rule.start_ms <= now < rule.end_ms:
                 continue
             if rule.count and self.hits.get(i, 0) >= rule.count:
                 continue

@@ -250,7 +250,7 @@ class Kernel:
             self.events.append(event)
             if self.sink is not None:
                 self.sink(event)
-            if n is not None and n.triggered and process == node:
+            if n is not None and n.triggered and process == node and (f, type_) in _TRIGGERS:
                 self._trigger_pauses(n, f, type_)
 
     def _trigger_pauses(self, node: Node, f: str, type_: str) -> None:

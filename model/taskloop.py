@@ -52,7 +52,9 @@ def any_action(effect: Effect) -> bool:
 
 
 def _next_storage_call(effect: Effect) -> bool:
-    return type(effect) in _STORAGE_TYPES or _interruptible_sleep(effect)
+    if type(effect) is Sleep:
+        return effect.interruptible
+    return type(effect) in _STORAGE_TYPES
 
 
 def _checkpoints(effect: Effect) -> bool:
