@@ -52,7 +52,7 @@ class Call:
     def after(self, answer: StoreResult) -> int | None:
         """Account one attempt's answer: the backoff before a retry, or None (then :attr:`result` is set)."""
         self.attempts += 1
-        if answer.outcome.unknown and self.attempts <= self.policy.retries:
+        if self.attempts <= self.policy.retries and answer.outcome.unknown:
             self.ambiguous = self.ambiguous or (answer.outcome is Outcome.TIMEOUT and is_write(self.effect))
             return self.policy.backoff_ms * self.attempts
         if self.attempts == answer.attempts and self.ambiguous == answer.ambiguous:

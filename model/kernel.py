@@ -342,7 +342,6 @@ class Kernel:
         node = task.node
         process = node.process_name(task.name)
         loop = TaskLoop(gen, task.policy)
-        instant = self._instant
         answer: Any = None
         try:
             while (effect := loop.next_effect(task, answer)) is not None:
@@ -350,7 +349,7 @@ class Kernel:
                 if node.pauses:
                     yield from self._gate(task)
                 try:
-                    perform = instant.get(type(effect))
+                    perform = self._instant.get(type(effect))
                     if perform is not None:  # no generator for the effects that never wait
                         answer = perform(task, process, effect)
                     elif type(effect) in _STORAGE:
