@@ -44,7 +44,7 @@ class Call:
 
     def __init__(self, policy: RetryPolicy, effect: StorageEffect) -> None:
         self.policy = policy
-        self.write = is_write(effect)
+        self.effect = effect
         self.attempts = 0
         self.ambiguous = False
         self.result: StoreResult | None = None
@@ -52,8 +52,8 @@ class Call:
     def after(self, answer: StoreResult) -> int | None:
         """Account one attempt's answer: the backoff before a retry, or None (then :attr:`result` is set)."""
         self.attempts += 1
-        if answer.outcome.unknown and self.attempts <= self.policy.retries:
-            self.ambiguous = self.ambiguous or (answer.outcome is Outcome.TIMEOUT and self.write)
+        if self.attempts <= self.policy.retries and answer.outcome.unknown:
+            self.ambiguous = self.ambiguous or (answer.outcome is Outcome.TIMEOUT and is_write(self.effect))
             return self.policy.backoff_ms * self.attempts
         if self.attempts == answer.attempts and self.ambiguous == answer.ambiguous:
             self.result = answer  # the common case: one attempt, nothing to add

@@ -30,10 +30,10 @@ class NodeClock:
 
     def read(self, true_ms: int) -> int:
         """The wall-clock reading (epoch ms) of this node at ``true_ms``."""
-        if not self.jumps and not self.drift_ppm:
-            return EPOCH_MS + true_ms + self.offset_ms
-        jumped = sum(j.by_ms for j in self.jumps if j.at_ms <= true_ms)
         drift = (true_ms * self.drift_ppm) // 1_000_000
+        if not self.jumps:
+            return EPOCH_MS + true_ms + self.offset_ms + drift
+        jumped = sum(j.by_ms for j in self.jumps if j.at_ms <= true_ms)
         return EPOCH_MS + true_ms + self.offset_ms + drift + jumped
 
     def monotonic(self, true_ms: int) -> int:
@@ -44,6 +44,8 @@ class NodeClock:
         """True milliseconds that pass while this node sleeps ``local_ms`` of its own time."""
         if local_ms <= 0:
             return 0
+        if not self.drift_ppm:
+            return local_ms
         # ceil(local * 1e6 / (1e6 + ppm)) with integers only
         denom = 1_000_000 + self.drift_ppm
         return max(1, -(-local_ms * 1_000_000 // denom))

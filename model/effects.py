@@ -56,6 +56,10 @@ class StoreResult:
         return self.outcome is Outcome.OK
 
 
+BARE: dict[Outcome, StoreResult] = {outcome: StoreResult(outcome) for outcome in Outcome}
+"""The answer of each outcome without body or version (immutable, so one object serves every request)."""
+
+
 # ---- storage ----------------------------------------------------------------
 
 

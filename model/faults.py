@@ -79,6 +79,8 @@ class FaultMatcher:
         self.key_class = key_class
         self.key_prefix = key_prefix
         self.hits: dict[int, int] = {}
+        # the rules whose node, method and key match a request, in order
+        self._static: dict[tuple[str, bool, str], list[tuple[int, ErrorRule]]] = {}
 
     def _matches_key(self, rule: ErrorRule, key: str) -> bool:
         if rule.key == "any":
@@ -89,11 +91,14 @@ class FaultMatcher:
 
     def match(self, node: str, write: bool, key: str, now: int) -> ErrorRule | None:
         """The rule that hits a request of ``node`` (a write or a read of ``key``) at true time ``now``."""
-        method = "write" if write else "read"
-        for i, rule in enumerate(self.errors):
-            if rule.node not in ("any", node) or not self._matches_key(rule, key):
-                continue
-            if rule.method not in ("any", method) or not rule.start_ms <= now < rule.end_ms:
+        rules = self._static.get((node, write, key))
+        if rules is None:  # node, method and key class never change: match them once per request kind
+            method = "write" if write else "read"
+            rules = [(i, r) for i, r in enumerate(self.errors)
+                     if r.node in ("any", node) and self._matches_key(r, key) and r.method in ("any", method)]
+            self._static[(node, write, key)] = rules
+        for i, rule in rules:
+            if not rule.start_ms <= now < rule.end_ms:
                 continue
             if rule.count and self.hits.get(i, 0) >= rule.count:
                 continue
@@ -114,7 +119,7 @@ class FaultMatcher:
         is cut off), then the node's cut-off windows.
         """
         rule = self.match(node, write, key, now)
-        if self.cut_off(node, now):
+        if self.cutoffs and self.cut_off(node, now):
             return "cutoff"
         return None if rule is None else rule.status
 

@@ -10,10 +10,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
 EVENT_TYPES = ("invoke", "ok", "fail", "info")
+
+
+def _dataclass_as_dict(obj: Any) -> Any:
+    """A dataclass inside an event's value is written as its fields (as ``dataclasses.asdict`` does)."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return asdict(obj)
+    raise TypeError(f"history value {obj!r} is not JSON serialisable")
+
+
+# one encoder for every line (json.dumps with options builds a new one per call)
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=_dataclass_as_dict)
 
 
 @dataclass(frozen=True)
@@ -31,7 +42,19 @@ class Event:
 
     def to_json(self) -> str:
         """One JSON line, keys in a fixed order, so equal histories give equal bytes."""
-        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        return _ENCODER.encode({"index": self.index, "time": self.time, "node": self.node,
+                                "process": self.process, "type": self.type, "f": self.f,
+                                "value": self.value, "clock": self.clock})
+
+    @classmethod
+    def make(cls, index: int, time: int, node: str, process: str, type_: str, f: str, value: Any,
+             clock: int | None) -> Event:
+        """``Event(...)`` for the kernel's hot path: the same frozen event, its fields set in one step
+        instead of one ``object.__setattr__`` per field (the frozen dataclass's ``__init__``)."""
+        event = object.__new__(cls)
+        event.__dict__.update(index=index, time=time, node=node, process=process, type=type_, f=f,
+                              value=value, clock=clock)
+        return event
 
     @staticmethod
     def from_dict(raw: dict[str, Any], line: int = 0) -> Event:

@@ -45,12 +45,19 @@ from model.config import FaultPlan, Pause
 from model.effects import (
     Cancel,
     CheckInterrupt,
+    CreateIfAbsent,
+    Delete,
     Effect,
+    FencedPut,
     Interrupt,
     Interrupted,
     IsAlive,
+    ListPrefix,
     Now,
+    Put,
+    Read,
     Record,
+    ReplaceIfMatch,
     ShutdownHook,
     Sleep,
     Spawn,
@@ -59,7 +66,6 @@ from model.effects import (
 )
 from model.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
 from model.history import Event
-from model.objectstore import effect_key
 from model.taskloop import Policy, TaskLoop, any_action
 
 WRITER_TASK = "writer"
@@ -197,7 +203,7 @@ class Node:
 
 
 _TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
-_INSTANT = frozenset({Now, Record, Spawn, Interrupt, IsAlive, ShutdownHook, CheckInterrupt})  # never wait
+_STORAGE = frozenset({Read, CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, ListPrefix, Delete})
 
 
 class Kernel:
@@ -224,19 +230,27 @@ class Kernel:
                        heartbeat_faults=HeartbeatStartFaults.of(faults, name))
             for name, clock in nodes.items()
         }
+        # the effects that never wait, by type (Sleep, Cancel and storage calls wait: ``_perform``)
+        self._policies: dict[str, RetryPolicy] = {}  # the client policy of each key asked so far
+        self._instant: dict[type, Callable[[Task, str, Any], Any]] = {
+            Now: self._now, Record: self._record, Spawn: self._spawn, Interrupt: self._interrupt,
+            IsAlive: self._is_alive, ShutdownHook: self._shutdown_hook,
+            CheckInterrupt: lambda task, process, effect: None,  # answered by the task loop, never here
+        }
 
     # ---- history -----------------------------------------------------------------------
 
     def record(self, node: str, process: str, type_: str, f: str, value: Any = None) -> None:
         """Append an event (and stream it to the sink, so a crashed run keeps what it wrote)."""
         n = self.nodes.get(node)
-        with self.world.lock:
-            event = Event(len(self.events), self.world.now(), node, process, type_, f, value,
-                          self.world.read_clock(n) if n else None)
+        world = self.world
+        with world.lock:
+            event = Event.make(len(self.events), world.now(), node, process, type_, f, value,
+                               world.read_clock(n) if n else None)
             self.events.append(event)
             if self.sink is not None:
                 self.sink(event)
-            if n is not None and n.triggered and process == node:
+            if n is not None and n.triggered and process == node and (f, type_) in _TRIGGERS:
                 self._trigger_pauses(n, f, type_)
 
     def _trigger_pauses(self, node: Node, f: str, type_: str) -> None:
@@ -308,13 +322,19 @@ class Kernel:
             try:
                 return (yield event)
             except self.world.Interrupt as i:
-                cause = getattr(i, "cause", None)
-                if cause == "interrupt":
-                    if task.in_sleep and task.sleep_interruptible:
-                        raise Interrupted() from None
-                    task.pending_interrupt = True
-                    continue
-                raise Killed(cause) from None
+                self._interrupted(task, i)
+
+    @staticmethod
+    def _interrupted(task: Task, interrupt: BaseException) -> None:
+        """A wait of ``task`` got ``interrupt``: raise Interrupted (at a sleep) or Killed, or return to wait
+        on with the interrupt pending.  (The hot waits, a sleep and a request, inline ``_wait``'s loop.)"""
+        cause = getattr(interrupt, "cause", None)
+        if cause == "interrupt":
+            if task.in_sleep and task.sleep_interruptible:
+                raise Interrupted() from None
+            task.pending_interrupt = True
+            return
+        raise Killed(cause) from None
 
     # ---- the task loop -----------------------------------------------------------------
 
@@ -322,15 +342,20 @@ class Kernel:
         node = task.node
         process = node.process_name(task.name)
         loop = TaskLoop(gen, task.policy)
+        answer: Any = None
         try:
-            while (effect := loop.next_effect(task)) is not None:
+            while (effect := loop.next_effect(task, answer)) is not None:
+                answer = None  # an effect left unanswered gets None
                 if node.pauses:
                     yield from self._gate(task)
                 try:
-                    if type(effect) in _INSTANT:  # no generator for the effects that never wait
-                        loop.answer(self._instant(task, process, effect))
+                    perform = self._instant.get(type(effect))
+                    if perform is not None:  # no generator for the effects that never wait
+                        answer = perform(task, process, effect)
+                    elif type(effect) in _STORAGE:
+                        answer = yield from self._storage(task, effect)  # type: ignore[arg-type]
                     else:
-                        loop.answer((yield from self._perform(task, effect)))
+                        answer = yield from self._perform(task, effect)
                 except Interrupted as e:
                     loop.fail(e)
         except Killed as k:
@@ -348,44 +373,48 @@ class Kernel:
                 del node.tasks[task.name]
             task.done.succeed()
 
-    def _instant(self, task: Task, process: str, effect: Effect) -> Any:
-        """Perform an effect that completes at once (see ``_INSTANT``)."""
+    # ---- the effects that never wait (see ``_instant``) ------------------------------------
+
+    def _now(self, task: Task, process: str, effect: Now) -> int:
         node = task.node
-        if type(effect) is Now:
-            return node.clock.monotonic(self.world.now()) if effect.monotonic else self.world.read_clock(node)
-        if isinstance(effect, Record):
-            self.record(node.name, process, effect.type, effect.f, effect.value)
-            return None
-        if isinstance(effect, Spawn):
-            if not node.heartbeat_faults.allows(effect.name):
-                effect.body.close()
-                return False
-            self.spawn(node, effect.name, effect.body)
-            return True
-        if isinstance(effect, Interrupt):
-            target = node.tasks.get(effect.name)
-            if target is not None and target.alive:
-                with self.world.lock:
-                    sleeping = target.in_sleep and target.sleep_interruptible
-                    if not sleeping:
-                        target.pending_interrupt = True
-                if sleeping and target.handle is not None:
-                    target.handle.interrupt("interrupt")
-            return None
-        if isinstance(effect, ShutdownHook):
-            if effect.hook is None:
-                node.hooks.pop(effect.key, None)
-            else:
-                node.hooks[effect.key] = effect.hook
-            return None
-        if isinstance(effect, CheckInterrupt):  # answered by the task loop; never performed here
-            return None
-        assert isinstance(effect, IsAlive), effect
-        target = node.tasks.get(effect.name)
+        return node.clock.monotonic(self.world.now()) if effect.monotonic else self.world.read_clock(node)
+
+    def _record(self, task: Task, process: str, effect: Record) -> None:
+        self.record(task.node.name, process, effect.type, effect.f, effect.value)
+
+    def _spawn(self, task: Task, process: str, effect: Spawn) -> bool:
+        node = task.node
+        if not node.heartbeat_faults.allows(effect.name):
+            effect.body.close()
+            return False
+        self.spawn(node, effect.name, effect.body)
+        return True
+
+    def _interrupt(self, task: Task, process: str, effect: Interrupt) -> None:
+        target = task.node.tasks.get(effect.name)
+        if target is not None and target.alive:
+            with self.world.lock:
+                sleeping = target.in_sleep and target.sleep_interruptible
+                if not sleeping:
+                    target.pending_interrupt = True
+            if sleeping and target.handle is not None:
+                target.handle.interrupt("interrupt")
+
+    def _shutdown_hook(self, task: Task, process: str, effect: ShutdownHook) -> None:
+        hooks = task.node.hooks
+        if effect.hook is None:
+            hooks.pop(effect.key, None)
+        else:
+            hooks[effect.key] = effect.hook
+
+    def _is_alive(self, task: Task, process: str, effect: IsAlive) -> bool:
+        target = task.node.tasks.get(effect.name)
         return target is not None and target.alive
 
+    # ---- the effects that wait --------------------------------------------------------------
+
     def _perform(self, task: Task, effect: Effect) -> Gen:
-        """Perform an effect that waits: a sleep, a cancel, a storage call."""
+        """Perform an effect that waits, other than a storage call: a sleep, a cancel."""
         node = task.node
         if isinstance(effect, Sleep):
             interruptible = task.policy(effect)
@@ -396,8 +425,14 @@ class Kernel:
                 if task.cancel_requested:
                     raise Killed("cancel")
                 task.in_sleep, task.sleep_interruptible = True, interruptible
+            wake = self.world.timeout(node.clock.true_duration(effect.ms))
             try:
-                yield from self._wait(task, self.world.timeout(node.clock.true_duration(effect.ms)))
+                while True:  # _wait, inlined
+                    try:
+                        yield wake
+                        break
+                    except self.world.Interrupt as i:
+                        self._interrupted(task, i)
             finally:
                 task.in_sleep = False
             if node.pauses:
@@ -418,13 +453,23 @@ class Kernel:
                     yield from self._wait(task, self.world.any_of([target.done, limit]))
                     return bool(target.done.triggered)
             return True
-        return (yield from self._storage(task, effect))  # type: ignore[arg-type]
+        raise TypeError(f"not an effect that waits: {effect!r}")
 
     def _storage(self, task: Task, effect: StorageEffect) -> Gen:
         """One storage call: attempts through the world, retried by the client policy."""
-        call = Call(self.policy(effect_key(effect)), effect)
+        key = effect.prefix if type(effect) is ListPrefix else effect.key  # type: ignore[union-attr]
+        policy = self._policies.get(key)
+        if policy is None:  # a key's policy never changes
+            policy = self._policies[key] = self.policy(key)
+        call = Call(policy, effect)
         while True:
-            answer: StoreResult = yield from self._wait(task, self.world.request(task.node, effect))
+            reply = self.world.request(task.node, effect)
+            while True:  # _wait, inlined
+                try:
+                    answer: StoreResult = yield reply
+                    break
+                except self.world.Interrupt as i:
+                    self._interrupted(task, i)
             if task.node.pauses:
                 yield from self._gate(task)
             backoff = call.after(answer)

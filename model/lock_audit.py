@@ -22,6 +22,7 @@ START..END cycles in one file.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -48,6 +49,7 @@ def enable_body(enabled: bool = True) -> bytes:
     return json.dumps({ENABLED_FIELD: enabled}, separators=(",", ":")).encode()
 
 
+@functools.lru_cache(maxsize=64)  # every provider reads the same enable file
 def is_enabled(body: bytes | None) -> bool:
     """AuditServiceFactory#isAuditEnabled: the field is present and true; anything unreadable is off."""
     if body is None:
@@ -66,10 +68,11 @@ def audit_key(base_path: str, transaction_start: int, owner: str) -> str:
 
 def record_line(owner: str, transaction_start: int, timestamp: int, state: str, lock_expiration: int,
                 lock_held: bool) -> str:
-    """One JSONL record, compact as Jackson writes it."""
-    return json.dumps({"ownerId": owner, "transactionStartTime": transaction_start, "timestamp": timestamp,
-                       "state": state, "lockExpiration": lock_expiration, "lockHeld": lock_held},
-                      separators=(",", ":"))
+    """One JSONL record, compact as Jackson writes it (the bytes of ``json.dumps`` with ``(",", ":")``)."""
+    held = "true" if lock_held else "false"
+    return (f'{{"ownerId":{json.dumps(owner)},"transactionStartTime":{transaction_start},'
+            f'"timestamp":{timestamp},"state":{json.dumps(state)},"lockExpiration":{lock_expiration},'
+            f'"lockHeld":{held}}}')
 
 
 @dataclass
@@ -82,7 +85,7 @@ class AuditTrail:
     validity_ms: int
     lines: list[str] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         return audit_key(self.base_path, self.transaction_start, self.owner)
 

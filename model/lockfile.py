@@ -6,6 +6,7 @@ beside the body as :class:`LockFile.version`.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -18,14 +19,17 @@ class LockData:
 
     def encode(self) -> bytes:
         """Serialise as Hudi does (field order expired, validUntil, owner)."""
-        return json.dumps(
-            {"expired": self.expired, "validUntil": self.valid_until, "owner": self.owner},
-            separators=(",", ":"),
-        ).encode()
+        # the bytes of json.dumps({...}, separators=(",", ":")), written out: no encoder per lock write
+        expired, owner = "true" if self.expired else "false", json.dumps(self.owner)
+        return f'{{"expired":{expired},"validUntil":{self.valid_until},"owner":{owner}}}'.encode()
 
     @staticmethod
+    @functools.lru_cache(maxsize=1024)
     def decode(body: bytes) -> LockData:
-        """Parse a lock file body; ValueError names the field that is wrong."""
+        """Parse a lock file body; ValueError names the field that is wrong.
+
+        Cached: contenders poll the same body again and again (a LockData is immutable).
+        """
         try:
             raw = json.loads(body)
         except (ValueError, UnicodeDecodeError) as e:

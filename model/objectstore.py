@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from model.effects import (
+    BARE,
     CreateIfAbsent,
     Delete,
     FencedPut,
@@ -86,7 +87,7 @@ class ObjectStore:
     def _write(self, key: str, body: bytes) -> StoreResult:
         version = self._new_version(body)
         self.objects[key] = StoredObject(body, version)
-        return StoreResult(Outcome.OK, version=version)
+        return StoreResult(Outcome.OK, None, version)
 
     def _precondition(self, key: str, expected: str) -> Outcome | None:
         """Check an If-Match / ifGenerationMatch precondition; None when it holds."""
@@ -99,34 +100,34 @@ class ObjectStore:
 
     def apply(self, effect: StorageEffect, *, node: str = "-", now: int = 0) -> StoreResult:
         """Execute one storage effect and return the service's answer (``node``/``now`` are unused)."""
-        match effect:
-            case Read(key):
-                obj = self.objects.get(key)
-                if obj is None:
-                    return StoreResult(Outcome.NOT_FOUND)
-                return StoreResult(Outcome.OK, body=obj.body, version=obj.version)
-            case CreateIfAbsent(key, body):
-                if key in self.objects:
-                    return StoreResult(Outcome.PRECONDITION_FAILED)
-                return self._write(key, body)
-            case ReplaceIfMatch(key, body, version):
-                failed = self._precondition(key, version)
-                return StoreResult(failed) if failed else self._write(key, body)
-            case Put(key, body):
-                return self._write(key, body)
-            case FencedPut(key, body, fence_key, fence_version):
-                fence = self.objects.get(fence_key)
-                if fence is None or fence.version != fence_version:
-                    return StoreResult(Outcome.PRECONDITION_FAILED)
-                return self._write(key, body)
-            case ListPrefix(prefix):
-                keys = sorted(k for k in self.objects if k.startswith(prefix))
-                return StoreResult(Outcome.OK, body="\n".join(keys).encode())
-            case Delete(key):
-                # S3 answers 204 to deleting a missing key; GCS answers 404
-                if self.objects.pop(key, None) is None and self.flavor != "s3":
-                    return StoreResult(Outcome.NOT_FOUND)
-                return StoreResult(Outcome.OK)
+        # type tests, not a match statement: this runs for every request of a simulation
+        if type(effect) is Read:
+            obj = self.objects.get(effect.key)
+            if obj is None:
+                return BARE[Outcome.NOT_FOUND]
+            return StoreResult(Outcome.OK, obj.body, obj.version)
+        if type(effect) is ReplaceIfMatch:
+            failed = self._precondition(effect.key, effect.version)
+            return BARE[failed] if failed else self._write(effect.key, effect.body)
+        if type(effect) is Put:
+            return self._write(effect.key, effect.body)
+        if type(effect) is CreateIfAbsent:
+            if effect.key in self.objects:
+                return BARE[Outcome.PRECONDITION_FAILED]
+            return self._write(effect.key, effect.body)
+        if type(effect) is FencedPut:
+            fence = self.objects.get(effect.fence_key)
+            if fence is None or fence.version != effect.fence_version:
+                return BARE[Outcome.PRECONDITION_FAILED]
+            return self._write(effect.key, effect.body)
+        if type(effect) is ListPrefix:
+            keys = sorted(k for k in self.objects if k.startswith(effect.prefix))
+            return StoreResult(Outcome.OK, body="\n".join(keys).encode())
+        if type(effect) is Delete:
+            # S3 answers 204 to deleting a missing key; GCS answers 404
+            if self.objects.pop(effect.key, None) is None and self.flavor != "s3":
+                return BARE[Outcome.NOT_FOUND]
+            return BARE[Outcome.OK]
         raise TypeError(f"not a storage effect: {effect!r}")
 
 

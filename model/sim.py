@@ -28,18 +28,22 @@ Semantics of the simulated network:
 from __future__ import annotations
 
 import contextlib
+import functools
+import operator
 import posixpath
 import random
+import threading
 import uuid
 from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
+from simpy.events import URGENT
 
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
-from model.config import Scenario, Schedule, client_settings
-from model.effects import Outcome, Put, StorageEffect, StoreResult
+from model.config import Dist, Scenario, Schedule, client_settings
+from model.effects import BARE, Outcome, Put, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
@@ -81,6 +85,17 @@ def retry_policy(scenario: Scenario) -> Callable[[str], RetryPolicy]:
     return lambda key: lock_client if key.startswith(lock_folder) else table
 
 
+def sampler(rng: random.Random, dist: Dist) -> Callable[[], int]:
+    """``draw(rng, dist)`` as a function of nothing: the same numbers from the same stream.
+
+    A uniform draw is ``rng.choice(range(lo, hi + 1))``: one ``_randbelow(hi - lo + 1)``, as
+    ``randint(lo, hi)`` makes, through fewer Python calls (every request draws two latencies).
+    """
+    if dist.kind == "uniform":
+        return functools.partial(rng.choice, range(dist.lo, dist.hi + 1))
+    return functools.partial(draw, rng, dist)
+
+
 class ScriptedTimes:
     """A :class:`~model.config.Schedule` applied to a SimPy environment (see there).
 
@@ -110,7 +125,7 @@ class ScriptedTimes:
 class _Step:
     """What ``simpy.events.Initialize`` calls back: a function instead of a process's generator."""
 
-    def __init__(self, fn: Callable[[Any], None]) -> None:
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
         self._resume = fn
 
 
@@ -129,6 +144,7 @@ class SimNetwork:
         self.observe = observe
         self.script = script
         self.last_write_at: dict[str, int] = {}
+        self.latency = sampler(rng, self.cfg.latency_ms)
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
         """Send one attempt; the returned SimPy event fires with its StoreResult.
@@ -138,8 +154,10 @@ class SimNetwork:
         process, no generator, the same order of events.
         """
         reply = self.env.event()
-        # Initialize reads only ``_resume`` of its process argument
-        simpy.events.Initialize(self.env, _Step(lambda _: self._send(node, effect, reply)))  # type: ignore[arg-type]
+        start = simpy.Event(self.env)  # what simpy.events.Initialize is, with a callback instead of a process
+        start._ok, start._value = True, None
+        start.callbacks.append(functools.partial(self._send, node, effect, reply))
+        self.env.schedule(start, URGENT)
         return reply
 
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
@@ -147,50 +165,56 @@ class SimNetwork:
 
     def _hop(self, then: Callable[[Any], None]) -> None:
         """Carry a request to the store, or its reply back, after one network latency."""
-        scripted = None if self.script is None else self.script.latency()
-        self._later(draw(self.rng, self.cfg.latency_ms) if scripted is None else scripted, then)
+        if self.script is None:  # the common case, without a call to _later
+            self.env.timeout(self.latency()).callbacks.append(then)
+            return
+        scripted = self.script.latency()
+        self._later(self.latency() if scripted is None else scripted, then)
 
-    def _send(self, node: Node, effect: StorageEffect, reply: Any) -> None:
-        sent = int(self.env.now)
+    def _send(self, node: Node, effect: StorageEffect, reply: Any, _: Any = None) -> None:
+        sent = int(self.env._now)
         key = effect_key(effect)
-        action = self.matcher.decide(node.name, is_write(effect), key, sent)
+        write = is_write(effect)
+        action = self.matcher.decide(node.name, write, key, sent)
         if action in ("cutoff", "timeout"):
-            self._later(self.timeout_ms, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
+            self._later(self.timeout_ms, lambda _: reply.succeed(BARE[Outcome.TIMEOUT]))
             return
 
         def arrive(_: Any) -> None:
             if action in ERROR_OUTCOMES:
-                result = StoreResult(ERROR_OUTCOMES[action])
+                result = BARE[ERROR_OUTCOMES[action]]
             else:
-                result = self._apply(node, effect)
+                result = self._apply(node, effect, key, write)
             if action == "lost-reply":
-                wait = max(0, sent + self.timeout_ms - int(self.env.now))
-                self._later(wait, lambda _: reply.succeed(StoreResult(Outcome.TIMEOUT)))
+                wait = max(0, sent + self.timeout_ms - int(self.env._now))
+                self._later(wait, lambda _: reply.succeed(BARE[Outcome.TIMEOUT]))
                 return
 
             def back(_: Any) -> None:
-                late = self.env.now - sent > self.timeout_ms
-                reply.succeed(StoreResult(Outcome.TIMEOUT) if late else result)
+                late = self.env._now - sent > self.timeout_ms
+                reply.succeed(BARE[Outcome.TIMEOUT] if late else result)
 
             self._hop(back)
 
         self._hop(arrive)
 
-    def _apply(self, node: Node, effect: StorageEffect) -> StoreResult:
-        """Apply at the store, with S3's 409 for overlapping conditional writes, and record what changed."""
+    def _apply(self, node: Node, effect: StorageEffect, key: str, write: bool) -> StoreResult:
+        """Apply at the store, with S3's 409 for overlapping conditional writes, and record what changed.
+
+        ``key`` is the effect's key (a listing's prefix); ``write`` says whether it may change the store.
+        """
         cfg = self.cfg
-        key = getattr(effect, "key", "")
-        now = int(self.env.now)
+        now = int(self.env._now)
         if (
-            is_write(effect)
+            write
             and cfg.conflict_prob > 0
             and key in self.last_write_at
             and now - self.last_write_at[key] <= cfg.conflict_window_ms
             and self.rng.random() < cfg.conflict_prob
         ):
-            return StoreResult(Outcome.CONFLICT)
+            return BARE[Outcome.CONFLICT]
         result = self.store.apply(effect, node=node.name, now=now)
-        if result.ok and is_write(effect):
+        if write and result.ok:
             self.last_write_at[key] = now
             obj = self.store.peek(key)
             if obj is not None:
@@ -203,22 +227,21 @@ class SimPyWorld:
 
     Interrupt: type[BaseException] = simpy.Interrupt
 
-    lock: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()  # tasks never run in parallel
-
     def __init__(self, env: simpy.Environment) -> None:
         self.env = env
+        # tasks never run in parallel: any reentrant lock will do, and RLock (C) costs less than nullcontext
+        self.lock: contextlib.AbstractContextManager[Any] = threading.RLock()
         self.network: SimNetwork | None = None
         # the hot primitives are SimPy's own (virtual times are integers: every delay is)
         self.timeout: Callable[[int], Any] = env.timeout
         self.event: Callable[[], Any] = env.event
         self.any_of: Callable[[list[Any]], Any] = env.any_of
         self.start: Callable[[Generator[Any, Any, Any]], Any] = env.process
-
-    def now(self) -> int:
-        return self.env.now  # type: ignore[return-value]  # an int: every delay is one
+        # env.now is a Python property: read SimPy's clock through C-level calls only
+        self.now: Callable[[], int] = functools.partial(operator.attrgetter("_now"), env)
 
     def read_clock(self, node: Node) -> int:
-        return node.clock.read(self.env.now)  # type: ignore[arg-type]
+        return node.clock.read(self.env._now)  # type: ignore[arg-type]
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
         assert self.network is not None

@@ -50,7 +50,7 @@ from model.lock_variants import variant
 from model.lockfile import LockData, LockFile
 
 Gen = Generator[Effect, Any, Any]
-
+NOW, NANO_TIME = Now(), Now(monotonic=True)  # System.currentTimeMillis(), System.nanoTime() (in ms)
 WRITER_TASK = "writer"
 HEARTBEAT_TASK = "heartbeat"
 
@@ -90,16 +90,10 @@ class StorageLockProvider:
         self.audit: AuditTrail | None = None
         self.acquisitions = 0
         self.error: str | None = None  # why the last try_lock / unlock ended where Hudi throws
+        self.key = config.lock_key
+        self.validity_ms = config.validity_secs * 1000
 
     # ---- helpers -----------------------------------------------------------------
-
-    @property
-    def key(self) -> str:
-        return self.config.lock_key
-
-    @property
-    def validity_ms(self) -> int:
-        return self.config.validity_secs * 1000
 
     @property
     def hook_key(self) -> str:
@@ -168,7 +162,7 @@ class StorageLockProvider:
         """Hudi's private ``actuallyHoldsLock``: we hold a lock object and it is valid by our own clock."""
         if self.lock is None:
             return False
-        now: int = yield Now()
+        now: int = yield NOW
         return self._valid(self.lock.data, now)
 
     def careful_check(self) -> Gen:
@@ -182,7 +176,7 @@ class StorageLockProvider:
             return (yield from self.holds_valid_lock())
         if self.lock is None:
             return False
-        now: int = yield Now()
+        now: int = yield NOW
         data = self.lock.data
         return not data.expired and now < data.valid_until - self.config.drift_allowance_ms
 
@@ -229,7 +223,7 @@ class StorageLockProvider:
         if got is GetResult.UNKNOWN_ERROR:
             yield Record("try-lock", "fail", {"reason": "read-unknown", "owner": self.owner})
             return False
-        now: int = yield Now()
+        now: int = yield NOW
         if current is not None and self._valid(current.data, now):
             if self.variant.adopt_own_lock and current.data.owner == self.owner:
                 return (yield from self._acquired(current, now, adopted=True))
@@ -239,7 +233,7 @@ class StorageLockProvider:
         if current is not None and not current.data.expired:
             yield Record("dangling-lock", "info",
                          {"holder": current.data.owner, "valid_until": current.data.valid_until})
-        now = yield Now()  # acquisitionTimestamp
+        now = yield NOW  # acquisitionTimestamp
         data = LockData(False, now + self.validity_ms, self.owner)
         upsert, written = yield from self._write(data, current)
         if upsert is not UpsertResult.SUCCESS or written is None:
@@ -274,10 +268,10 @@ class StorageLockProvider:
         """
         self.error = None
         wait = self.config.wait_time_ms if wait_ms is None else wait_ms
-        start: int = yield Now(monotonic=True)  # System.nanoTime()
+        start: int = yield NANO_TIME  # System.nanoTime()
         try:
             while True:
-                now: int = yield Now(monotonic=True)
+                now: int = yield NANO_TIME
                 if now - start >= wait:
                     return False
                 if (yield from self.try_lock_once()):
@@ -301,7 +295,7 @@ class StorageLockProvider:
             raise HoodieLockError("Must stop heartbeat before expire lock file")
         assert self.lock is not None
         data = LockData(True, self.lock.data.valid_until, self.owner)
-        stamp: int = yield Now()  # lockExpirationTimeMs, the END record's timestamp
+        stamp: int = yield NOW  # lockExpirationTimeMs, the END record's timestamp
         upsert, _ = yield from self._write(data, self.lock)
         if upsert is UpsertResult.SUCCESS:
             yield from self._audit("END", stamp)
@@ -385,11 +379,11 @@ class StorageLockProvider:
         then (``hudi``, PR #17870) interrupts the writer.
         """
         interval = self.config.renew_interval_secs * 1000
-        start: int = yield Now(monotonic=True)
+        start: int = yield NANO_TIME
         runs = 0
         while True:
             runs += 1
-            now: int = yield Now(monotonic=True)
+            now: int = yield NANO_TIME
             if start + runs * interval > now:
                 yield Sleep(start + runs * interval - now)
             if not (yield IsAlive(WRITER_TASK)):
@@ -410,7 +404,7 @@ class StorageLockProvider:
         """renewLock(): extend validUntil over our cached version.  False stops the heartbeat."""
         if self.lock is None:
             return False
-        now: int = yield Now()  # acquisitionTimestamp of the renewal
+        now: int = yield NOW  # acquisitionTimestamp of the renewal
         data = LockData(False, now + self.validity_ms, self.owner)
         yield Record("renew", "invoke", {"owner": self.owner, "valid_until": data.valid_until})
         try:
@@ -428,7 +422,7 @@ class StorageLockProvider:
             return False
         yield Record("renew", "info", {"owner": self.owner, "status": upsert.name})
         if self.variant.renewal_stops_past_expiry:
-            now = yield Now()
+            now = yield NOW
             if now > self.lock.data.valid_until:
                 return False  # RFC-91: "renewal fails past the expiration: log an error, stop the heartbeat"
         return True

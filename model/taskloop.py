@@ -36,6 +36,7 @@ from model.effects import (
 
 Policy = Callable[[Effect], bool]
 _STORAGE = (Read, CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, ListPrefix, Delete)
+_STORAGE_TYPES = frozenset(_STORAGE)
 _NOT_INTERRUPTIBLE = frozenset({Record, Now})
 
 
@@ -51,7 +52,9 @@ def any_action(effect: Effect) -> bool:
 
 
 def _next_storage_call(effect: Effect) -> bool:
-    return isinstance(effect, _STORAGE) or _interruptible_sleep(effect)
+    if type(effect) is Sleep:
+        return effect.interruptible
+    return type(effect) in _STORAGE_TYPES
 
 
 def _checkpoints(effect: Effect) -> bool:
@@ -91,8 +94,13 @@ class TaskLoop:
         self._send: Any = None
         self._throw: BaseException | None = None
 
-    def next_effect(self, task: TaskState) -> Effect | None:
-        """The next effect to perform, or None when the task has finished or was cancelled."""
+    def next_effect(self, task: TaskState, answer: Any = None) -> Effect | None:
+        """The next effect to perform, or None when the task has finished or was cancelled.
+
+        ``answer``: the result of the effect just performed, as :meth:`answer` gives it.
+        """
+        if answer is not None:
+            self._send = answer
         while True:
             try:
                 effect = self.gen.throw(self._throw) if self._throw is not None else self.gen.send(self._send)
@@ -105,12 +113,12 @@ class TaskLoop:
                 task.pending_interrupt = False
                 self._throw = Interrupted()
                 continue
-            if isinstance(effect, CheckInterrupt):
+            if type(effect) is CheckInterrupt:
                 continue  # no interrupt to deliver here: the check answers None
             return effect
 
     def answer(self, value: Any) -> None:
-        """The result of the effect just performed."""
+        """The result of the effect just performed (an effect not answered gets None)."""
         self._send = value
 
     def fail(self, error: BaseException) -> None:
