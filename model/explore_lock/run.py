@@ -140,14 +140,23 @@ class Run:
         self.waiting: dict[str, int] = {}  # node -> since when its writer waits for the lock
         self.worst_gap = 0  # the longest liveness gap seen when time passed
         self.kernel: Kernel | None = None
+        # the faults a request may get, for a read and a write: 409 and 412 answer conditional writes
+        # only (a plain GET has no precondition to fail)
+        self.fault_options: dict[bool, list[tuple[str, int]]] = {
+            write: [(k, 0) for k in REQUEST_FAULTS
+                    if k in self.kinds and (write or k not in CONDITIONAL_ONLY)]
+            + [(k, d) for k in WINDOW_FAULTS if k in self.kinds for d in self.durations]
+            for write in (False, True)}
 
     # ---- decisions ---------------------------------------------------------------------------
 
     def choose(self, kind: str, options: int, label: Callable[[int], str],
-               steps: list[StepInfo] | None = None) -> int:
+               steps: Callable[[], list[StepInfo]] | None = None) -> int:
         """The option taken here: the only one, the path's, or the driver's (which may stop the run).
 
-        ``label(i)`` says what option ``i`` is (asked only when the run records its decisions).
+        ``label(i)`` says what option ``i`` is (asked only when the run records its decisions);
+        ``steps()`` what the options of a step decision touch (asked only when the driver decides:
+        a replay along the path needs neither).
         """
         if options == 1:
             return 0
@@ -158,7 +167,7 @@ class Run:
             raise Stop()
         else:
             try:
-                i = self.driver.decide(self, kind, options, steps or [])
+                i = self.driver.decide(self, kind, options, steps() if steps is not None else [])
             except Suspend:
                 self.stopped = True
                 raise
@@ -228,10 +237,7 @@ class Run:
             del fs.windows[wkey]
         if fs.left <= 0 or not first:
             return None
-        # 409 and 412 answer conditional writes only (a plain GET has no precondition to fail)
-        options: list[tuple[str, int]] = [(k, 0) for k in REQUEST_FAULTS
-                                          if k in self.kinds and (write or k not in CONDITIONAL_ONLY)]
-        options += [(k, d) for k in WINDOW_FAULTS if k in self.kinds for d in self.durations]
+        options = self.fault_options[write]
         if not options:
             return None
         def label(i: int) -> str:
@@ -354,14 +360,16 @@ class Run:
             if len(due) == 1 and not can_wait:  # the common case: no decision to make
                 world.fire(due[0])
                 continue
-            options = [StepInfo(p.sid, p.owner, p.op) for p in due]
-            if can_wait:
-                options.append(StepInfo(ADVANCE, GLOBAL, None))
+            def steps(due: list[Pending] = due, can_wait: bool = can_wait) -> list[StepInfo]:
+                options = [StepInfo(p.sid, p.owner, p.op) for p in due]
+                if can_wait:
+                    options.append(StepInfo(ADVANCE, GLOBAL, None))
+                return options
 
             def label(i: int, due: list[Pending] = due, nxt: int | None = nxt) -> str:
                 return self.describe(due[i]) if i < len(due) else f"time advances to {nxt} ms"
 
-            i = self.choose("step", len(options), label, options)
+            i = self.choose("step", len(due) + can_wait, label, steps)
             if i == len(due):
                 assert nxt is not None
                 self._advance(nxt)
