@@ -470,7 +470,9 @@ class Run:
                 gen: Any = t.handle._generator if isinstance(t.handle, simpy.Process) else None
                 if gen is not None and gen.gi_frame is not None:  # the task and its protocol generator
                     tasks.append((name, shape(gen), shape(gen.gi_frame.f_locals.get("gen"))))
-            return (node.incarnation, len(node.pauses), n in self.waiting, tuple(tasks))
+            # the clock (its offset: with skew, writers differ by it) keeps apart nodes that no renaming
+            # can swap, so only truly interchangeable ones are encoded in both orders
+            return (node.incarnation, len(node.pauses), n in self.waiting, tuple(tasks), node.clock)
 
         return canonical(encode, nodes, self.reductions.symmetry, signature)
 
