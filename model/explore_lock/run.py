@@ -36,7 +36,7 @@ from model.explore_lock.bounds import (
 )
 from model.explore_lock.statekey import Encoder, canonical, shape
 from model.explore_lock.world import GLOBAL, ExploreNetwork, ExploreWorld, FaultState, Pending, Suspend
-from model.faults import FaultMatcher
+from model.faults import KEY_CLASSES, FaultMatcher
 from model.history import Event
 from model.kernel import Kernel
 from model.lock_audit import enable_body, enable_key
@@ -255,9 +255,9 @@ class Run:
             status = kind.split("-", 1)[1]
             fs.windows[wkey] = (status, now + duration)
             fs.quiet_from = max(fs.quiet_from, now + duration)
-            self.injected.append(("window", (wkey, status, now, now + duration)))
+            self.injected.append(("window", (wkey, status, now, now + duration, key)))
             return status
-        self.injected.append(("error", (node, cls, method, kind, now)))
+        self.injected.append(("error", (node, cls, method, kind, now, key)))
         wait = client_settings(self.scenario).timeout_ms if kind in ("timeout", "lost-reply") else 0
         fs.quiet_from = max(fs.quiet_from, now + wait)
         return kind
@@ -483,11 +483,11 @@ class Run:
         crashes: list[Crash] = []
         for what, spec in self.injected:
             if what == "error":
-                node, cls, method, status, at = spec
-                errors.append(ErrorRule(node, cls, method, status, 1.0, at, at + 1, 1))
+                node, cls, method, status, at, key = spec
+                errors.append(ErrorRule(node, _rule_key(cls, key), method, status, 1.0, at, at + 1, 1))
             elif what == "window":
-                (node, cls, method), status, at, end = spec
-                errors.append(ErrorRule(node, cls, method, status, 1.0, at, end))
+                (node, cls, method), status, at, end, key = spec
+                errors.append(ErrorRule(node, _rule_key(cls, key), method, status, 1.0, at, end))
             elif what == "pause":
                 pauses.append(spec)
             elif what == "crash":
@@ -495,3 +495,12 @@ class Run:
         return FaultPlan(pauses=tuple(pauses), errors=tuple(errors), crashes=tuple(crashes))
 
 
+def _rule_key(cls: str, key: str) -> str:
+    """An error rule's key for a fault on a request of class ``cls`` to ``key``.
+
+    The fault plan matches ``lock`` and ``register`` as classes and any other rule key as a key
+    prefix (``model.faults.FaultMatcher``): a fault on one of the other objects (the audit enable
+    file, ...) names its key, or the simulated world would fault no request.  A window of errors on
+    that class then covers that key only; a replay that differs for it says so (``replays_exactly``).
+    """
+    return cls if cls in KEY_CLASSES else key
