@@ -9,8 +9,10 @@ import pytest
 
 from model.checkers.lock_run import check_lock_history
 from model.explore_lock import Bounds, Reductions, explore
-from model.explore_lock.counterexample import replay, replays_exactly, scenario_of
+from model.explore_lock.counterexample import Replayed, replay, replays_exactly, scenario_of
+from model.explore_lock.run import Run
 from model.explore_lock.search import ExploreResult, judge
+from model.lock_audit import enable_key
 from model.sim import SimWorld
 
 # Small bounds: two writers, one hold of one read-modify-write each, both starting at 0 (the CI budget);
@@ -143,6 +145,16 @@ def test_symmetry_merges_mirrored_start_phases() -> None:
     assert with_sym.verdict == without.verdict == "holds" and with_sym.states < without.states
 
 
+def test_symmetry_merges_mirrored_clock_offsets() -> None:
+    # the clock is part of a node's signature (it orders writers with different clocks instead of
+    # trying both orders); w1 at +250 ms with w2 at 0 is still the mirror of w1 at 0 with w2 at +250 ms
+    bounds = small(variant="hudi", faults=0, skew_ms=250)
+    with_sym = explore(bounds)
+    without = explore(bounds, Reductions(symmetry=False))
+    assert with_sym.verdict == without.verdict == "holds"
+    assert with_sym.states < without.states
+
+
 # ---- counterexamples replay ---------------------------------------------------------------------------
 
 
@@ -171,3 +183,25 @@ def test_the_schedule_is_what_makes_the_replay_exact() -> None:
     assert replays_exactly(scenario, replayed)[0]
     unscripted = dataclasses.replace(scenario, schedule=dataclasses.replace(scenario.schedule, ranks=()))
     assert not replays_exactly(unscripted, replayed)[0]
+
+
+class _FirstOption:
+    """A driver that takes the first option at every decision past the path (no more faults)."""
+
+    def decide(self, run: Run, kind: str, options: int, steps: list[object]) -> int:
+        return 0
+
+
+def test_a_fault_on_another_object_replays_exactly() -> None:
+    # a timeout on w1's read of the audit enable file (class "other"): the fault plan names that key,
+    # since the simulated world matches only lock and register as classes and other rule keys as prefixes
+    bounds = small(variant="hudi", faults=1, fault_kinds=("timeout",))
+    run = Run(bounds.plan(), [0] * 7 + [1], _FirstOption())  # the 8th decision: that read's fault
+    end = run.go()
+    assert end is not None
+    [(what, spec)] = run.injected
+    assert what == "error" and spec[1] == "other"
+    replayed = Replayed(run, list(run.events), None, [], True)
+    scenario = scenario_of(replayed, bounds.decisive_checkers())
+    assert replays_exactly(scenario, replayed) == (True, None)
+    assert [r.key for r in scenario.faults.errors] == [enable_key(bounds.scenario().lock.base_path)]

@@ -36,7 +36,7 @@ from model.explore_lock.bounds import (
 )
 from model.explore_lock.statekey import Encoder, canonical, shape
 from model.explore_lock.world import GLOBAL, ExploreNetwork, ExploreWorld, FaultState, Pending, Suspend
-from model.faults import FaultMatcher
+from model.faults import KEY_CLASSES, FaultMatcher
 from model.history import Event
 from model.kernel import Kernel
 from model.lock_audit import enable_body, enable_key
@@ -140,14 +140,23 @@ class Run:
         self.waiting: dict[str, int] = {}  # node -> since when its writer waits for the lock
         self.worst_gap = 0  # the longest liveness gap seen when time passed
         self.kernel: Kernel | None = None
+        # the faults a request may get, for a read and a write: 409 and 412 answer conditional writes
+        # only (a plain GET has no precondition to fail)
+        self.fault_options: dict[bool, list[tuple[str, int]]] = {
+            write: [(k, 0) for k in REQUEST_FAULTS
+                    if k in self.kinds and (write or k not in CONDITIONAL_ONLY)]
+            + [(k, d) for k in WINDOW_FAULTS if k in self.kinds for d in self.durations]
+            for write in (False, True)}
 
     # ---- decisions ---------------------------------------------------------------------------
 
     def choose(self, kind: str, options: int, label: Callable[[int], str],
-               steps: list[StepInfo] | None = None) -> int:
+               steps: Callable[[], list[StepInfo]] | None = None) -> int:
         """The option taken here: the only one, the path's, or the driver's (which may stop the run).
 
-        ``label(i)`` says what option ``i`` is (asked only when the run records its decisions).
+        ``label(i)`` says what option ``i`` is (asked only when the run records its decisions);
+        ``steps()`` what the options of a step decision touch (asked only when the driver decides:
+        a replay along the path needs neither).
         """
         if options == 1:
             return 0
@@ -158,7 +167,7 @@ class Run:
             raise Stop()
         else:
             try:
-                i = self.driver.decide(self, kind, options, steps or [])
+                i = self.driver.decide(self, kind, options, steps() if steps is not None else [])
             except Suspend:
                 self.stopped = True
                 raise
@@ -228,10 +237,7 @@ class Run:
             del fs.windows[wkey]
         if fs.left <= 0 or not first:
             return None
-        # 409 and 412 answer conditional writes only (a plain GET has no precondition to fail)
-        options: list[tuple[str, int]] = [(k, 0) for k in REQUEST_FAULTS
-                                          if k in self.kinds and (write or k not in CONDITIONAL_ONLY)]
-        options += [(k, d) for k in WINDOW_FAULTS if k in self.kinds for d in self.durations]
+        options = self.fault_options[write]
         if not options:
             return None
         def label(i: int) -> str:
@@ -249,9 +255,9 @@ class Run:
             status = kind.split("-", 1)[1]
             fs.windows[wkey] = (status, now + duration)
             fs.quiet_from = max(fs.quiet_from, now + duration)
-            self.injected.append(("window", (wkey, status, now, now + duration)))
+            self.injected.append(("window", (wkey, status, now, now + duration, key)))
             return status
-        self.injected.append(("error", (node, cls, method, kind, now)))
+        self.injected.append(("error", (node, cls, method, kind, now, key)))
         wait = client_settings(self.scenario).timeout_ms if kind in ("timeout", "lost-reply") else 0
         fs.quiet_from = max(fs.quiet_from, now + wait)
         return kind
@@ -354,14 +360,16 @@ class Run:
             if len(due) == 1 and not can_wait:  # the common case: no decision to make
                 world.fire(due[0])
                 continue
-            options = [StepInfo(p.sid, p.owner, p.op) for p in due]
-            if can_wait:
-                options.append(StepInfo(ADVANCE, GLOBAL, None))
+            def steps(due: list[Pending] = due, can_wait: bool = can_wait) -> list[StepInfo]:
+                options = [StepInfo(p.sid, p.owner, p.op) for p in due]
+                if can_wait:
+                    options.append(StepInfo(ADVANCE, GLOBAL, None))
+                return options
 
             def label(i: int, due: list[Pending] = due, nxt: int | None = nxt) -> str:
                 return self.describe(due[i]) if i < len(due) else f"time advances to {nxt} ms"
 
-            i = self.choose("step", len(options), label, options)
+            i = self.choose("step", len(due) + can_wait, label, steps)
             if i == len(due):
                 assert nxt is not None
                 self._advance(nxt)
@@ -462,7 +470,9 @@ class Run:
                 gen: Any = t.handle._generator if isinstance(t.handle, simpy.Process) else None
                 if gen is not None and gen.gi_frame is not None:  # the task and its protocol generator
                     tasks.append((name, shape(gen), shape(gen.gi_frame.f_locals.get("gen"))))
-            return (node.incarnation, len(node.pauses), n in self.waiting, tuple(tasks))
+            # the clock (its offset: with skew, writers differ by it) keeps apart nodes that no renaming
+            # can swap, so only truly interchangeable ones are encoded in both orders
+            return (node.incarnation, len(node.pauses), n in self.waiting, tuple(tasks), node.clock)
 
         return canonical(encode, nodes, self.reductions.symmetry, signature)
 
@@ -473,11 +483,11 @@ class Run:
         crashes: list[Crash] = []
         for what, spec in self.injected:
             if what == "error":
-                node, cls, method, status, at = spec
-                errors.append(ErrorRule(node, cls, method, status, 1.0, at, at + 1, 1))
+                node, cls, method, status, at, key = spec
+                errors.append(ErrorRule(node, _rule_key(cls, key), method, status, 1.0, at, at + 1, 1))
             elif what == "window":
-                (node, cls, method), status, at, end = spec
-                errors.append(ErrorRule(node, cls, method, status, 1.0, at, end))
+                (node, cls, method), status, at, end, key = spec
+                errors.append(ErrorRule(node, _rule_key(cls, key), method, status, 1.0, at, end))
             elif what == "pause":
                 pauses.append(spec)
             elif what == "crash":
@@ -485,3 +495,12 @@ class Run:
         return FaultPlan(pauses=tuple(pauses), errors=tuple(errors), crashes=tuple(crashes))
 
 
+def _rule_key(cls: str, key: str) -> str:
+    """An error rule's key for a fault on a request of class ``cls`` to ``key``.
+
+    The fault plan matches ``lock`` and ``register`` as classes and any other rule key as a key
+    prefix (``model.faults.FaultMatcher``): a fault on one of the other objects (the audit enable
+    file, ...) names its key, or the simulated world would fault no request.  A window of errors on
+    that class then covers that key only; a replay that differs for it says so (``replays_exactly``).
+    """
+    return cls if cls in KEY_CLASSES else key

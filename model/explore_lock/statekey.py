@@ -123,6 +123,11 @@ class Encoder:
     def enc(self, obj: Any) -> Hashable:
         """The encoding of any value of the run (dispatched on its type)."""
         kind = type(obj)
+        if kind is str:  # the commonest values first, without a handler call (hot: every key walks ~100s)
+            got: str | None = self._texts.get(obj)
+            return got if got is not None else self.text(obj)
+        if obj is None or kind is bool:
+            return obj  # type: ignore[no-any-return]  # None or a bool
         handler = _HANDLERS.get(kind)
         if handler is None:
             handler = _HANDLERS[kind] = _handler_for(kind)
@@ -164,12 +169,14 @@ class Encoder:
         return None if cbs is None else ("l", *[self.enc(c) for c in cbs])
 
     def _items(self, items: Iterable[tuple[Any, Any]], named: bool = False) -> tuple[Hashable, ...]:
-        pairs = [(k, self.enc(k), v) for k, v in items]
+        enc = self.enc
+        pairs = [(k, enc(k), v) for k, v in items]
         if all(type(e) is str for _, e, _ in pairs):
-            pairs.sort(key=lambda kv: kv[1])  # type: ignore[arg-type,return-value]
+            pairs.sort(key=_second)
         if named:
-            return tuple((e, self._named(k, v) if type(k) is str else self.enc(v)) for k, e, v in pairs)
-        return tuple((e, self.enc(v)) for _, e, v in pairs)
+            return tuple((e, (self.true_time(v) if k in TRUE_TIMES else enc(v)) if type(k) is str else enc(v))
+                         for k, e, v in pairs)
+        return tuple((e, enc(v)) for _, e, v in pairs)
 
     def generator(self, gen: types.GeneratorType[Any, Any, Any]) -> Hashable:
         frame = gen.gi_frame
@@ -177,12 +184,18 @@ class Encoder:
             return ("g", gen.gi_code.co_qualname, None)
         loc = frame.f_locals
         live = live_locals(gen.gi_code, frame.f_lasti)
-        local = tuple((name, self._named(name, loc[name]))
+        named = self._named
+        local = tuple((name, named(name, loc[name]))
                       for name in sorted(loc) if live is None or name in live)
-        stack = tuple(self.enc(x) for x in frame_stack(gen, frame, loc))
+        enc = self.enc
+        stack = tuple(enc(x) for x in frame_stack(gen, frame, loc))
         sub = gen.gi_yieldfrom
         return ("g", gen.gi_code.co_qualname, frame.f_lasti, local, stack,
                 self.enc(sub) if sub is not None else None)
+
+
+def _second(kv: tuple[Any, Any, Any]) -> Any:
+    return kv[1]
 
 
 # ---- a suspended frame's value stack ------------------------------------------------------------
@@ -264,6 +277,7 @@ def _liveness(code: types.CodeType) -> dict[int, frozenset[str]]:
     return dict(zip(offsets, live_out, strict=True))
 
 
+@functools.cache
 def live_locals(code: types.CodeType, lasti: int) -> frozenset[str] | None:
     """The locals a generator suspended at ``lasti`` may still read (None: all of them)."""
     live = _liveness(code).get(lasti)

@@ -212,8 +212,7 @@ class ExploreWorld:
             self.env.schedule(step.event, simpy.events.URGENT)
         else:
             assert self.network is not None and step.then is not None
-            with self.network.context(step):
-                step.then(None)
+            self.network.deliver(step)
 
     def drain(self) -> None:
         """Process everything SimPy has due at this instant."""
@@ -241,14 +240,14 @@ class ExploreNetwork(SimNetwork):
         self._req: _Request | None = None
         self._kind = "arrive"
 
-    @contextlib.contextmanager
-    def context(self, step: Pending) -> Generator[None, None, None]:
-        """Hops made while ``step`` fires belong to the same request."""
+    def deliver(self, step: Pending) -> None:
+        """Make a hop happen; hops made meanwhile belong to the same request."""
+        assert step.then is not None
         saved = (self._req, self._kind)
         self._req = step.request
         self._kind = "back" if step.kind == "arrive" else "expire"
         try:
-            yield
+            step.then(None)
         finally:
             self._req, self._kind = saved
 
