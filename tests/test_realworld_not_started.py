@@ -28,6 +28,7 @@ def test_a_server_that_never_started_leaves_a_not_started_verdict(
     assert "never started" in err and "not installed" in err and not (out / "report.html").exists()
 
 
+@pytest.mark.backends  # the S3 client (boto3) is in the backends extra, not in the tests environment
 def test_a_url_that_does_not_answer_is_not_started_too(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
