@@ -16,6 +16,7 @@ from model.clock import EPOCH_MS
 from model.history import Event
 from model.timeline.commits import instant_body
 from model.timeline.layout import format_instant, instant_to_ms, parse_instant_path
+from reports.interactive import Item
 
 
 @dataclass(frozen=True)
@@ -56,9 +57,12 @@ def fmt_instant(instant: int | None) -> str:
     return "-" if instant is None else format_instant(instant)
 
 
-def span_fields(s: InstantSpan) -> list[tuple[str, object]]:
-    """The hover details every instant timeline shows for one instant (a report appends its own)."""
-    return [
+def span_item(s: InstantSpan, lane: str, kind: str, label: str, details: Sequence[tuple[str, object]],
+              cited: Sequence[dict[str, Any]], end: int, ident_prefix: str) -> Item:
+    """One instant as an interactive timeline item, from its request to its completion (``end`` when it
+    never completed), with the hover details every instant timeline shows: the instant's own, the
+    report's ``details``, the violations that cite it and its events."""
+    fields: list[tuple[str, object]] = [
         ("instant", format_instant(s.instant)),
         ("action", s.action),
         ("writer", s.writer),
@@ -66,7 +70,20 @@ def span_fields(s: InstantSpan) -> list[tuple[str, object]]:
         ("requested at", f"{s.requested_at} ms"),
         ("completed at", f"{s.completed_at} ms" if s.completed else "-"),
         ("completion time", fmt_instant(s.completion)),
+        *details,
+        *[("violation", f"{v['kind']}: {v['message']}") for v in cited],
+        ("events", ", ".join(map(str, s.events))),
     ]
+    return Item(
+        lane,
+        s.requested_at,
+        end if s.completed_at is None else s.completed_at,
+        kind,
+        label,
+        tuple(fields),
+        dashed=not s.completed,
+        ident=f"{ident_prefix}-i{format_instant(s.instant)}",
+    )
 
 
 def op_text(op: dict[str, Any] | None) -> str:

@@ -27,10 +27,10 @@ from model.nbcc.sim_checks import latest_view, rel, spec_rows, written_logs
 from model.nbcc.sim_layout import Row, load_table, parse_plan, read_slice_rows, requested_key, rows_reader
 from model.nbcc.slicing import FileGroupId, FileSlice, Rule, slicer
 from model.nbcc.timeline_reader import HudiTable
-from model.timeline.layout import LogFile, format_instant
+from model.timeline.layout import LogFile
 from reports import interactive, plots, tables
 from reports.build import Report, Section
-from reports.instants import InstantSpan, fmt_instant, instant_spans, span_fields
+from reports.instants import InstantSpan, fmt_instant, instant_spans, span_item
 from reports.interactive import Item
 from reports.load import RunData, RunDirError
 from reports.occ import violation_tables
@@ -223,23 +223,9 @@ def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Seq
             if s.completed
             else "aborted"
         )
-        fields = span_fields(s)
-        if s.instant in late:
-            fields.append(("late log", "completed after a compaction requested after its instant"))
-        fields += [("violation", f"{v['kind']}: {v['message']}") for v in cited]
-        fields.append(("events", ", ".join(map(str, s.events))))
-        items.append(
-            Item(
-                s.writer,
-                s.requested_at,
-                end if s.completed_at is None else s.completed_at,
-                kind,
-                rel(s.instant),
-                tuple(fields),
-                dashed=not s.completed,
-                ident=f"nbcc-i{format_instant(s.instant)}",
-            )
-        )
+        late_log = ("late log", "completed after a compaction requested after its instant")
+        details = [late_log] if s.instant in late else []
+        items.append(span_item(s, s.writer, kind, rel(s.instant), details, cited, end, "nbcc"))
     return items
 
 

@@ -33,7 +33,7 @@ from reports.instants import (
     instant_spans,
     op_text,
     rel_ms,
-    span_fields,
+    span_item,
 )
 from reports.interactive import Item
 from reports.load import RunData
@@ -255,29 +255,17 @@ def timeline_items(
             if s.completed
             else "aborted"
         )
-        fields = span_fields(s)
+        details: list[tuple[str, object]] = []
         if s.op:
-            fields.append(("operation", op_text(s.op)))
+            details.append(("operation", op_text(s.op)))
         if s.fg is not None:
-            fields += [("file group", f"fg{s.fg}"), ("merged slice of", fmt_instant(s.merge))]
+            details += [("file group", f"fg{s.fg}"), ("merged slice of", fmt_instant(s.merge))]
         if s.instant in lost_of:
-            fields.append(("LOST", f"overwritten by {format_instant(lost_of[s.instant].by.instant)}"))
+            details.append(("LOST", f"overwritten by {format_instant(lost_of[s.instant].by.instant)}"))
         for u in by_of.get(s.instant, []):
-            fields.append(("overwrote", f"{format_instant(u.lost.instant)} ({u.lost.writer})"))
-        fields += [("violation", f"{v['kind']}: {v['message']}") for v in cited]
-        fields.append(("events", ", ".join(map(str, s.events))))
-        items.append(
-            Item(
-                f"{s.writer} instants",
-                s.requested_at,
-                end if s.completed_at is None else s.completed_at,
-                kind,
-                rel_ms(s.instant),
-                tuple(fields),
-                dashed=not s.completed,
-                ident=f"occ-i{format_instant(s.instant)}",
-            )
-        )
+            details.append(("overwrote", f"{format_instant(u.lost.instant)} ({u.lost.writer})"))
+        lane = f"{s.writer} instants"
+        items.append(span_item(s, lane, kind, rel_ms(s.instant), details, cited, end, "occ"))
     for g in gens:
         cited = [v for i in g.events for v in cites.get(i, [])]
         fields = [
