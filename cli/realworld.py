@@ -35,12 +35,11 @@ from backends.secrets import redact, redact_url
 from engines.rundir import (
     HISTORY,
     SCENARIO,
-    audit_of_run,
     finish_run,
+    keep_lock_table,
     marks_interrupted,
     prepare_out,
     write_atomic,
-    write_table,
 )
 from model.checkers.lock_run import check_lock_history
 from model.config import ConfigError, Dist
@@ -128,11 +127,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"hcc realworld: {error}; history kept in {out / HISTORY}", file=sys.stderr)
     verdict = check_lock_history(events, scenario.checkers)
     metrics = lock_metrics(events)
-    table = write_table(out, objects, prefix=map_scenario_keys(scenario, args.prefix).lock.base_path + "/")
-    audit, seen = audit_of_run(table, verdict) if objects else (None, ())
-    found = verdict.to_dict()
-    for v, visible in zip(found["violations"], seen, strict=False):
-        v["audit_visible"] = visible
+    found, audit = keep_lock_table(out, objects, map_scenario_keys(scenario, args.prefix).lock.base_path,
+                                   verdict)
     summary = {**head, "protocol": "lock",
                "matches_expectation": error is None and verdict.verdict == scenario.expect,
                "error": error, "proxy": actions, "out": str(out), **found, "audit": audit}

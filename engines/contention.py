@@ -181,12 +181,11 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     from engines.rundir import (
         HISTORY,
         SCENARIO,
-        audit_of_run,
         finish_run,
+        keep_lock_table,
         marks_interrupted,
         new_run_dir,
         write_atomic,
-        write_table,
     )
     from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
     from scenarios import loader
@@ -212,12 +211,8 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
     write_atomic(out / SCENARIO, loader.to_toml(result.scenario))
     # the table the run left under its prefix, and what Hudi's audit validator sees of it (as hcc realworld)
-    table = write_table(out, result.objects,
-                        prefix=map_scenario_keys(scenario, result.prefix).lock.base_path + "/")
-    audit, seen = audit_of_run(table, result.verdict) if result.objects else (None, ())
-    found = result.verdict.to_dict()
-    for v, visible in zip(found["violations"], seen, strict=False):
-        v["audit_visible"] = visible
+    found, audit = keep_lock_table(out, result.objects,
+                                   map_scenario_keys(scenario, result.prefix).lock.base_path, result.verdict)
     summary = {"scenario": scenario.name, "protocol": "lock", "backend": backend, "expect": scenario.expect,
                "matches_expectation": result.verdict.verdict == scenario.expect, "seed": seed,
                "writers": writers, "duration_ms": duration_ms, "out": str(out),

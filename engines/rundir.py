@@ -308,6 +308,19 @@ def finish_run(out: Path, summary: Mapping[str, Any], report: bool = True) -> No
     link_latest(out)
 
 
+def keep_lock_table(out: Path, objects: dict[str, bytes], base_path: str,
+                    verdict: Verdict) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A real-storage lock run's ending: the objects it left under its table (``base_path``) go to
+    ``out/table/``, and Hudi's audit validator runs on them.  Returns the verdict as a dict whose
+    violations carry ``audit_visible``, and the audit summary (None when the run left no objects)."""
+    table = write_table(out, objects, prefix=base_path + "/")
+    audit, seen = audit_of_run(table, verdict) if objects else (None, ())
+    found = verdict.to_dict()
+    for v, visible in zip(found["violations"], seen, strict=False):
+        v["audit_visible"] = visible
+    return found, audit
+
+
 def audit_of_run(table: Path, verdict: Verdict) -> tuple[dict[str, Any] | None, tuple[bool, ...]]:
     """Hudi's audit validator on a run's own ``table/`` and, per violation, whether it would have seen it."""
     try:
