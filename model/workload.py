@@ -103,11 +103,8 @@ class RegisterWriter:
             provider = self.new_provider()
             yield from provider.open()
         yield Record("acquire", "invoke")
-        if self.has_lock:  # TransactionManager#acquireLock: "Lock already acquired, skipping ..."
-            assert provider is not None
-            yield Record("acquire", "ok", {"owner": provider.owner, "version": provider.fencing_token(),
-                                           "skipped": "hasLock"})
-        elif not (yield from provider.try_lock()):
+        # TransactionManager#acquireLock skips lockManager.lock() while hasLock: "Lock already acquired, ..."
+        if not self.has_lock and not (yield from provider.try_lock()):
             yield Record("acquire", "fail", {"owner": provider.owner, "error": provider.error})
             if self.keep_client:
                 self.provider = provider  # LockManager#lock throws without closing its provider
@@ -115,8 +112,8 @@ class RegisterWriter:
                 yield from provider.close()
             return False
         owner = provider.owner
-        if not self.has_lock:
-            yield Record("acquire", "ok", {"owner": owner, "version": provider.fencing_token()})
+        acquired = {"owner": owner, "version": provider.fencing_token()}
+        yield Record("acquire", "ok", {**acquired, "skipped": "hasLock"} if self.has_lock else acquired)
         try:
             yield from self.critical_section(provider, owner)
         except Interrupted:
