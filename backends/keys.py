@@ -8,6 +8,11 @@ segments, empty segments, backslashes, absolute paths, control characters).
 
 from __future__ import annotations
 
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ACCEPTED_MAX = 4096  # keys remembered as checked, per guard (a run uses a few dozen)
+
 
 class PrefixViolation(ValueError):
     """A key, or a listed prefix, lies outside the table prefix."""
@@ -27,7 +32,7 @@ def _bad_part(text: str) -> str | None:
         return "absolute path"
     if "\\" in text:
         return "backslash"
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+    if _CONTROL.search(text):
         return "control character"
     parts = text.split("/")
     # a trailing '/' is allowed (folder-like prefix), other empty segments are not
@@ -55,11 +60,14 @@ class KeyGuard:
 
     def __init__(self, prefix: str) -> None:
         self.prefix = normalise_prefix(prefix)
+        self._accepted: set[str] = set()  # every request checks its key: the same few keys, again and again
 
     def key(self, key: str) -> str:
         """Return ``key`` if it is an object name strictly under the prefix, else raise."""
         if not isinstance(key, str):
             raise PrefixViolation(repr(key), self.prefix, "key is not a string")
+        if key in self._accepted:
+            return key
         why = _bad_part(key)
         if why:
             raise PrefixViolation(key, self.prefix, why)
@@ -67,6 +75,9 @@ class KeyGuard:
             raise PrefixViolation(key, self.prefix, "not under the table prefix")
         if key.endswith("/"):
             raise PrefixViolation(key, self.prefix, "object key ends with '/'")
+        if len(self._accepted) >= _ACCEPTED_MAX:
+            self._accepted.clear()
+        self._accepted.add(key)
         return key
 
     def list_prefix(self, prefix: str) -> str:

@@ -8,8 +8,11 @@
    trips in Hudi 1.2.0 (read the audit enable file, read the lock file, create
    it, expire it); the physical floor is that many x the median round trip of a
    single small read on the same connection.
-   The three are measured in alternating blocks of cycles, so that the
-   server's and the machine's drift over time favour none of them.  The ratio
+   Every round runs one cycle of each kind back to back, in an order that
+   rotates from round to round, with clients and connections kept for the
+   whole run, so that the server's and the machine's drift over time favour
+   none of them; the ratios are printed both as ratios of medians and as the
+   median of the per-round ratios.  The ratio
    harness / bare client is the harness's overhead; the bare client runs with
    the SDK's defaults, and once more with the session setting the harness's
    backend uses (proxies read once, not per request).
@@ -24,10 +27,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import queue
 import statistics
 import time
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from backends.base import Backend
@@ -79,68 +83,81 @@ def lock_scenario(writers: int, seconds: float) -> Scenario:
     )
 
 
-def harness_round_trips(backend: Backend, n: int) -> tuple[list[float], int]:
-    """n acquire + release cycles through the real-world interpreter; per-cycle seconds and requests."""
-    sc = lock_scenario(1, 3600)
-    counting = Counting(backend)
-    times: list[float] = []
+class HarnessCycles:
+    """Acquire + release cycles through the real-world interpreter, one per :meth:`cycle` call.
 
-    def factory(ctx: WriterContext) -> Generator[Effect, Any, Any]:
-        provider = StorageLockProvider(sc.lock, ctx.new_id)
-        for _ in range(n):
-            t = time.perf_counter()
-            assert (yield from provider.try_lock())
-            assert (yield from provider.unlock())
-            times.append(time.perf_counter() - t)
-        yield Sleep(0)
+    One writer generator runs on the interpreter's own thread for the whole
+    benchmark and blocks between cycles, so that every measured cycle uses the
+    same world, threads and connections (as the bare clients below do).
+    """
 
-    world = RealWorld(sc, {"w1": counting}, workload=LockWorkload(sc, factory))
-    node = world.kernel.nodes["w1"]
-    world.kernel.start_writer(node)  # drive just the writer, not the timed run loop
-    task = node.tasks.get("writer")
-    if task is not None:
-        task.done.wait()
-    return times, counting.requests // max(1, n)
+    def __init__(self, backend: Backend) -> None:
+        sc = lock_scenario(1, 3600)
+        self.counting = Counting(backend)
+        self._go: queue.SimpleQueue[bool] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[float] = queue.SimpleQueue()
+
+        def factory(ctx: WriterContext) -> Generator[Effect, Any, Any]:
+            provider = StorageLockProvider(sc.lock, ctx.new_id)
+            while self._go.get():  # blocks this writer's thread until the next cycle
+                t = time.perf_counter()
+                assert (yield from provider.try_lock())
+                assert (yield from provider.unlock())
+                self._done.put(time.perf_counter() - t)
+            yield Sleep(0)
+
+        self.world = RealWorld(sc, {"w1": self.counting}, workload=LockWorkload(sc, factory))
+        self.world.kernel.start_writer(self.world.kernel.nodes["w1"])  # just the writer, no run loop
+
+    def cycle(self) -> float:
+        """One acquire + release; its seconds."""
+        self._go.put(True)
+        return self._done.get()
+
+    def close(self) -> None:
+        """End the writer and the interpreter's threads."""
+        self._go.put(False)
+        self.world.kernel.stop_all()
 
 
-def backend_round_trips(backend: Backend, n: int) -> list[float]:
-    """The same requests per cycle through Backend.perform, no interpreter."""
+def backend_cycle(backend: Backend) -> float:
+    """The same requests as one harness cycle through Backend.perform, no interpreter; its seconds."""
     key = "bench/table/.hoodie/.locks/table_lock.json"
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        backend.perform(Read(enable_key("bench/table")))  # Hudi's provider checks the audit enable file
-        read = backend.perform(Read(key))
-        data = LockData(False, int(time.time() * 1000) + 5000, str(uuid.uuid4()))
-        if read.ok and read.version:
-            res = backend.perform(ReplaceIfMatch(key, data.encode(), read.version))
-        else:
-            res = backend.perform(CreateIfAbsent(key, data.encode()))
-        assert res.ok and res.version
-        done = backend.perform(ReplaceIfMatch(key, LockData(True, data.valid_until, data.owner).encode(),
-                                              res.version))
-        assert done.ok
-        times.append(time.perf_counter() - t)
-    return times
+    t = time.perf_counter()
+    backend.perform(Read(enable_key("bench/table")))  # Hudi's provider checks the audit enable file
+    read = backend.perform(Read(key))
+    data = LockData(False, int(time.time() * 1000) + 5000, str(uuid.uuid4()))
+    if read.ok and read.version:
+        res = backend.perform(ReplaceIfMatch(key, data.encode(), read.version))
+    else:
+        res = backend.perform(CreateIfAbsent(key, data.encode()))
+    assert res.ok and res.version
+    done = backend.perform(ReplaceIfMatch(key, LockData(True, data.valid_until, data.owner).encode(),
+                                          res.version))
+    assert done.ok
+    return time.perf_counter() - t
 
 
-def sdk_round_trips(endpoint: Any, bucket: str, n: int, trust_env: bool = True,
-                    ) -> tuple[list[float], list[float]]:
-    """The same 3 requests with the bare google-cloud-storage client; and single-read round trips."""
-    from google.auth.credentials import AnonymousCredentials
-    from google.cloud import storage
+class BareClient:
+    """The same requests with the bare google-cloud-storage client (one client, kept for all cycles)."""
 
-    client = storage.Client(project="hcc", credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
-                            client_options={"api_endpoint": endpoint})
-    client._http.trust_env = trust_env
-    b = client.bucket(bucket)
-    name = "bench-sdk/lock.json"
-    times, reads = [], []
-    for _ in range(n):
+    def __init__(self, endpoint: Any, bucket: str, trust_env: bool = True) -> None:
+        from google.auth.credentials import AnonymousCredentials
+        from google.cloud import storage
+
+        client = storage.Client(project="hcc", credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+                                client_options={"api_endpoint": endpoint})
+        client._http.trust_env = trust_env
+        self.bucket = client.bucket(bucket)
+        self.name = f"bench-sdk-{trust_env}/lock.json"
+
+    def cycle(self) -> float:
+        """One acquire + release; its seconds."""
+        b = self.bucket
         t = time.perf_counter()
         with contextlib.suppress(Exception):  # the audit enable file, as Hudi's provider reads it (absent)
             b.blob("bench-sdk/audit_enabled.json").download_as_bytes(retry=None)
-        blob = b.blob(name)
+        blob = b.blob(self.name)
         try:
             blob.download_as_bytes(retry=None)
             gen = blob.generation
@@ -150,12 +167,13 @@ def sdk_round_trips(endpoint: Any, bucket: str, n: int, trust_env: bool = True,
         blob.upload_from_string(body, if_generation_match=gen, retry=None)
         blob.upload_from_string(body.replace(b"false", b"true"), if_generation_match=blob.generation,
                                 retry=None)
-        times.append(time.perf_counter() - t)
-    for _ in range(n):
+        return time.perf_counter() - t
+
+    def read(self) -> float:
+        """One single small read; its seconds."""
         t = time.perf_counter()
-        b.blob(name).download_as_bytes(retry=None)
-        reads.append(time.perf_counter() - t)
-    return times, reads
+        self.bucket.blob(self.name).download_as_bytes(retry=None)
+        return time.perf_counter() - t
 
 
 def contended(ep: Any, writers: int, seconds: float) -> dict[str, Any]:
@@ -183,35 +201,45 @@ def main() -> None:
     args = ap.parse_args()
     with open_endpoint("fake-gcs") as ep:
         with ep.backend("bench/", timeout_s=5) as b:
-            backend_round_trips(b, 10)  # warm-up
-            harness: list[float] = []
-            direct: list[float] = []
-            sdk: list[float] = []
-            sdk_env_once: list[float] = []
-            reads: list[float] = []
-            block = max(1, args.n // 10)
-            for _ in range(10):  # alternating blocks
-                h, per_cycle = harness_round_trips(b, block)
-                harness += h
-                direct += backend_round_trips(b, block)
-                t, r = sdk_round_trips(ep.url, ep.bucket, block)
-                sdk += t
-                reads += r
-                sdk_env_once += sdk_round_trips(ep.url, ep.bucket, block, trust_env=False)[0]
+            harness = HarnessCycles(b)
+            sdk, sdk_once = BareClient(ep.url, ep.bucket), BareClient(ep.url, ep.bucket, trust_env=False)
+            kinds: dict[str, Callable[[], float]] = {
+                "harness": harness.cycle, "perform": lambda: backend_cycle(b),
+                "sdk": sdk.cycle, "sdk_once": sdk_once.cycle, "read": sdk_once.read}
+            times: dict[str, list[float]] = {k: [] for k in kinds}
+            try:
+                for i in range(args.n + 10):  # the first 10 rounds warm up
+                    order = list(kinds)
+                    order = order[i % len(order):] + order[:i % len(order)]  # rotate: no kind always first
+                    for k in order:
+                        t = kinds[k]()
+                        if i >= 10:
+                            times[k].append(t)
+                per_cycle = harness.counting.requests // (args.n + 10)
+            finally:
+                harness.close()
         med = statistics.median
-        floor = per_cycle * med(reads)
-        print(f"fake-gcs-server, {len(harness)} uncontended acquire + release cycles each, alternating "
-              f"blocks of {block}, median per cycle:")
-        print(f"  harness (realworld interpreter): {med(harness) * 1000:7.2f} ms  "
-              f"({per_cycle} requests/cycle)")
-        print(f"  Backend.perform, same requests : {med(direct) * 1000:7.2f} ms")
-        print(f"  bare google-cloud-storage      : {med(sdk) * 1000:7.2f} ms  (SDK defaults)")
-        print(f"  bare, proxies read once        : {med(sdk_env_once) * 1000:7.2f} ms  (trust_env off)")
+        h = med(times["harness"])
+
+        def paired(other: str) -> float:
+            """Median of the per-round ratios harness / other (each round runs both back to back)."""
+            return med(a / o for a, o in zip(times["harness"], times[other], strict=True))
+
+        floor = per_cycle * med(times["read"])
+        print(f"fake-gcs-server, {args.n} rounds, each one uncontended acquire + release cycle of every "
+              f"kind in rotating order; median per cycle:")
+        print(f"  harness (realworld interpreter): {h * 1000:7.2f} ms  ({per_cycle} requests/cycle)")
+        print(f"  Backend.perform, same requests : {med(times['perform']) * 1000:7.2f} ms")
+        print(f"  bare google-cloud-storage      : {med(times['sdk']) * 1000:7.2f} ms  (SDK defaults)")
+        print(f"  bare, proxies read once        : {med(times['sdk_once']) * 1000:7.2f} ms  (trust_env off)")
         print(f"  floor {per_cycle} x single-read RTT      : {floor * 1000:7.2f} ms  "
-              f"(read RTT {med(reads) * 1000:.2f} ms)")
-        print(f"  ratio harness / bare client    : {med(harness) / med(sdk):7.2f}  "
-              f"(/ bare with proxies read once: {med(harness) / med(sdk_env_once):.2f})")
-        print(f"  ratio harness / Backend.perform: {med(harness) / med(direct):7.2f}")
+              f"(read RTT {med(times['read']) * 1000:.2f} ms)")
+        print(f"  ratio harness / bare client    : {h / med(times['sdk']):7.2f}  (per-round "
+              f"{paired('sdk'):.2f})")
+        print(f"  ratio harness / bare, once     : {h / med(times['sdk_once']):7.2f}  (per-round "
+              f"{paired('sdk_once'):.2f})")
+        print(f"  ratio harness / Backend.perform: {h / med(times['perform']):7.2f}  (per-round "
+              f"{paired('perform'):.2f})")
         print(f"contended, {args.seconds:g} s each (validity 5 s, renew 1 s, poll 1 s, think 0-20 ms):")
         for n in (2, 8, 32):
             r = contended(ep, n, args.seconds)
