@@ -7,7 +7,10 @@ thing the generator yields by blocking: a timeout until its deadline, a signal
 until it fires, a storage request at once (the request is performed on the
 calling thread, so it is already answered when the kernel waits for it).  An
 ``interrupt(cause)`` reaches the generator as :class:`Interruption` at its current
-or next wait, exactly as SimPy delivers ``simpy.Interrupt``.
+or next wait, exactly as SimPy delivers ``simpy.Interrupt``.  A cause that ends the
+task (a cancel, a crash, the end of the run) reaching a task that is waiting is
+carried out by the interrupting thread itself, so that stopping an idle heartbeat
+costs no thread hand-off (as cancelling an idle scheduled task in Java does not).
 """
 
 from __future__ import annotations
@@ -112,8 +115,16 @@ class Answered:
         return 0.0
 
 
+GOES_ON = "interrupt"  # the one cause a kernel task survives (Kernel._interrupted); any other ends it
+
+
 class Handle:
-    """A generator running on its own thread (see :meth:`ThreadWorld.start`)."""
+    """A generator running on its own thread (see :meth:`ThreadWorld.start`).
+
+    ``run`` is held while a thread steps the generator and is free while the generator waits
+    (``parked``): an interrupt that ends the task is then carried out at once by the
+    interrupting thread (see :meth:`interrupt`).
+    """
 
     def __init__(self, gen: Gen) -> None:
         self.gen = gen
@@ -121,15 +132,54 @@ class Handle:
         self.wake = threading.Event()
         self.finished = False
         self.ended = threading.Event()
+        self.run = threading.Lock()
+        self.parked = False  # started, and waiting at a yield for ``waiting``
+        self.waiting: Any = None
+        self.error: BaseException | None = None  # escaped a step taken by an interrupting thread
 
     @property
     def is_alive(self) -> bool:
         return not self.finished
 
     def interrupt(self, cause: Any = None) -> None:
-        """Deliver ``cause`` as an :class:`Interruption` at the generator's current or next wait."""
+        """Deliver ``cause`` as an :class:`Interruption` at the generator's current or next wait.
+
+        A cause that ends a kernel task (any but ``GOES_ON``) reaching a parked generator is thrown
+        in at once on the calling thread, as cancelling an idle scheduled task is immediate in Java:
+        the task's end does not wait for its own thread to wake up.  A generator in the middle of a
+        step (e.g. performing a storage request) gets it at its next wait.
+        """
         self.causes.append(cause)
+        if cause != GOES_ON and self.run.acquire(blocking=False):
+            try:
+                if self.parked and self.causes:
+                    try:
+                        self.step(None, Interruption(self.causes.popleft()))
+                    except BaseException as e:  # noqa: BLE001 - the task's own thread raises it
+                        self.error = e
+            finally:
+                self.run.release()
         self.wake.set()
+
+    def step(self, send: Any, throw: BaseException | None) -> None:
+        """Resume the generator (the caller holds ``run``): it parks at its next wait or finishes."""
+        self.parked = False
+        try:
+            waiting = self.gen.throw(throw) if throw is not None else self.gen.send(send)
+        except (StopIteration, Interruption):  # Interruption: a generator with no use for the cause
+            self.finish()
+            return
+        except BaseException:
+            self.finish()
+            raise
+        if isinstance(waiting, Signal | AnyOf):
+            waiting.watch(self)
+        self.waiting, self.parked = waiting, True
+
+    def finish(self) -> None:
+        """Mark the generator ended and wake whoever waits for that."""
+        self.finished = True
+        self.ended.set()
 
 
 class ThreadWorld:
@@ -213,29 +263,26 @@ class ThreadWorld:
             self._queue.put(None)  # idle workers end
 
     def _trampoline(self, h: Handle) -> None:
-        send: Any = None
-        throw: BaseException | None = None
+        """Step ``h``'s generator and block on what it waits for, until it finishes (here or elsewhere)."""
         try:
+            with h.run:
+                h.step(None, None)
             while True:
-                try:
-                    waiting = h.gen.throw(throw) if throw is not None else h.gen.send(send)
-                except StopIteration:
-                    return
-                except Interruption:
-                    return  # a generator with no use for the cause (the nemesis at the end of a run)
-                send, throw = None, None
-                if isinstance(waiting, Signal | AnyOf):
-                    waiting.watch(h)
-                while True:
+                with h.run:
+                    if h.finished:
+                        if h.error is not None:
+                            raise h.error
+                        return
                     if h.causes:
-                        throw = Interruption(h.causes.popleft())
-                        break
-                    done, value = waiting.poll()
+                        h.step(None, Interruption(h.causes.popleft()))
+                        continue
+                    done, value = h.waiting.poll()
                     if done:
-                        send = value
-                        break
-                    h.wake.wait(min(max(waiting.left(), 0.0), 0.5))
-                    h.wake.clear()
+                        h.step(value, None)
+                        continue
+                    left = h.waiting.left()
+                h.wake.wait(min(max(left, 0.0), 0.5))
+                h.wake.clear()
         finally:
-            h.finished = True
-            h.ended.set()
+            if not h.finished:
+                h.finish()
