@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import heapq
 import operator
 import posixpath
 import random
@@ -38,7 +39,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
-from simpy.events import URGENT
+from simpy.events import NORMAL, URGENT, Timeout
 
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
@@ -88,12 +89,23 @@ def retry_policy(scenario: Scenario) -> Callable[[str], RetryPolicy]:
 def sampler(rng: random.Random, dist: Dist) -> Callable[[], int]:
     """``draw(rng, dist)`` as a function of nothing: the same numbers from the same stream.
 
-    A uniform draw is ``rng.choice(range(lo, hi + 1))``: one ``_randbelow(hi - lo + 1)``, as
-    ``randint(lo, hi)`` makes, through fewer Python calls (every request draws two latencies).
+    A uniform draw is ``randint(lo, hi)``: ``lo`` + one ``_randbelow(hi - lo + 1)``, which is
+    CPython's rejection sampling on ``getrandbits`` (``Random._randbelow_with_getrandbits``),
+    written out here to spare every latency draw (two per request) three Python calls
+    (``tests/test_sim_fast_paths.py`` holds it to ``draw``).
     """
-    if dist.kind == "uniform":
-        return functools.partial(rng.choice, range(dist.lo, dist.hi + 1))
-    return functools.partial(draw, rng, dist)
+    if dist.kind != "uniform":
+        return functools.partial(draw, rng, dist)
+    lo, n = dist.lo, dist.hi - dist.lo + 1
+    k, getrandbits = n.bit_length(), rng.getrandbits
+
+    def uniform() -> int:
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return lo + r
+
+    return uniform
 
 
 class ScriptedTimes:
@@ -122,6 +134,9 @@ class ScriptedTimes:
         return next(self._latencies, None)
 
 
+_new_object = object.__new__  # SimPy events made with their fields set inline (no __init__ call)
+
+
 class _Step:
     """What ``simpy.events.Initialize`` calls back: a function instead of a process's generator."""
 
@@ -145,6 +160,8 @@ class SimNetwork:
         self.script = script
         self.last_write_at: dict[str, int] = {}
         self.latency = sampler(rng, self.cfg.latency_ms)
+        self._push = functools.partial(heapq.heappush, env._queue)  # env.schedule's heap, its event ids
+        self._eid = env._eid
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
         """Send one attempt; the returned SimPy event fires with its StoreResult.
@@ -153,50 +170,39 @@ class SimNetwork:
         process would, with the same priority), then moves on timeouts' callbacks: no
         process, no generator, the same order of events.
         """
-        reply = self.env.event()
-        start = simpy.Event(self.env)  # what simpy.events.Initialize is, with a callback instead of a process
-        start._ok, start._value = True, None
-        start.callbacks.append(functools.partial(self._send, node, effect, reply))
-        self.env.schedule(start, URGENT)
+        env = self.env
+        reply, start = _new_object(simpy.Event), _new_object(simpy.Event)  # Event.__init__, inlined
+        reply.env, reply.callbacks = env, []
+        # what simpy.events.Initialize is, with a callback instead of a process
+        start.env, start._ok, start._value = env, True, None
+        start.callbacks = [_Flight(self, node, effect, reply).send]
+        self._push((env._now, URGENT, next(self._eid), start))
         return reply
 
+    def _timer(self, ms: int, then: Callable[[Any], None]) -> None:
+        """``env.timeout(ms).callbacks.append(then)``: the same Timeout, due at the same place in the
+        queue, made without the two Python calls of ``Timeout.__init__`` and ``env.schedule``."""
+        env = self.env
+        timer = _new_object(Timeout)
+        timer.env, timer.callbacks, timer._value, timer._delay, timer._ok = env, [then], None, ms, True
+        self._push((env._now + ms, NORMAL, next(self._eid), timer))
+
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
-        (self.env.timeout(ms) if self.script is None else self.script.timeout(ms)).callbacks.append(then)
+        if self.script is None:
+            self._timer(ms, then)
+        else:
+            self.script.timeout(ms).callbacks.append(then)
 
     def _hop(self, then: Callable[[Any], None]) -> None:
         """Carry a request to the store, or its reply back, after one network latency."""
         if self.script is None:  # the common case, without a call to _later
-            self.env.timeout(self.latency()).callbacks.append(then)
+            self._timer(self.latency(), then)
             return
         scripted = self.script.latency()
         self._later(self.latency() if scripted is None else scripted, then)
 
     def _send(self, node: Node, effect: StorageEffect, reply: Any, _: Any = None) -> None:
-        sent = int(self.env._now)
-        key = effect_key(effect)
-        write = is_write(effect)
-        action = self.matcher.decide(node.name, write, key, sent)
-        if action in ("cutoff", "timeout"):
-            self._later(self.timeout_ms, lambda _: reply.succeed(BARE[Outcome.TIMEOUT]))
-            return
-
-        def arrive(_: Any) -> None:
-            if action in ERROR_OUTCOMES:
-                result = BARE[ERROR_OUTCOMES[action]]
-            else:
-                result = self._apply(node, effect, key, write)
-            if action == "lost-reply":
-                wait = max(0, sent + self.timeout_ms - int(self.env._now))
-                self._later(wait, lambda _: reply.succeed(BARE[Outcome.TIMEOUT]))
-                return
-
-            def back(_: Any) -> None:
-                late = self.env._now - sent > self.timeout_ms
-                reply.succeed(BARE[Outcome.TIMEOUT] if late else result)
-
-            self._hop(back)
-
-        self._hop(arrive)
+        _Flight(self, node, effect, reply).send()
 
     def _apply(self, node: Node, effect: StorageEffect, key: str, write: bool) -> StoreResult:
         """Apply at the store, with S3's 409 for overlapping conditional writes, and record what changed.
@@ -220,6 +226,48 @@ class SimNetwork:
             if obj is not None:
                 self.observe(node, key, obj.body, result.version)
         return result
+
+
+class _Flight:
+    """One attempt of a request on its way: sent, applied at the store, answered (or timed out).
+
+    Its steps are the callbacks of the network's timeouts (an object with slots: fewer objects per
+    request than closures and their cells).
+    """
+
+    __slots__ = ("net", "node", "effect", "reply", "sent", "key", "write", "action", "result")
+
+    def __init__(self, net: SimNetwork, node: Node, effect: StorageEffect, reply: Any) -> None:
+        self.net, self.node, self.effect, self.reply = net, node, effect, reply
+
+    def send(self, _: Any = None) -> None:
+        net = self.net
+        self.sent = sent = int(net.env._now)
+        self.key = key = effect_key(self.effect)
+        self.write = write = is_write(self.effect)
+        self.action = action = net.matcher.decide(self.node.name, write, key, sent)
+        if action in ("cutoff", "timeout"):
+            net._later(net.timeout_ms, self.time_out)
+            return
+        net._hop(self.arrive)
+
+    def arrive(self, _: Any) -> None:
+        net, action = self.net, self.action
+        if action in ERROR_OUTCOMES:
+            self.result = BARE[ERROR_OUTCOMES[action]]
+        else:
+            self.result = net._apply(self.node, self.effect, self.key, self.write)
+        if action == "lost-reply":
+            net._later(max(0, self.sent + net.timeout_ms - int(net.env._now)), self.time_out)
+            return
+        net._hop(self.back)
+
+    def back(self, _: Any) -> None:
+        late = self.net.env._now - self.sent > self.net.timeout_ms
+        self.reply.succeed(BARE[Outcome.TIMEOUT] if late else self.result)
+
+    def time_out(self, _: Any) -> None:
+        self.reply.succeed(BARE[Outcome.TIMEOUT])
 
 
 class SimPyWorld:
