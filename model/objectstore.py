@@ -36,11 +36,13 @@ from model.effects import (
     ReplaceIfMatch,
     StorageEffect,
     StoreResult,
+    quick_init,
 )
 
 FLAVORS = ("s3", "gcs", "azure")
 
 
+@quick_init
 @dataclass(frozen=True)
 class StoredObject:
     body: bytes
