@@ -44,12 +44,12 @@ from simpy.events import NORMAL, URGENT, Timeout
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
 from model.config import Dist, Scenario, Schedule, client_settings
-from model.effects import BARE, Outcome, Put, StorageEffect, StoreResult
+from model.effects import BARE, ListPrefix, Outcome, Put, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
 from model.lock_audit import enable_body, enable_key
-from model.objectstore import ObjectStore, Store, effect_key, is_write
+from model.objectstore import WRITE_EFFECTS, ObjectStore, Store
 from model.taskloop import interrupt_policy
 from model.workload import draw
 from model.workloads.lock import LockWorkload
@@ -187,6 +187,11 @@ class SimNetwork:
         timer.env, timer.callbacks, timer._value, timer._delay, timer._ok = env, [then], None, ms, True
         self._push((env._now + ms, NORMAL, next(self._eid), timer))
 
+    def answer(self, reply: Any, result: StoreResult) -> None:
+        """``reply.succeed(result)`` without its two Python calls (a reply is answered once)."""
+        reply._ok, reply._value = True, result
+        self._push((self.env._now, NORMAL, next(self._eid), reply))
+
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
         if self.script is None:
             self._timer(ms, then)
@@ -195,8 +200,11 @@ class SimNetwork:
 
     def _hop(self, then: Callable[[Any], None]) -> None:
         """Carry a request to the store, or its reply back, after one network latency."""
-        if self.script is None:  # the common case, without a call to _later
-            self._timer(self.latency(), then)
+        if self.script is None:  # the common case: ``_timer(latency, then)`` written out
+            env, ms = self.env, self.latency()
+            timer = _new_object(Timeout)
+            timer.env, timer.callbacks, timer._value, timer._delay, timer._ok = env, [then], None, ms, True
+            self._push((env._now + ms, NORMAL, next(self._eid), timer))
             return
         scripted = self.script.latency()
         self._later(self.latency() if scripted is None else scripted, then)
@@ -241,10 +249,10 @@ class _Flight:
         self.net, self.node, self.effect, self.reply = net, node, effect, reply
 
     def send(self, _: Any = None) -> None:
-        net = self.net
+        net, effect = self.net, self.effect
         self.sent = sent = int(net.env._now)
-        self.key = key = effect_key(self.effect)
-        self.write = write = is_write(self.effect)
+        self.key = key = effect.prefix if type(effect) is ListPrefix else effect.key  # type: ignore[union-attr]
+        self.write = write = type(effect) in WRITE_EFFECTS
         self.action = action = net.matcher.decide(self.node.name, write, key, sent)
         if action in ("cutoff", "timeout"):
             net._later(net.timeout_ms, self.time_out)
@@ -263,11 +271,12 @@ class _Flight:
         net._hop(self.back)
 
     def back(self, _: Any) -> None:
-        late = self.net.env._now - self.sent > self.net.timeout_ms
-        self.reply.succeed(BARE[Outcome.TIMEOUT] if late else self.result)
+        net = self.net
+        late = net.env._now - self.sent > net.timeout_ms
+        net.answer(self.reply, BARE[Outcome.TIMEOUT] if late else self.result)
 
     def time_out(self, _: Any) -> None:
-        self.reply.succeed(BARE[Outcome.TIMEOUT])
+        self.net.answer(self.reply, BARE[Outcome.TIMEOUT])
 
 
 class SimPyWorld:
