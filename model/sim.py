@@ -137,6 +137,22 @@ class ScriptedTimes:
 _new_object = object.__new__  # SimPy events made with their fields set inline (no __init__ call)
 
 
+def timeouts(env: simpy.Environment) -> Callable[[int], Timeout]:
+    """``env.timeout`` without its two Python-level calls (``Timeout.__init__``, ``env.schedule``):
+    the same Timeout, due at the same place in the queue (a timeout is made for every sleep and hop)."""
+    push, eid = functools.partial(heapq.heappush, env._queue), env._eid
+
+    def timeout(ms: int) -> Timeout:
+        if ms < 0:
+            raise ValueError(f"Negative delay {ms}")
+        timer = _new_object(Timeout)
+        timer.env, timer.callbacks, timer._value, timer._delay, timer._ok = env, [], None, ms, True
+        push((env._now + ms, NORMAL, next(eid), timer))
+        return timer
+
+    return timeout
+
+
 class _Step:
     """What ``simpy.events.Initialize`` calls back: a function instead of a process's generator."""
 
@@ -162,6 +178,7 @@ class SimNetwork:
         self.latency = sampler(rng, self.cfg.latency_ms)
         self._push = functools.partial(heapq.heappush, env._queue)  # env.schedule's heap, its event ids
         self._eid = env._eid
+        self._timeout = timeouts(env)
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
         """Send one attempt; the returned SimPy event fires with its StoreResult.
@@ -179,32 +196,18 @@ class SimNetwork:
         self._push((env._now, URGENT, next(self._eid), start))
         return reply
 
-    def _timer(self, ms: int, then: Callable[[Any], None]) -> None:
-        """``env.timeout(ms).callbacks.append(then)``: the same Timeout, due at the same place in the
-        queue, made without the two Python calls of ``Timeout.__init__`` and ``env.schedule``."""
-        env = self.env
-        timer = _new_object(Timeout)
-        timer.env, timer.callbacks, timer._value, timer._delay, timer._ok = env, [then], None, ms, True
-        self._push((env._now + ms, NORMAL, next(self._eid), timer))
-
     def answer(self, reply: Any, result: StoreResult) -> None:
         """``reply.succeed(result)`` without its two Python calls (a reply is answered once)."""
         reply._ok, reply._value = True, result
         self._push((self.env._now, NORMAL, next(self._eid), reply))
 
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
-        if self.script is None:
-            self._timer(ms, then)
-        else:
-            self.script.timeout(ms).callbacks.append(then)
+        (self._timeout(ms) if self.script is None else self.script.timeout(ms)).callbacks.append(then)
 
     def _hop(self, then: Callable[[Any], None]) -> None:
         """Carry a request to the store, or its reply back, after one network latency."""
-        if self.script is None:  # the common case: ``_timer(latency, then)`` written out
-            env, ms = self.env, self.latency()
-            timer = _new_object(Timeout)
-            timer.env, timer.callbacks, timer._value, timer._delay, timer._ok = env, [then], None, ms, True
-            self._push((env._now + ms, NORMAL, next(self._eid), timer))
+        if self.script is None:  # the common case, without a call to _later
+            self._timeout(self.latency()).callbacks.append(then)
             return
         scripted = self.script.latency()
         self._later(self.latency() if scripted is None else scripted, then)
@@ -290,7 +293,7 @@ class SimPyWorld:
         self.lock: contextlib.AbstractContextManager[Any] = threading.RLock()
         self.network: SimNetwork | None = None
         # the hot primitives are SimPy's own (virtual times are integers: every delay is)
-        self.timeout: Callable[[int], Any] = env.timeout
+        self.timeout: Callable[[int], Any] = timeouts(env)
         self.event: Callable[[], Any] = env.event
         self.any_of: Callable[[list[Any]], Any] = env.any_of
         self.start: Callable[[Generator[Any, Any, Any]], Any] = env.process
