@@ -42,8 +42,6 @@ class Call:
     before the next attempt, or None when :attr:`result` is final.
     """
 
-    __slots__ = ("policy", "effect", "attempts", "ambiguous", "result")
-
     def __init__(self, policy: RetryPolicy, effect: StorageEffect) -> None:
         self.policy = policy
         self.effect = effect

@@ -242,11 +242,10 @@ class SimNetwork:
 class _Flight:
     """One attempt of a request on its way: sent, applied at the store, answered (or timed out).
 
-    Its steps are the callbacks of the network's timeouts (an object with slots: fewer objects per
-    request than closures and their cells).
+    Its steps are the callbacks of the network's timeouts (one object per request instead of two
+    closures and their cells).  No ``__slots__``: the explorer (``model/explore_lock/statekey.py``)
+    reads a pending request's state through its ``__dict__``.
     """
-
-    __slots__ = ("net", "node", "effect", "reply", "sent", "key", "write", "action", "result")
 
     def __init__(self, net: SimNetwork, node: Node, effect: StorageEffect, reply: Any) -> None:
         self.net, self.node, self.effect, self.reply = net, node, effect, reply
