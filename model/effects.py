@@ -39,7 +39,7 @@ def quick_init(cls: type[T]) -> type[T]:
     source = f"def __init__(self, {', '.join(params)}):\n    d = self.__dict__\n{''.join(lines)}"
     exec(source, defaults, namespace)
     namespace["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = namespace["__init__"]  # type: ignore[misc]
+    cls.__init__ = namespace["__init__"]  # type: ignore[method-assign]
     return cls
 
 
