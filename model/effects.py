@@ -13,34 +13,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Generator
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, TypeVar
-
-T = TypeVar("T")
-
-
-def quick_init(cls: type[T]) -> type[T]:
-    """Give a frozen dataclass an ``__init__`` that fills the instance's ``__dict__`` directly.
-
-    A frozen dataclass's own ``__init__`` sets each field through ``object.__setattr__`` (it must
-    get past the class's ``__setattr__``, which refuses); writing the instance's ``__dict__`` is the
-    same way past at about half the cost, and these objects are made for every effect and answer
-    of a simulation.  Same parameters and defaults, the same fields, equality, hash and repr; the
-    instance stays frozen.  For dataclasses without ``__post_init__`` and default factories.
-    """
-    params, lines, defaults = [], [], {}
-    for f in fields(cls):  # type: ignore[arg-type]
-        assert f.init and f.default_factory is MISSING and not hasattr(cls, "__post_init__"), cls
-        params.append(f.name if f.default is MISSING else f"{f.name}=_default_{f.name}")
-        if f.default is not MISSING:
-            defaults[f"_default_{f.name}"] = f.default
-        lines.append(f"    d[{f.name!r}] = {f.name}\n")
-    namespace: dict[str, Any] = {}
-    source = f"def __init__(self, {', '.join(params)}):\n    d = self.__dict__\n{''.join(lines)}"
-    exec(source, defaults, namespace)
-    namespace["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = namespace["__init__"]  # type: ignore[method-assign]
-    return cls
+from dataclasses import dataclass, field
+from typing import Any
 
 
 class Outcome(enum.Enum):
@@ -60,7 +34,6 @@ class Outcome(enum.Enum):
         return self in (Outcome.CONFLICT, Outcome.THROTTLED, Outcome.UNAVAILABLE, Outcome.TIMEOUT)
 
 
-@quick_init
 @dataclass(frozen=True)
 class StoreResult:
     """Answer to a storage effect.
@@ -90,7 +63,6 @@ BARE: dict[Outcome, StoreResult] = {outcome: StoreResult(outcome) for outcome in
 # ---- storage ----------------------------------------------------------------
 
 
-@quick_init
 @dataclass(frozen=True)
 class Read:
     """Read an object: OK with body and version, or NOT_FOUND."""
@@ -98,7 +70,6 @@ class Read:
     key: str
 
 
-@quick_init
 @dataclass(frozen=True)
 class CreateIfAbsent:
     """Write only if no object exists (S3 If-None-Match: *, GCS ifGenerationMatch=0)."""
@@ -107,7 +78,6 @@ class CreateIfAbsent:
     body: bytes
 
 
-@quick_init
 @dataclass(frozen=True)
 class ReplaceIfMatch:
     """Write only if the object's version tag equals ``version`` (S3 If-Match, GCS ifGenerationMatch)."""
@@ -117,7 +87,6 @@ class ReplaceIfMatch:
     version: str
 
 
-@quick_init
 @dataclass(frozen=True)
 class Put:
     """Unconditional write."""
@@ -126,7 +95,6 @@ class Put:
     body: bytes
 
 
-@quick_init
 @dataclass(frozen=True)
 class FencedPut:
     """Write ``key`` only if ``fence_key`` still has version ``fence_version``.
@@ -141,7 +109,6 @@ class FencedPut:
     fence_version: str
 
 
-@quick_init
 @dataclass(frozen=True)
 class ListPrefix:
     """List keys under a prefix; the result's body is the newline-joined sorted keys."""
@@ -149,7 +116,6 @@ class ListPrefix:
     prefix: str
 
 
-@quick_init
 @dataclass(frozen=True)
 class Delete:
     """Unconditional delete."""
@@ -175,7 +141,6 @@ class Now:
     monotonic: bool = False
 
 
-@quick_init
 @dataclass(frozen=True)
 class Sleep:
     """Sleep ``ms`` milliseconds of this node's time.
@@ -189,7 +154,6 @@ class Sleep:
     interruptible: bool = True
 
 
-@quick_init
 @dataclass(frozen=True)
 class Record:
     """Append an event to the history (Jepsen style: type is invoke/ok/fail/info)."""
@@ -199,7 +163,6 @@ class Record:
     value: Any = None
 
 
-@quick_init
 @dataclass(frozen=True)
 class Spawn:
     """Start ``body`` as a concurrent task of this node named ``name``.
@@ -212,7 +175,6 @@ class Spawn:
     body: Generator[Any, Any, Any] = field(compare=False)
 
 
-@quick_init
 @dataclass(frozen=True)
 class Cancel:
     """Stop task ``name`` of this node: at once if it sleeps, else after its current step.
@@ -227,7 +189,6 @@ class Cancel:
     timeout_ms: int | None = None
 
 
-@quick_init
 @dataclass(frozen=True)
 class Interrupt:
     """Interrupt task ``name`` of this node (Java's Thread.interrupt).
@@ -238,7 +199,6 @@ class Interrupt:
     name: str
 
 
-@quick_init
 @dataclass(frozen=True)
 class IsAlive:
     """True while task ``name`` of this node is running."""

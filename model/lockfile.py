@@ -10,10 +10,7 @@ import functools
 import json
 from dataclasses import dataclass
 
-from model.effects import quick_init
 
-
-@quick_init
 @dataclass(frozen=True)
 class LockData:
     expired: bool
@@ -49,7 +46,6 @@ class LockData:
         return LockData(expired, valid_until, owner)
 
 
-@quick_init
 @dataclass(frozen=True)
 class LockFile:
     """A lock file as read from storage: its data and its version tag."""

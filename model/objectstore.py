@@ -36,13 +36,11 @@ from model.effects import (
     ReplaceIfMatch,
     StorageEffect,
     StoreResult,
-    quick_init,
 )
 
 FLAVORS = ("s3", "gcs", "azure")
 
 
-@quick_init
 @dataclass(frozen=True)
 class StoredObject:
     body: bytes

@@ -2,8 +2,8 @@
 
 Each fast path is compared with the straightforward code it replaced, on inputs that reach
 every branch: the history line of an event, the lock file and audit bytes, the network's
-latency draws, the fault plan's rule matching, the frozen dataclasses' quick ``__init__``, the
-timeouts made without SimPy's ``Timeout.__init__``.  And a simulated run is the same history,
+latency draws, the fault plan's rule matching, the timeouts made without SimPy's
+``Timeout.__init__``.  And a simulated run is the same history,
 byte for byte, when run twice from one seed.
 """
 
@@ -11,36 +11,18 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import FrozenInstanceError, asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, replace
 
 import pytest
 import simpy
 
 from model import history
 from model.config import Dist, ErrorRule, Scenario, WorkloadConfig
-from model.effects import (
-    BARE,
-    Cancel,
-    CreateIfAbsent,
-    Delete,
-    FencedPut,
-    Interrupt,
-    IsAlive,
-    ListPrefix,
-    Outcome,
-    Put,
-    Read,
-    Record,
-    ReplaceIfMatch,
-    Sleep,
-    StoreResult,
-    quick_init,
-)
+from model.effects import BARE, Outcome, StoreResult
 from model.faults import KEY_CLASSES, FaultMatcher
 from model.history import Event
 from model.lock_audit import is_enabled, record_line
-from model.lockfile import LockData, LockFile
-from model.objectstore import StoredObject
+from model.lockfile import LockData
 from model.sim import run_scenario, sampler, timeouts
 from model.workload import draw
 
@@ -177,50 +159,6 @@ def test_one_seed_gives_the_same_history_bytes_twice() -> None:
     scenario = replace(Scenario(), duration_ms=120_000, workload=WorkloadConfig(writers=3))
     runs = [history.dumps(run_scenario(scenario, 4)) for _ in range(2)]
     assert runs[0] == runs[1] and runs[0].count("\n") > 100
-
-
-QUICK = [(StoreResult, dict(outcome=Outcome.OK, body=b"x", version='"v"')), (Read, dict(key="k")),
-         (CreateIfAbsent, dict(key="k", body=b"b")), (ReplaceIfMatch, dict(key="k", body=b"b", version="3")),
-         (Put, dict(key="k", body=b"")),
-         (FencedPut, dict(key="k", body=b"b", fence_key="l", fence_version="1")),
-         (ListPrefix, dict(prefix="p/")), (Delete, dict(key="k")), (Sleep, dict(ms=5)),
-         (Sleep, dict(ms=5, interruptible=False)), (Record, dict(f="renew", type="ok", value=("a", 1))),
-         (Cancel, dict(name="heartbeat", timeout_ms=15)), (Interrupt, dict(name="writer")),
-         (IsAlive, dict(name="writer")), (LockData, dict(expired=False, valid_until=9, owner="o")),
-         (LockFile, dict(data=LockData(True, 1, "o"), version='"v"')),
-         (StoredObject, dict(body=b"b", version="1"))]
-
-
-@pytest.mark.parametrize(("cls", "kwargs"), QUICK,
-                         ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(QUICK)])
-def test_quick_init_builds_what_the_dataclass_init_built(cls: type, kwargs: dict[str, object]) -> None:
-    by_name, by_position = cls(**kwargs), cls(*kwargs.values())
-    plain = object.__new__(cls)
-    for f in fields(cls):  # the generated __init__'s way: object.__setattr__ per field, defaults filled
-        object.__setattr__(plain, f.name, kwargs.get(f.name, f.default))
-    assert by_name == by_position == plain and hash(by_name) == hash(plain) and repr(by_name) == repr(plain)
-    assert vars(by_name) == vars(plain) and list(vars(by_name)) == [f.name for f in fields(cls)]
-    with pytest.raises(FrozenInstanceError):
-        by_name.x = 1  # type: ignore[attr-defined]
-    with pytest.raises(TypeError):
-        cls(*kwargs.values(), *range(6))  # more arguments than fields
-
-
-def test_quick_init_refuses_what_it_cannot_build_alike() -> None:
-    @dataclass(frozen=True)
-    class Checked:
-        n: int
-
-        def __post_init__(self) -> None:
-            raise ValueError("never skipped")
-
-    @dataclass(frozen=True)
-    class Made:
-        items: list[int] = field(default_factory=list)
-
-    for cls in (Checked, Made):
-        with pytest.raises(AssertionError):
-            quick_init(cls)
 
 
 def _firing_order(make_timeout: str) -> tuple[list[tuple[int, str]], list[tuple[int, int, int]]]:
