@@ -3,10 +3,12 @@
 1. The simulator against SimPy's floor: lock operations (tryLock attempts,
    renewals, releases) of ``rfc91-safe`` per second, the SimPy events each one
    costs, and the ratio of the simulation's rate to raw SimPy timeout events per
-   second, measured in the same run by CPU time (the least of 5 rounds in which
-   the two take turns, so load from elsewhere falls on both alike).  The ratio is stated for the 11
-   SimPy events a lock operation took in the first simulator (ops/s x 11 / raw
-   events/s), so fewer events per operation count as speed.  With
+   second, measured in the same run by CPU time: each call in a fresh process after
+   ``gc.collect()`` (so neither side's garbage collections scan the other's
+   objects), the least of 7 rounds in which the two take turns (load from
+   elsewhere falls on both alike).  The ratio is stated for the 11 SimPy events
+   a lock operation took in the first simulator (ops/s x 11 / raw events/s), so
+   fewer events per operation count as speed.  With
    ``--instructions`` the same ratio is also measured in instructions under
    valgrind's callgrind (repeatable on a loaded machine; slow).
 2. The time the untargeted Hypothesis search (1-3 pauses of any node, trigger,
@@ -15,7 +17,7 @@
    baseline of benchmarks/bench_bug_search.py, which measures the targeted search
    (analyses/bug_search.py) against it in the same run.
 
-Run: python benchmarks/bench_lock_model.py [--instructions] [--skip-search]
+Run: python benchmarks/bench_lock_model.py [--instructions] [--skip-search] [--repeats N]
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import simpy
@@ -62,9 +63,12 @@ def raw_simpy(events: int = 200_000) -> None:
     env.run(until=events // 10)
 
 
-def lock_run() -> tuple[int, int]:
-    """One run of rfc91-safe (seed 1): its lock operations and the SimPy events it took."""
+def lock_run(count_events: bool = False) -> tuple[int, int]:
+    """One run of rfc91-safe (seed 1): its lock operations and, with ``count_events``, the SimPy events
+    it took (counted by a wrapper around ``Environment.step``, so not in a timed run; else 0)."""
     scenario = loader.load("rfc91-safe")
+    if not count_events:
+        return sum(1 for e in run_scenario(scenario, 1) if e.f in LOCK_OPS and e.type != "invoke"), 0
     counted = [0]
     step = simpy.Environment.step
 
@@ -80,25 +84,41 @@ def lock_run() -> tuple[int, int]:
     return sum(1 for e in events if e.f in LOCK_OPS and e.type != "invoke"), counted[0]
 
 
-def cpu_seconds(fns: list[Callable[[], object]], repeats: int = 5) -> list[float]:
-    """The least CPU time of each function over ``repeats`` rounds, the functions taking turns in each
-    round (so load from elsewhere on a shared machine falls on both sides of a ratio alike)."""
-    best = [float("inf")] * len(fns)
+_PRELUDE = (f"import sys; sys.path[:0] = [{str(Path(__file__).resolve().parent)!r}, "
+            f"{str(Path(__file__).resolve().parents[1] / 'tests')!r}]; import bench_lock_model as b; ")
+
+
+def cpu_seconds_fresh(name: str) -> float:
+    """The CPU time of one call of this module's function ``name`` in a fresh Python process.
+
+    Each side of a ratio is timed alike: imports done, ``gc.collect()``, then the call alone, so no
+    objects left by the other side (a lock run leaves ~145,000) slow its garbage collections.
+    """
+    code = _PRELUDE + (f"import gc, time; gc.collect(); t = time.process_time(); b.{name}(); "
+                       "print(time.process_time() - t)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-1])
+
+
+def cpu_seconds(names: list[str], repeats: int = 7) -> list[float]:
+    """The least CPU time of each function over ``repeats`` rounds, each call in a fresh process, the
+    functions taking turns in each round (so load from elsewhere on a shared machine falls on both
+    sides of a ratio alike)."""
+    best = [float("inf")] * len(names)
     for _ in range(repeats):
-        for i, fn in enumerate(fns):
-            started = time.process_time()
-            fn()
-            best[i] = min(best[i], time.process_time() - started)
+        for i, name in enumerate(names):
+            best[i] = min(best[i], cpu_seconds_fresh(name))
     return best
 
 
-def simulator_vs_simpy() -> None:
-    ops, events = lock_run()
-    sim_s, raw_s = cpu_seconds([lock_run, raw_simpy])
+def simulator_vs_simpy(repeats: int) -> None:
+    ops, events = lock_run(count_events=True)
+    sim_s, raw_s = cpu_seconds(["lock_run", "raw_simpy"], repeats)
     raw_rate = 200_000 / raw_s
     print(f"simulator: rfc91-safe (30 simulated minutes): {ops} lock operations, {events} SimPy events "
-          f"({events / ops:.1f} per operation), {ops / sim_s:,.0f} operations/s, {events / sim_s:,.0f} "
-          f"SimPy events/s; raw SimPy timeouts {raw_rate:,.0f}/s")
+          f"({events / ops:.1f} per operation), {ops / sim_s:,.0f} operations/s "
+          f"({sim_s / ops * 1e6:.1f} us each), {events / sim_s:,.0f} SimPy events/s; "
+          f"raw SimPy timeouts {raw_rate:,.0f}/s (CPU time, least of {repeats} fresh processes each)")
     ratio = ops * FIRST_SIMULATOR_EVENTS_PER_OP / sim_s / raw_rate
     print(f"simulator / raw SimPy (CPU time, in the first simulator's 11 events per operation): "
           f"1/{1 / ratio:.2f}; in its own events: 1/{raw_rate / (events / sim_s):.2f}")
@@ -113,9 +133,7 @@ def _instructions(code: str) -> int:
 
 
 def instructions_vs_simpy() -> None:
-    here = Path(__file__).resolve()
-    prelude = f"import sys; sys.path[:0] = [{str(here.parent)!r}, {str(here.parents[1] / 'tests')!r}]; " \
-              "import bench_lock_model as b; "
+    prelude = _PRELUDE
     base = _instructions(prelude + "pass")
     raw = _instructions(prelude + "b.raw_simpy()") - base
     sim = _instructions(prelude + "b.lock_run()") - base
@@ -145,8 +163,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--instructions", action="store_true", help="also count instructions under callgrind")
     ap.add_argument("--skip-search", action="store_true", help="only the simulator figures")
+    ap.add_argument("--repeats", type=int, default=7, help="fresh processes per side of the CPU-time ratio")
     args = ap.parse_args()
-    simulator_vs_simpy()
+    simulator_vs_simpy(args.repeats)
     if args.instructions:
         instructions_vs_simpy()
     if args.skip_search:

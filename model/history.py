@@ -52,8 +52,9 @@ class Event:
         """``Event(...)`` for the kernel's hot path: the same frozen event, its fields set in one step
         instead of one ``object.__setattr__`` per field (the frozen dataclass's ``__init__``)."""
         event = object.__new__(cls)
-        event.__dict__.update(index=index, time=time, node=node, process=process, type=type_, f=f,
-                              value=value, clock=clock)
+        fields = event.__dict__
+        fields["index"], fields["time"], fields["node"], fields["process"] = index, time, node, process
+        fields["type"], fields["f"], fields["value"], fields["clock"] = type_, f, value, clock
         return event
 
     @staticmethod

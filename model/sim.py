@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import heapq
 import operator
 import posixpath
 import random
@@ -38,17 +39,17 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
-from simpy.events import URGENT
+from simpy.events import NORMAL, URGENT, Timeout
 
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
 from model.config import Dist, Scenario, Schedule, client_settings
-from model.effects import BARE, Outcome, Put, StorageEffect, StoreResult
+from model.effects import BARE, ListPrefix, Outcome, Put, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
 from model.lock_audit import enable_body, enable_key
-from model.objectstore import ObjectStore, Store, effect_key, is_write
+from model.objectstore import WRITE_EFFECTS, ObjectStore, Store
 from model.taskloop import interrupt_policy
 from model.workload import draw
 from model.workloads.lock import LockWorkload
@@ -88,12 +89,23 @@ def retry_policy(scenario: Scenario) -> Callable[[str], RetryPolicy]:
 def sampler(rng: random.Random, dist: Dist) -> Callable[[], int]:
     """``draw(rng, dist)`` as a function of nothing: the same numbers from the same stream.
 
-    A uniform draw is ``rng.choice(range(lo, hi + 1))``: one ``_randbelow(hi - lo + 1)``, as
-    ``randint(lo, hi)`` makes, through fewer Python calls (every request draws two latencies).
+    A uniform draw is ``randint(lo, hi)``: ``lo`` + one ``_randbelow(hi - lo + 1)``, which is
+    CPython's rejection sampling on ``getrandbits`` (``Random._randbelow_with_getrandbits``),
+    written out here to spare every latency draw (two per request) three Python calls
+    (``tests/test_sim_fast_paths.py`` holds it to ``draw``).
     """
-    if dist.kind == "uniform":
-        return functools.partial(rng.choice, range(dist.lo, dist.hi + 1))
-    return functools.partial(draw, rng, dist)
+    if dist.kind != "uniform":
+        return functools.partial(draw, rng, dist)
+    lo, n = dist.lo, dist.hi - dist.lo + 1
+    k, getrandbits = n.bit_length(), rng.getrandbits
+
+    def uniform() -> int:
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return lo + r
+
+    return uniform
 
 
 class ScriptedTimes:
@@ -122,6 +134,25 @@ class ScriptedTimes:
         return next(self._latencies, None)
 
 
+_new_object = object.__new__  # SimPy events made with their fields set inline (no __init__ call)
+
+
+def timeouts(env: simpy.Environment) -> Callable[[int], Timeout]:
+    """``env.timeout`` without its two Python-level calls (``Timeout.__init__``, ``env.schedule``):
+    the same Timeout, due at the same place in the queue (a timeout is made for every sleep and hop)."""
+    push, eid = functools.partial(heapq.heappush, env._queue), env._eid
+
+    def timeout(ms: int) -> Timeout:
+        if ms < 0:
+            raise ValueError(f"Negative delay {ms}")
+        timer = _new_object(Timeout)
+        timer.env, timer.callbacks, timer._value, timer._delay, timer._ok = env, [], None, ms, True
+        push((env._now + ms, NORMAL, next(eid), timer))
+        return timer
+
+    return timeout
+
+
 class _Step:
     """What ``simpy.events.Initialize`` calls back: a function instead of a process's generator."""
 
@@ -145,6 +176,9 @@ class SimNetwork:
         self.script = script
         self.last_write_at: dict[str, int] = {}
         self.latency = sampler(rng, self.cfg.latency_ms)
+        self._push = functools.partial(heapq.heappush, env._queue)  # env.schedule's heap, its event ids
+        self._eid = env._eid
+        self._timeout = timeouts(env)
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
         """Send one attempt; the returned SimPy event fires with its StoreResult.
@@ -153,50 +187,33 @@ class SimNetwork:
         process would, with the same priority), then moves on timeouts' callbacks: no
         process, no generator, the same order of events.
         """
-        reply = self.env.event()
-        start = simpy.Event(self.env)  # what simpy.events.Initialize is, with a callback instead of a process
-        start._ok, start._value = True, None
-        start.callbacks.append(functools.partial(self._send, node, effect, reply))
-        self.env.schedule(start, URGENT)
+        env = self.env
+        reply, start = _new_object(simpy.Event), _new_object(simpy.Event)  # Event.__init__, inlined
+        reply.env, reply.callbacks = env, []
+        # what simpy.events.Initialize is, with a callback instead of a process
+        start.env, start._ok, start._value = env, True, None
+        start.callbacks = [_Flight(self, node, effect, reply).send]
+        self._push((env._now, URGENT, next(self._eid), start))
         return reply
 
+    def answer(self, reply: Any, result: StoreResult) -> None:
+        """``reply.succeed(result)`` without its two Python calls (a reply is answered once)."""
+        reply._ok, reply._value = True, result
+        self._push((self.env._now, NORMAL, next(self._eid), reply))
+
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
-        (self.env.timeout(ms) if self.script is None else self.script.timeout(ms)).callbacks.append(then)
+        (self._timeout(ms) if self.script is None else self.script.timeout(ms)).callbacks.append(then)
 
     def _hop(self, then: Callable[[Any], None]) -> None:
         """Carry a request to the store, or its reply back, after one network latency."""
         if self.script is None:  # the common case, without a call to _later
-            self.env.timeout(self.latency()).callbacks.append(then)
+            self._timeout(self.latency()).callbacks.append(then)
             return
         scripted = self.script.latency()
         self._later(self.latency() if scripted is None else scripted, then)
 
     def _send(self, node: Node, effect: StorageEffect, reply: Any, _: Any = None) -> None:
-        sent = int(self.env._now)
-        key = effect_key(effect)
-        write = is_write(effect)
-        action = self.matcher.decide(node.name, write, key, sent)
-        if action in ("cutoff", "timeout"):
-            self._later(self.timeout_ms, lambda _: reply.succeed(BARE[Outcome.TIMEOUT]))
-            return
-
-        def arrive(_: Any) -> None:
-            if action in ERROR_OUTCOMES:
-                result = BARE[ERROR_OUTCOMES[action]]
-            else:
-                result = self._apply(node, effect, key, write)
-            if action == "lost-reply":
-                wait = max(0, sent + self.timeout_ms - int(self.env._now))
-                self._later(wait, lambda _: reply.succeed(BARE[Outcome.TIMEOUT]))
-                return
-
-            def back(_: Any) -> None:
-                late = self.env._now - sent > self.timeout_ms
-                reply.succeed(BARE[Outcome.TIMEOUT] if late else result)
-
-            self._hop(back)
-
-        self._hop(arrive)
+        _Flight(self, node, effect, reply).send()
 
     def _apply(self, node: Node, effect: StorageEffect, key: str, write: bool) -> StoreResult:
         """Apply at the store, with S3's 409 for overlapping conditional writes, and record what changed.
@@ -222,6 +239,48 @@ class SimNetwork:
         return result
 
 
+class _Flight:
+    """One attempt of a request on its way: sent, applied at the store, answered (or timed out).
+
+    Its steps are the callbacks of the network's timeouts (one object per request instead of two
+    closures and their cells).  No ``__slots__``: the explorer (``model/explore_lock/statekey.py``)
+    reads a pending request's state through its ``__dict__``.
+    """
+
+    def __init__(self, net: SimNetwork, node: Node, effect: StorageEffect, reply: Any) -> None:
+        self.net, self.node, self.effect, self.reply = net, node, effect, reply
+
+    def send(self, _: Any = None) -> None:
+        net, effect = self.net, self.effect
+        self.sent = sent = int(net.env._now)
+        self.key = key = effect.prefix if type(effect) is ListPrefix else effect.key  # type: ignore[union-attr]
+        self.write = write = type(effect) in WRITE_EFFECTS
+        self.action = action = net.matcher.decide(self.node.name, write, key, sent)
+        if action in ("cutoff", "timeout"):
+            net._later(net.timeout_ms, self.time_out)
+            return
+        net._hop(self.arrive)
+
+    def arrive(self, _: Any) -> None:
+        net, action = self.net, self.action
+        if action in ERROR_OUTCOMES:
+            self.result = BARE[ERROR_OUTCOMES[action]]
+        else:
+            self.result = net._apply(self.node, self.effect, self.key, self.write)
+        if action == "lost-reply":
+            net._later(max(0, self.sent + net.timeout_ms - int(net.env._now)), self.time_out)
+            return
+        net._hop(self.back)
+
+    def back(self, _: Any) -> None:
+        net = self.net
+        late = net.env._now - self.sent > net.timeout_ms
+        net.answer(self.reply, BARE[Outcome.TIMEOUT] if late else self.result)
+
+    def time_out(self, _: Any) -> None:
+        self.net.answer(self.reply, BARE[Outcome.TIMEOUT])
+
+
 class SimPyWorld:
     """The kernel's primitives on SimPy (see :class:`model.kernel.World`)."""
 
@@ -233,7 +292,7 @@ class SimPyWorld:
         self.lock: contextlib.AbstractContextManager[Any] = threading.RLock()
         self.network: SimNetwork | None = None
         # the hot primitives are SimPy's own (virtual times are integers: every delay is)
-        self.timeout: Callable[[int], Any] = env.timeout
+        self.timeout: Callable[[int], Any] = timeouts(env)
         self.event: Callable[[], Any] = env.event
         self.any_of: Callable[[list[Any]], Any] = env.any_of
         self.start: Callable[[Generator[Any, Any, Any]], Any] = env.process

@@ -2,7 +2,8 @@
 
 Each fast path is compared with the straightforward code it replaced, on inputs that reach
 every branch: the history line of an event, the lock file and audit bytes, the network's
-latency draws, the fault plan's rule matching.  And a simulated run is the same history,
+latency draws, the fault plan's rule matching, the timeouts made without SimPy's
+``Timeout.__init__``.  And a simulated run is the same history,
 byte for byte, when run twice from one seed.
 """
 
@@ -13,6 +14,7 @@ import random
 from dataclasses import asdict, dataclass, replace
 
 import pytest
+import simpy
 
 from model import history
 from model.config import Dist, ErrorRule, Scenario, WorkloadConfig
@@ -21,7 +23,7 @@ from model.faults import KEY_CLASSES, FaultMatcher
 from model.history import Event
 from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData
-from model.sim import run_scenario, sampler
+from model.sim import run_scenario, sampler, timeouts
 from model.workload import draw
 
 
@@ -157,3 +159,31 @@ def test_one_seed_gives_the_same_history_bytes_twice() -> None:
     scenario = replace(Scenario(), duration_ms=120_000, workload=WorkloadConfig(writers=3))
     runs = [history.dumps(run_scenario(scenario, 4)) for _ in range(2)]
     assert runs[0] == runs[1] and runs[0].count("\n") > 100
+
+
+def _firing_order(make_timeout: str) -> tuple[list[tuple[int, str]], list[tuple[int, int, int]]]:
+    """Timeouts and processes of one instant and later, made by ``env.timeout`` or ``sim.timeouts``:
+    the order they fire in, and the queue entries (time, priority, id) the timeouts were given."""
+    env = simpy.Environment()
+    timeout = env.timeout if make_timeout == "simpy" else timeouts(env)
+    fired: list[tuple[int, str]] = []
+
+    def proc(name: str, delays: list[int]) -> simpy.events.ProcessGenerator:
+        for ms in delays:
+            yield timeout(ms)
+            fired.append((int(env.now), name))
+
+    for i, delays in enumerate([[0, 5, 5], [5, 0, 0], [3, 2, 0], [10]]):
+        env.process(proc(f"p{i}", delays))
+    made = [timeout(ms) for ms in (5, 0, 7)]
+    for n, t in enumerate(made):
+        t.callbacks.append(lambda _, n=n: fired.append((int(env.now), f"t{n}")))
+    entries = [(at, prio, eid) for at, prio, eid, event in sorted(env._queue) if event in made]
+    env.run()
+    return fired, entries
+
+
+def test_sim_timeouts_fire_in_simpys_order() -> None:
+    assert _firing_order("sim") == _firing_order("simpy")
+    with pytest.raises(ValueError, match="Negative delay -1"):
+        timeouts(simpy.Environment())(-1)
