@@ -31,6 +31,12 @@ Reductions, each switchable (``Reductions``):
 
 Verdict "holds" means: no run within the bounds violates a checker, under the
 abstraction of time and faults the bounds describe; nothing more.
+
+With ``max_depth`` no path goes past that many decisions, and a state met again with
+fewer decisions behind it than at its earlier expansion is expanded again, afresh
+(``deepen.py`` says why that keeps the least violating depth, and why partial-order
+reduction does not: the Dijkstra path of a search with it is a shortest of the reduced
+graph only).
 """
 
 from __future__ import annotations
@@ -79,9 +85,10 @@ class Found:
 class ExploreResult:
     """The outcome of one exploration.
 
-    ``verdict`` is ``holds``, ``violated`` (``found`` has a counterexample: the shortest when
-    ``complete``) or ``incomplete`` (stopped by ``max_states`` or ``max_seconds`` with no violation
-    found).  ``states`` counts
+    ``verdict`` is ``holds``, ``violated`` (``found`` has a counterexample: a shortest of the graph
+    searched when ``complete``, proved shortest when ``shortest_proved``), ``incomplete`` (stopped by
+    ``max_states`` or ``max_seconds`` with no violation found) or, for a depth-bounded search,
+    ``bounded`` (no violation within ``max_depth`` decisions).  ``states`` counts
     distinct state keys (every step decision when hashing is off), ``points`` the
     decision points reached, ``runs`` the executions started from the beginning,
     ``transitions`` the options taken, ``depth`` the most decisions on one path,
@@ -126,7 +133,9 @@ class ExploreResult:
 
         ``counterexample`` is the step table of the shortest counterexample: the history's events
         and, between them, the explorer's decisions (``decision: true``); each row's ``step`` is its
-        text.  ``counterexample_length`` counts the decisions (the choices the search minimises).
+        text.  ``counterexample_length`` counts the decisions (the choices the search minimises);
+        ``shortest_proved`` says no violation takes fewer, ``lower_bound`` how many any takes at least
+        (proved), ``deepening`` the levels of iterative deepening that proved it.
         """
         found = self.found
         out: dict[str, Any] = {
