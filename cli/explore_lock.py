@@ -9,7 +9,11 @@ It runs the lock provider and the register workload themselves (``model/storage_
 decision (``model/explore_lock``), and judges each history with the simulation's checkers plus
 bounded liveness.  A violation comes with a shortest counterexample: a step table, and with
 ``--out FILE`` a scenario TOML that ``hcc run FILE`` replays exactly in simulation (then
-``hcc replay RUN_DIR --backend NAME`` on a real server).  ``--scenario FILE`` takes the lock,
+``hcc replay RUN_DIR --backend NAME`` on a real server).  The full search's shortest path is proved
+shortest only without partial-order reduction (reordering independent steps can change the number of
+decisions); ``--shortest`` proves it otherwise, or when the search stops at its budget, by iterative
+deepening over depth-bounded searches (``--shortest-seconds``; JSON ``shortest_proved``,
+``lower_bound``, ``deepening``).  ``--scenario FILE`` takes the lock,
 storage and workload sections of a scenario (any variant the provider knows) instead of the
 bound options.  Exit codes: 0 holds, 1 violated, 2 bad input, 3 stopped by ``--max-states`` or
 ``--max-seconds`` before the search was complete.
@@ -81,6 +85,11 @@ def register(subparsers: Any) -> None:
                    help="do not merge states equal up to renaming writers")
     p.add_argument("--no-por", action="store_true", help="no partial-order reduction (ample and sleep sets)")
     p.add_argument("--first", action="store_true", help="stop at the first violation (not a shortest one)")
+    p.add_argument("--shortest", action="store_true",
+                   help="prove the counterexample shortest (iterative deepening after the search, when the "
+                        "search leaves it unproved)")
+    p.add_argument("--shortest-seconds", default=None, metavar="S",
+                   help="time budget of the deepening (default: --max-seconds, else none)")
     p.add_argument("--max-states", default=None, metavar="N", help="stop after N states (exit 3)")
     p.add_argument("--max-seconds", default=None, metavar="S", help="stop after S seconds (exit 3)")
     p.add_argument("--out", default=None, metavar="FILE",
@@ -176,11 +185,13 @@ def run(args: argparse.Namespace) -> int:
         bounds = parse_bounds(args)
         max_states = _limit(args.max_states, "--max-states", int)
         max_seconds = _limit(args.max_seconds, "--max-seconds", float)
+        shortest_seconds = _limit(args.shortest_seconds, "--shortest-seconds", float)
     except ConfigError as e:
         return _fail(str(e))
     reductions = Reductions(hashing=not args.no_hashing, symmetry=not args.no_symmetry, por=not args.no_por)
     started = time.perf_counter()
-    res = explore(bounds, reductions, max_states=max_states, max_seconds=max_seconds, first=args.first)
+    res = explore(bounds, reductions, max_states=max_states, max_seconds=max_seconds, first=args.first,
+                  shortest=args.shortest, shortest_seconds=shortest_seconds)
     seconds = time.perf_counter() - started
     out: dict[str, Any] = result_json(res, seconds)
     plan = bounds.plan()
@@ -206,12 +217,17 @@ def run(args: argparse.Namespace) -> int:
           f"symmetry={'on' if reductions.symmetry else 'off'} por={'on' if reductions.por else 'off'}")
     print(f"{res.verdict}: {res.states} distinct states, {res.points} decision points, {res.runs} runs, "
           f"depth {res.depth} decisions, runs reach {res.reached_ms} ms, {seconds:.1f} s")
+    if res.deepening:
+        spent = sum(lv["seconds"] for lv in res.deepening)
+        print(f"iterative deepening: depths 0-{res.deepening[-1]['depth']}, {spent:.1f} s; "
+              f"every violation takes at least {res.lower_bound} decisions")
     for label, found, replayed, exact in shown:
         v = found.violation
         head = "violation" if label == "violation" else f"finding [{label}]"
         print(f"{head}: [{v.kind}] {v.message}")
-        print(f"  shortest path: {len(found.path)} decisions, at {found.time} ms; replayed in simulation: "
-              f"{'identical history' if exact[0] else f'differs at event {exact[1]}'}")
+        proof = "proved shortest" if label == "violation" and res.shortest_proved else "not proved shortest"
+        print(f"  shortest path: {len(found.path)} decisions ({proof}), at {found.time} ms; replayed in "
+              f"simulation: {'identical history' if exact[0] else f'differs at event {exact[1]}'}")
         if label == "violation":
             _print_table(step_table(replayed))
             if args.out:

@@ -4,7 +4,8 @@ The real protocol generators run through the runtime kernel in a world whose sch
 takes every decision (``world.py``, ``run.py``); a depth-first search with state hashing,
 symmetry and partial-order reduction covers them (``search.py``, ``statekey.py``) and a
 violation comes back as a step table and a scenario the simulated world replays exactly
-(``counterexample.py``).  ``explore(config)`` (``api.py``) is the one entry point, with
+(``counterexample.py``); iterative deepening over depth-bounded searches proves it shortest
+(``deepen.py``).  ``explore(config)`` (``api.py``) is the one entry point, with
 ``config_from_dict`` for a TOML ``[explore]`` table (``bounds.py``); ``hcc explore-lock`` is the
 command.
 """
@@ -19,6 +20,7 @@ from model.explore_lock.bounds import (
     Reductions,
     config_from_dict,
 )
+from model.explore_lock.deepen import Deepening, deepen
 from model.explore_lock.search import Choice, ExploreResult, Found
 
 __all__ = [
@@ -27,10 +29,12 @@ __all__ = [
     "NO_REDUCTION",
     "Bounds",
     "Choice",
+    "Deepening",
     "ExploreResult",
     "Found",
     "Plan",
     "Reductions",
     "config_from_dict",
+    "deepen",
     "explore",
 ]

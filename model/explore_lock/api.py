@@ -6,11 +6,13 @@ from collections.abc import Callable
 
 from model.explore_lock.bounds import Bounds, Reductions
 from model.explore_lock.counterexample import replay, replays_exactly, scenario_of, step_table
+from model.explore_lock.deepen import deepen
 from model.explore_lock.search import ExploreResult, search_bounds
 
 
 def explore(config: Bounds, reductions: Reductions | None = None, *, max_states: int | None = None,
             max_seconds: float | None = None, first: bool = False, exact: bool = False,
+            shortest: bool = False, shortest_seconds: float | None = None,
             progress: Callable[[int, int, int], None] | None = None) -> ExploreResult:
     """Explore every run the configuration bounds; the result (``to_json()``) has the verdict and counts.
 
@@ -20,12 +22,30 @@ def explore(config: Bounds, reductions: Reductions | None = None, *, max_states:
     of 64-bit fingerprints.  For a violation the shortest counterexample is replayed: its step table
     (``result.counterexample``) and the scenario the simulated world replays it with
     (``result.scenario``; ``result.replays_exactly`` says the histories are identical).
+
+    ``shortest``: when the search leaves the shortest counterexample unproved (it stopped at its
+    budget, or partial-order reduction pruned orders of steps) or found none before its budget,
+    iterative deepening (``model.explore_lock.deepen``, budget ``shortest_seconds``, default
+    ``max_seconds``) proves one shortest, or a lower bound (``result.lower_bound``).
     """
     red = config.reductions if reductions is None else reductions
-    res = search_bounds(config, red,
-                        max_states=config.max_states if max_states is None else max_states,
-                        max_seconds=config.max_seconds if max_seconds is None else max_seconds,
-                        first=first, exact=exact, progress=progress)
+    budget = config.max_seconds if max_seconds is None else max_seconds
+    res = search_bounds(config, red, max_states=config.max_states if max_states is None else max_states,
+                        max_seconds=budget, first=first, exact=exact, progress=progress)
+    if shortest and not first and not res.shortest_proved and (res.found is not None or not res.complete):
+        deep = deepen(config, red, below=res.counterexample_length, exact=exact, progress=progress,
+                      max_seconds=budget if shortest_seconds is None else shortest_seconds)
+        res.deepening = deep.levels
+        res.lower_bound = deep.lower_bound
+        if deep.found is not None and deep.found.found is not None:
+            # its path replays with ``red``: a replay reads the names of hashing and symmetry, not por
+            res.found, res.verdict = deep.found.found, "violated"
+            res.lower_bound = len(deep.found.found.path)
+            res.shortest_proved = True
+        elif res.found is not None and deep.lower_bound == len(res.found.path):
+            res.shortest_proved = True  # every shallower depth was searched: none is shorter
+        elif deep.exhausted and res.found is None:
+            res.verdict, res.complete = "holds", True  # a level cut no path: it searched every run
     if res.found is not None:
         replayed = replay(config.plan(), res.found.path, red)
         res.scenario = scenario_of(replayed, config.decisive_checkers())

@@ -31,6 +31,12 @@ Reductions, each switchable (``Reductions``):
 
 Verdict "holds" means: no run within the bounds violates a checker, under the
 abstraction of time and faults the bounds describe; nothing more.
+
+With ``max_depth`` no path goes past that many decisions, and a state met again with
+fewer decisions behind it than at its earlier expansion is expanded again, afresh
+(``deepen.py`` says why that keeps the least violating depth, and why partial-order
+reduction does not: the Dijkstra path of a search with it is a shortest of the reduced
+graph only).
 """
 
 from __future__ import annotations
@@ -79,9 +85,10 @@ class Found:
 class ExploreResult:
     """The outcome of one exploration.
 
-    ``verdict`` is ``holds``, ``violated`` (``found`` has a counterexample: the shortest when
-    ``complete``) or ``incomplete`` (stopped by ``max_states`` or ``max_seconds`` with no violation
-    found).  ``states`` counts
+    ``verdict`` is ``holds``, ``violated`` (``found`` has a counterexample: a shortest of the graph
+    searched when ``complete``, proved shortest when ``shortest_proved``), ``incomplete`` (stopped by
+    ``max_states`` or ``max_seconds`` with no violation found) or, for a depth-bounded search,
+    ``bounded`` (no violation within ``max_depth`` decisions).  ``states`` counts
     distinct state keys (every step decision when hashing is off), ``points`` the
     decision points reached, ``runs`` the executions started from the beginning,
     ``transitions`` the options taken, ``depth`` the most decisions on one path,
@@ -106,7 +113,15 @@ class ExploreResult:
     replays_exactly: bool | None = None  # the simulated world records the explored history
     # the search covered every run (else a violation found is one, but perhaps not the shortest)
     complete: bool = True
-
+    # a depth-bounded search (``max_depth``): no path past that many decisions; ``cut`` when the bound
+    # ended a path that had more to explore (then "bounded": no violation within the bound, not "holds")
+    max_depth: int | None = None
+    cut: bool = False
+    # proved: every violation takes at least ``lower_bound`` decisions; ``shortest_proved`` when the
+    # counterexample has that many (a complete search, or iterative deepening: ``model.explore_lock.deepen``)
+    lower_bound: int | None = None
+    shortest_proved: bool = False
+    deepening: list[dict[str, Any]] = field(default_factory=list)  # the levels searched, if any
 
     @property
     def counterexample_length(self) -> int | None:
@@ -118,7 +133,9 @@ class ExploreResult:
 
         ``counterexample`` is the step table of the shortest counterexample: the history's events
         and, between them, the explorer's decisions (``decision: true``); each row's ``step`` is its
-        text.  ``counterexample_length`` counts the decisions (the choices the search minimises).
+        text.  ``counterexample_length`` counts the decisions (the choices the search minimises);
+        ``shortest_proved`` says no violation takes fewer, ``lower_bound`` how many any takes at least
+        (proved), ``deepening`` the levels of iterative deepening that proved it.
         """
         found = self.found
         out: dict[str, Any] = {
@@ -127,6 +144,8 @@ class ExploreResult:
             "counterexample": self.counterexample, "config": self.bounds.to_json(),
             "points": self.points, "runs": self.runs, "transitions": self.transitions,
             "reached_ms": self.reached_ms, "complete": self.complete,
+            "shortest_proved": self.shortest_proved, "lower_bound": self.lower_bound,
+            "deepening": self.deepening,
             "violation": None if found is None else {
                 "kind": found.violation.kind, "message": found.violation.message, "time_ms": found.time,
                 "replays_exactly_in_simulation": self.replays_exactly},
@@ -218,7 +237,8 @@ class Search:
 
     def __init__(self, bounds: Bounds, reductions: Reductions, max_states: int | None,
                  max_seconds: float | None, stop_at_first: bool,
-                 progress: Callable[[int, int, int], None] | None, exact: bool = False) -> None:
+                 progress: Callable[[int, int, int], None] | None, exact: bool = False,
+                 max_depth: int | None = None) -> None:
         self.bounds = bounds
         self.plan = bounds.plan()
         self.reductions = reductions
@@ -235,6 +255,9 @@ class Search:
         self.trail: list[Choice] = []
         self.asleep: frozenset[StepInfo] = frozenset()
         self.seen: dict[Hashable, set[StepInfo]] = {}
+        self.max_depth = max_depth
+        self.cut = False  # the depth bound ended a path that had more to explore
+        self.seen_at: dict[Hashable, int] = {}  # with max_depth: the least depth a state was expanded at
         self.edges: dict[Hashable, list[tuple[Hashable, tuple[Choice, ...]]]] = {}
         self.bad: list[tuple[Hashable, tuple[Choice, ...], Violation, int]] = []
         self.first_bad: Found | None = None
@@ -287,6 +310,9 @@ class Search:
             raise Stop()
         if self._judge(run.events, run.gap(run.now()), run.now()):
             raise Stop()
+        if self.max_depth is not None and len(self.trail) >= self.max_depth:
+            self.cut = True  # judged at its depth; one more decision would pass the bound
+            raise Stop()
         prefix = tuple(run.taken)
         anchor, at = self._anchor()
         key: Hashable | None = None
@@ -319,6 +345,12 @@ class Search:
                         self.halt = "incomplete"
                         raise Stop()
                     explored = self.seen[key] = set()
+                    self.seen_at[key] = len(self.trail)
+                elif self.max_depth is not None and len(self.trail) < self.seen_at[key]:
+                    # reached with more of the depth budget left than when it was expanded: expand it
+                    # again, afresh (the earlier visit's explored steps had less budget below them)
+                    self.seen_at[key] = len(self.trail)
+                    explored.clear()
                 elif not red.por:
                     raise Stop()
                 # reached again: only what was asleep before and is awake now is left to explore
@@ -365,7 +397,7 @@ class Search:
             self._go((*frame.prefix, i))
         if self.bad:  # a violation found is one, complete search or not (then perhaps not the shortest)
             return "violated"
-        return self.halt or "holds"
+        return self.halt or ("bounded" if self.cut else "holds")
 
     def _go(self, path: tuple[int, ...]) -> None:
         self.runs += 1
@@ -414,7 +446,8 @@ class Search:
 
 def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, max_states: int | None = None,
                   max_seconds: float | None = None, first: bool = False, exact: bool = False,
-                  progress: Callable[[int, int, int], None] | None = None) -> ExploreResult:
+                  progress: Callable[[int, int, int], None] | None = None,
+                  max_depth: int | None = None) -> ExploreResult:
     """Search every run within ``bounds``; a violation comes with a shortest path of decisions to it.
 
     The search alone (``model.explore_lock.explore`` adds the replayed counterexample).
@@ -422,11 +455,13 @@ def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, ma
     ``first`` stops at the first violation (its path is then the first found, not a shortest one);
     ``exact`` keeps whole state keys instead of 64-bit fingerprints (no collision risk, more memory);
     ``max_states`` / ``max_seconds`` stop the search: verdict ``incomplete``, or ``violated`` when it had
-    found a violation (the shortest of those found; ``complete`` is False).
+    found a violation (the shortest of those found; ``complete`` is False).  ``max_depth`` bounds the
+    paths (see ``model.explore_lock.deepen``): verdict ``bounded`` when no violation is within it and it
+    cut a path.
     """
     bounds.validate()
     started = time.perf_counter()
-    search = Search(bounds, reductions, max_states, max_seconds, first, progress, exact)
+    search = Search(bounds, reductions, max_states, max_seconds, first, progress, exact, max_depth)
     verdict = search.run()
     found = findings = None
     if verdict == "violated":
@@ -435,6 +470,12 @@ def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, ma
     findings = {kind: (search.shortest(edges) if reductions.hashing else None) or search.findings[kind]
                 for kind, edges in search.finding_edges.items()}
     states = len(search.seen) if reductions.hashing else search.plain_states
+    # a complete search's Dijkstra path is a shortest of the graph it searched: the whole graph of states
+    # unless partial-order reduction pruned orders of steps, which can change the number of decisions
+    complete = not search.halt
+    proved = found is not None and complete and reductions.hashing and not reductions.por and not first
+    lower = len(found.path) if proved and found is not None else None
     return ExploreResult(verdict, states, search.points, search.runs, search.transitions, search.depth,
                          search.reached, time.perf_counter() - started, bounds, reductions, found, findings,
-                         complete=not search.halt)
+                         complete=complete, max_depth=max_depth, cut=search.cut, lower_bound=lower,
+                         shortest_proved=lower is not None)
