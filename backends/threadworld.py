@@ -23,7 +23,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from model.effects import StorageEffect, StoreResult
-from model.kernel import Node
+from model.kernel import INTERRUPT, Node
 
 Gen = Generator[Any, Any, Any]
 
@@ -115,9 +115,6 @@ class Answered:
         return 0.0
 
 
-GOES_ON = "interrupt"  # the one cause a kernel task survives (Kernel._interrupted); any other ends it
-
-
 class Handle:
     """A generator running on its own thread (see :meth:`ThreadWorld.start`).
 
@@ -144,13 +141,13 @@ class Handle:
     def interrupt(self, cause: Any = None) -> None:
         """Deliver ``cause`` as an :class:`Interruption` at the generator's current or next wait.
 
-        A cause that ends a kernel task (any but ``GOES_ON``) reaching a parked generator is thrown
+        A cause that ends a kernel task (any but ``INTERRUPT``) reaching a parked generator is thrown
         in at once on the calling thread, as cancelling an idle scheduled task is immediate in Java:
         the task's end does not wait for its own thread to wake up.  A generator in the middle of a
         step (e.g. performing a storage request) gets it at its next wait.
         """
         self.causes.append(cause)
-        if cause != GOES_ON and self.run.acquire(blocking=False):
+        if cause != INTERRUPT and self.run.acquire(blocking=False):
             try:
                 if self.parked and self.causes:
                     try:

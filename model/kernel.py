@@ -69,6 +69,7 @@ from model.history import Event
 from model.taskloop import Policy, TaskLoop, any_action
 
 WRITER_TASK = "writer"
+INTERRUPT = "interrupt"  # the one cause of a world interrupt a task survives; any other ends it (Killed)
 
 Gen = Generator[Any, Any, Any]
 
@@ -329,7 +330,7 @@ class Kernel:
         """A wait of ``task`` got ``interrupt``: raise Interrupted (at a sleep) or Killed, or return to wait
         on with the interrupt pending.  (The hot waits, a sleep and a request, inline ``_wait``'s loop.)"""
         cause = getattr(interrupt, "cause", None)
-        if cause == "interrupt":
+        if cause == INTERRUPT:
             if task.in_sleep and task.sleep_interruptible:
                 raise Interrupted() from None
             task.pending_interrupt = True
@@ -398,7 +399,7 @@ class Kernel:
                 if not sleeping:
                     target.pending_interrupt = True
             if sleeping and target.handle is not None:
-                target.handle.interrupt("interrupt")
+                target.handle.interrupt(INTERRUPT)
 
     def _shutdown_hook(self, task: Task, process: str, effect: ShutdownHook) -> None:
         hooks = task.node.hooks

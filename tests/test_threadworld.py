@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from backends.threadworld import GOES_ON, Handle, Interruption, ThreadWorld
+from backends.threadworld import Handle, Interruption, ThreadWorld
 from model.effects import Outcome, Read, StoreResult
+from model.kernel import INTERRUPT
 
 
 def world(perform: Any = None) -> ThreadWorld:
@@ -54,9 +55,9 @@ def test_the_cause_a_task_survives_is_left_to_its_own_thread() -> None:
 
     h = w.start(task())
     parked(h)
-    h.interrupt(GOES_ON)
+    h.interrupt(INTERRUPT)
     assert h.ended.wait(10)
-    assert seen and seen[0][0] == GOES_ON
+    assert seen and seen[0][0] == INTERRUPT
     assert seen[0][1] != threading.current_thread().name
 
 
