@@ -66,6 +66,7 @@ from model.effects import (
 )
 from model.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
 from model.history import Event
+from model.objectstore import effect_key
 from model.taskloop import Policy, TaskLoop, any_action
 
 WRITER_TASK = "writer"
@@ -458,7 +459,7 @@ class Kernel:
 
     def _storage(self, task: Task, effect: StorageEffect) -> Gen:
         """One storage call: attempts through the world, retried by the client policy."""
-        key = effect.prefix if type(effect) is ListPrefix else effect.key  # type: ignore[union-attr]
+        key = effect_key(effect)
         policy = self._policies.get(key)
         if policy is None:  # a key's policy never changes
             policy = self._policies[key] = self.policy(key)

@@ -131,13 +131,12 @@ class ObjectStore:
         raise TypeError(f"not a storage effect: {effect!r}")
 
 
-WRITE_EFFECTS = frozenset({CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, Delete})
-"""The storage effects that may change the store."""
-
-
 def is_write(effect: StorageEffect) -> bool:
     """True for effects that may change the store."""
-    return type(effect) in WRITE_EFFECTS
+    return type(effect) in _WRITES
+
+
+_WRITES = frozenset({CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, Delete})
 
 
 def effect_key(effect: StorageEffect) -> str:

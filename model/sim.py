@@ -44,12 +44,12 @@ from simpy.events import NORMAL, URGENT, Timeout
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
 from model.config import Dist, Scenario, Schedule, client_settings
-from model.effects import BARE, ListPrefix, Outcome, Put, StorageEffect, StoreResult
+from model.effects import BARE, Outcome, Put, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
 from model.lock_audit import enable_body, enable_key
-from model.objectstore import WRITE_EFFECTS, ObjectStore, Store
+from model.objectstore import ObjectStore, Store, effect_key, is_write
 from model.taskloop import interrupt_policy
 from model.workload import draw
 from model.workloads.lock import LockWorkload
@@ -253,8 +253,8 @@ class _Flight:
     def send(self, _: Any = None) -> None:
         net, effect = self.net, self.effect
         self.sent = sent = int(net.env._now)
-        self.key = key = effect.prefix if type(effect) is ListPrefix else effect.key  # type: ignore[union-attr]
-        self.write = write = type(effect) in WRITE_EFFECTS
+        self.key = key = effect_key(effect)
+        self.write = write = is_write(effect)
         self.action = action = net.matcher.decide(self.node.name, write, key, sent)
         if action in ("cutoff", "timeout"):
             net._later(net.timeout_ms, self.time_out)
