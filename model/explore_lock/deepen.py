@@ -61,8 +61,7 @@ class Deepening:
     found: ExploreResult | None = None
     lower_bound: int = 0
     exhausted: bool = False
-    levels: list[dict[str, Any]] = field(default_factory=list)
-    seconds: float = 0.0
+    levels: list[dict[str, Any]] = field(default_factory=list)  # each with its ``seconds``
 
 
 def deepen(bounds: Bounds, reductions: Reductions, *, below: int | None = None,
@@ -74,8 +73,7 @@ def deepen(bounds: Bounds, reductions: Reductions, *, below: int | None = None,
     is the budget of all levels together; a level stopped by it proves nothing and ends the deepening.
     """
     red = dataclasses.replace(reductions, por=False)
-    started = time.perf_counter()
-    deadline = None if max_seconds is None else started + max_seconds
+    deadline = None if max_seconds is None else time.perf_counter() + max_seconds
     out = Deepening(red)
     depth = 0
     while below is None or depth < below:
@@ -97,5 +95,4 @@ def deepen(bounds: Bounds, reductions: Reductions, *, below: int | None = None,
             out.exhausted = True
             break
         depth += 1
-    out.seconds = time.perf_counter() - started
     return out

@@ -113,9 +113,8 @@ class ExploreResult:
     replays_exactly: bool | None = None  # the simulated world records the explored history
     # the search covered every run (else a violation found is one, but perhaps not the shortest)
     complete: bool = True
-    # a depth-bounded search (``max_depth``): no path past that many decisions; ``cut`` when the bound
-    # ended a path that had more to explore (then "bounded": no violation within the bound, not "holds")
-    max_depth: int | None = None
+    # a depth-bounded search (``max_depth``): ``cut`` when the bound ended a path that had more to
+    # explore (then "bounded": no violation within the bound, not "holds")
     cut: bool = False
     # proved: every violation takes at least ``lower_bound`` decisions; ``shortest_proved`` when the
     # counterexample has that many (a complete search, or iterative deepening: ``model.explore_lock.deepen``)
@@ -477,5 +476,5 @@ def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, ma
     lower = len(found.path) if proved and found is not None else None
     return ExploreResult(verdict, states, search.points, search.runs, search.transitions, search.depth,
                          search.reached, time.perf_counter() - started, bounds, reductions, found, findings,
-                         complete=complete, max_depth=max_depth, cut=search.cut, lower_bound=lower,
+                         complete=complete, cut=search.cut, lower_bound=lower,
                          shortest_proved=lower is not None)
