@@ -39,7 +39,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
-from simpy.events import NORMAL, URGENT, Timeout
+from simpy.events import NORMAL, URGENT, Initialize, Timeout
 
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
@@ -153,6 +153,14 @@ def timeouts(env: simpy.Environment) -> Callable[[int], Timeout]:
     return timeout
 
 
+class _Reply(simpy.Event):
+    """A request's reply: only the task that sent the request waits for it."""
+
+
+# the events a process waits for that have no callback but the process's own (see SimNetwork._runs_next)
+_SOLE_WAITER = frozenset({Timeout, Initialize, _Reply})
+
+
 class _Step:
     """What ``simpy.events.Initialize`` calls back: a function instead of a process's generator."""
 
@@ -185,21 +193,46 @@ class SimNetwork:
 
         The request starts in an event of its own at the current instant (as a new SimPy
         process would, with the same priority), then moves on timeouts' callbacks: no
-        process, no generator, the same order of events.
+        process, no generator, the same order of events.  When that start event would be
+        the very next thing SimPy does (:meth:`_runs_next`), the request starts at once
+        instead, without the event.
         """
         env = self.env
-        reply, start = _new_object(simpy.Event), _new_object(simpy.Event)  # Event.__init__, inlined
+        reply = _new_object(_Reply)  # Event.__init__, inlined
         reply.env, reply.callbacks = env, []
-        # what simpy.events.Initialize is, with a callback instead of a process
-        start.env, start._ok, start._value = env, True, None
-        start.callbacks = [_Flight(self, node, effect, reply).send]
+        flight = _Flight(self, node, effect, reply)
+        proc = env._active_proc
+        if proc is not None and type(proc._target) in _SOLE_WAITER and self._runs_next(URGENT):
+            flight.send()
+            return reply
+        start = _new_object(simpy.Event)  # what Initialize is, with a callback instead of a process
+        start.env, start._ok, start._value, start.callbacks = env, True, None, [flight.send]
         self._push((env._now, URGENT, next(self._eid), start))
         return reply
 
     def answer(self, reply: Any, result: StoreResult) -> None:
-        """``reply.succeed(result)`` without its two Python calls (a reply is answered once)."""
+        """``reply.succeed(result)`` without its two Python calls (a reply is answered once); its waiter
+        resumes at once, without the event, when the event would be the next thing SimPy does."""
         reply._ok, reply._value = True, result
+        if self._runs_next(NORMAL):
+            callbacks, reply.callbacks = reply.callbacks, None  # what Environment.step does with it
+            for callback in callbacks:
+                callback(reply)
+            return
         self._push((self.env._now, NORMAL, next(self._eid), reply))
+
+    def _runs_next(self, priority: int) -> bool:
+        """True when an event scheduled now with ``priority`` would be the next one SimPy processes:
+        every queued event is later, in time then priority (a new event's id is the largest).
+
+        Doing its work at once is then the same run, provided nothing else runs before SimPy would
+        pop it: the caller is the only callback of the event being processed.  A network hop's
+        timeout has one callback (``answer``); a process woken by an event only it waits for (a
+        Timeout, a reply, its start) is that event's only callback (``request``: ``_SOLE_WAITER``).
+        """
+        env = self.env
+        queue = env._queue
+        return not (queue and queue[0][0] == env._now and queue[0][1] <= priority)
 
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
         (self._timeout(ms) if self.script is None else self.script.timeout(ms)).callbacks.append(then)

@@ -38,7 +38,7 @@ from typing import Any
 import simpy
 
 from model.config import Scenario
-from model.effects import FencedPut, StorageEffect
+from model.effects import FencedPut, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.kernel import Node, Task
 from model.objectstore import Store, is_write
@@ -267,6 +267,9 @@ class ExploreNetwork(SimNetwork):
 
         simpy.events.Initialize(self.env, _Step(send))  # type: ignore[arg-type]
         return reply
+
+    def answer(self, reply: Any, result: StoreResult) -> None:
+        reply.succeed(result)  # an event, always: the explorer fires one step at a time, then drains SimPy
 
     def _pending_hop(self, kind: str, lo: int, hi: int, then: Callable[[Any], None]) -> Pending:
         req = self._req
