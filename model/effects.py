@@ -124,6 +124,7 @@ class Delete:
 
 
 StorageEffect = Read | CreateIfAbsent | ReplaceIfMatch | Put | FencedPut | ListPrefix | Delete
+STORAGE_EFFECTS = frozenset({Read, CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, ListPrefix, Delete})
 
 
 # ---- local ----------------------------------------------------------------------
@@ -210,7 +211,7 @@ class IsAlive:
 class CheckInterrupt:
     """An explicit interruption point (Java's ``Thread.interrupted()`` check).
 
-    Handled by :class:`model.taskloop.TaskLoop` itself: a pending interrupt is
+    Handled by the kernel's task loop itself (``model/taskloop.py``): a pending interrupt is
     thrown here when the task's interrupt policy honours checkpoints; otherwise
     it answers None and the task goes on.
     """

@@ -43,21 +43,15 @@ from model.client import Call, RetryPolicy
 from model.clock import NodeClock
 from model.config import FaultPlan, Pause
 from model.effects import (
+    STORAGE_EFFECTS,
     Cancel,
     CheckInterrupt,
-    CreateIfAbsent,
-    Delete,
     Effect,
-    FencedPut,
     Interrupt,
     Interrupted,
     IsAlive,
-    ListPrefix,
     Now,
-    Put,
-    Read,
     Record,
-    ReplaceIfMatch,
     ShutdownHook,
     Sleep,
     Spawn,
@@ -67,7 +61,7 @@ from model.effects import (
 from model.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
 from model.history import Event
 from model.objectstore import effect_key
-from model.taskloop import Policy, TaskLoop, any_action
+from model.taskloop import Policy, any_action
 
 WRITER_TASK = "writer"
 INTERRUPT = "interrupt"  # the one cause of a world interrupt a task survives; any other ends it (Killed)
@@ -205,7 +199,6 @@ class Node:
 
 
 _TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
-_STORAGE = frozenset({Read, CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, ListPrefix, Delete})
 
 
 class Kernel:
@@ -341,25 +334,45 @@ class Kernel:
     # ---- the task loop -----------------------------------------------------------------
 
     def _drive(self, task: Task, gen: Generator[Effect, Any, Any]) -> Gen:
+        """Run a task's generator: step it to its next effect, perform the effect, hand back the answer.
+
+        A cancelled task ends at its next effect; a pending interrupt is thrown in at the first effect
+        its interrupt policy accepts (a Java interrupt is a flag a thread sees only at interruptible
+        points; ``model/taskloop.py``); ``CheckInterrupt`` is answered here.
+        """
         node = task.node
         process = node.process_name(task.name)
-        loop = TaskLoop(gen, task.policy)
+        policy, instant, send, throw = task.policy, self._instant, gen.send, gen.throw
         answer: Any = None
+        error: BaseException | None = None
         try:
-            while (effect := loop.next_effect(task, answer)) is not None:
-                answer = None  # an effect left unanswered gets None
+            while True:
+                try:
+                    effect = send(answer) if error is None else throw(error)
+                except StopIteration:
+                    return
+                answer = error = None  # an effect left unanswered gets None
+                if task.cancel_requested:
+                    return
+                if task.pending_interrupt and policy(effect):
+                    task.pending_interrupt = False
+                    error = Interrupted()
+                    continue
+                kind = type(effect)
+                if kind is CheckInterrupt:
+                    continue  # no interrupt to deliver here: the check answers None
                 if node.pauses:
                     yield from self._gate(task)
                 try:
-                    perform = self._instant.get(type(effect))
+                    perform = instant.get(kind)
                     if perform is not None:  # no generator for the effects that never wait
                         answer = perform(task, process, effect)
-                    elif type(effect) in _STORAGE:
+                    elif kind in STORAGE_EFFECTS:
                         answer = yield from self._storage(task, effect)  # type: ignore[arg-type]
                     else:
                         answer = yield from self._perform(task, effect)
                 except Interrupted as e:
-                    loop.fail(e)
+                    error = e
         except Killed as k:
             if k.args and k.args[0] == "death":
                 self.record(node.name, process, "info", "thread-died", {"task": task.name})

@@ -1,42 +1,22 @@
-"""How every interpreter steps a protocol generator: one place for cancellation and interrupts.
+"""Where a task notices an interrupt: its *interrupt policy*.
 
-An interpreter asks :meth:`TaskLoop.next_effect` for the task's next effect,
-performs it, and hands back the answer with :meth:`answer` (or an
-:class:`~model.effects.Interrupted` with :meth:`fail`).  The loop ends a task
-that was cancelled, and delivers a pending interrupt at the next effect its
-*interrupt policy* accepts (a Java interrupt is a flag that a thread sees only
-at interruptible points).  :func:`interrupt_policy` builds the policies of
-``workload.interrupt`` for writer tasks; other tasks take :func:`any_action`
+A Java interrupt is a flag that a thread sees only at interruptible points.  The
+kernel's task loop (``Kernel._drive`` in ``model/kernel.py``) ends a cancelled
+task at its next effect and throws a pending interrupt into the task at the first
+effect the task's policy accepts; ``CheckInterrupt`` effects never reach a world:
+the loop answers them.  The kernel asks the same policy whether an interrupt may
+end a task's current sleep at once.  :func:`interrupt_policy` builds the policies
+of ``workload.interrupt`` for writer tasks; other tasks take :func:`any_action`
 (every effect but logging, reading the clock and non-interruptible work).
-``CheckInterrupt`` effects never reach the interpreter: the loop answers them.
-An interpreter asks the same policy whether an interrupt may end a task's
-current sleep at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
-from typing import Any, Protocol
+from collections.abc import Callable
 
-from model.effects import (
-    CheckInterrupt,
-    CreateIfAbsent,
-    Delete,
-    Effect,
-    FencedPut,
-    Interrupted,
-    ListPrefix,
-    Now,
-    Put,
-    Read,
-    Record,
-    ReplaceIfMatch,
-    Sleep,
-)
+from model.effects import STORAGE_EFFECTS, CheckInterrupt, Effect, Now, Record, Sleep
 
 Policy = Callable[[Effect], bool]
-_STORAGE = (Read, CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, ListPrefix, Delete)
-_STORAGE_TYPES = frozenset(_STORAGE)
 _NOT_INTERRUPTIBLE = frozenset({Record, Now})
 
 
@@ -54,7 +34,7 @@ def any_action(effect: Effect) -> bool:
 def _next_storage_call(effect: Effect) -> bool:
     if type(effect) is Sleep:
         return effect.interruptible
-    return type(effect) in _STORAGE_TYPES
+    return type(effect) in STORAGE_EFFECTS
 
 
 def _checkpoints(effect: Effect) -> bool:
@@ -76,51 +56,3 @@ def interrupt_policy(name: str) -> Policy:
     policies: dict[str, Policy] = {
         "next-storage-call": _next_storage_call, "checkpoints": _checkpoints, "never": _never}
     return policies[name]
-
-
-class TaskState(Protocol):
-    """The flags an interpreter keeps per task."""
-
-    cancel_requested: bool
-    pending_interrupt: bool
-
-
-class TaskLoop:
-    """Steps one generator of effects on behalf of an interpreter, delivering interrupts by ``policy``."""
-
-    def __init__(self, gen: Generator[Effect, Any, Any], policy: Policy = any_action) -> None:
-        self.gen = gen
-        self.policy = policy
-        self._send: Any = None
-        self._throw: BaseException | None = None
-
-    def next_effect(self, task: TaskState, answer: Any = None) -> Effect | None:
-        """The next effect to perform, or None when the task has finished or was cancelled.
-
-        ``answer``: the result of the effect just performed, as :meth:`answer` gives it.
-        """
-        if answer is not None:
-            self._send = answer
-        while True:
-            try:
-                effect = self.gen.throw(self._throw) if self._throw is not None else self.gen.send(self._send)
-            except StopIteration:
-                return None
-            self._throw, self._send = None, None
-            if task.cancel_requested:
-                return None
-            if task.pending_interrupt and self.policy(effect):
-                task.pending_interrupt = False
-                self._throw = Interrupted()
-                continue
-            if type(effect) is CheckInterrupt:
-                continue  # no interrupt to deliver here: the check answers None
-            return effect
-
-    def answer(self, value: Any) -> None:
-        """The result of the effect just performed (an effect not answered gets None)."""
-        self._send = value
-
-    def fail(self, error: BaseException) -> None:
-        """The effect just performed raised ``error`` in the task (an interrupt)."""
-        self._throw = error

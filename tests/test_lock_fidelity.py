@@ -7,29 +7,38 @@ Each test pins one row of docs/fidelity.md (the row names the test).  The Java i
 from __future__ import annotations
 
 import json
+from collections.abc import Generator
+from typing import Any
 
 import pytest
 from lockdriver import Driver, other_lock, provider
 
 from model.clock import EPOCH_MS
-from model.config import LockConfig, Scenario, StorageConfig, client_settings
+from model.config import LockConfig, Scenario, StorageConfig, WorkloadConfig, client_settings
 from model.effects import (
     Cancel,
     CheckInterrupt,
     CreateIfAbsent,
+    Effect,
+    Interrupt,
+    Interrupted,
     Outcome,
     Put,
     Read,
+    Record,
     ReplaceIfMatch,
     Sleep,
+    Spawn,
     StoreResult,
 )
+from model.kernel import WriterContext
 from model.lock_audit import enable_body, enable_key
 from model.lock_client import GetResult, LockClientError, UpsertResult, read_result, upsert_result
 from model.lock_variants import VARIANTS, variant
 from model.lockfile import LockData
+from model.sim import SimWorld
 from model.storage_lock import HEARTBEAT_TASK, WRITER_TASK, HoodieLockError, StorageLockProvider
-from model.taskloop import TaskLoop, any_action, interrupt_policy
+from model.taskloop import any_action
 
 V = 300_000  # Hudi's default validity (ms)
 R = 30_000  # Hudi's default renew interval (ms)
@@ -646,35 +655,41 @@ def test_the_hypothetical_holder_checks(name: str, at: int, ok: bool) -> None:
 # ---- interrupt policies of the task loop ------------------------------------------------------------
 
 
-class _Task:
-    cancel_requested = False
-    pending_interrupt = True
+class _InterruptedWriter:
+    """A workload whose writer gets an interrupt while it works, then passes a checkpoint, more work and
+    two reads, recording each one it passes (the kernel's task loop decides where the interrupt lands)."""
+
+    def writer(self, ctx: WriterContext) -> Generator[Effect, Any, Any]:
+        yield Spawn("pester", self._pester())
+        yield Sleep(10, interruptible=False)  # the interrupt comes during this work: it stays pending
+        try:
+            for step in (CheckInterrupt(), Sleep(100, interruptible=False), Read("k"), Read("after")):
+                yield step
+                yield Record("passed", "info", type(step).__name__)
+        except Interrupted:
+            yield Record("interrupted", "info")
+
+    @staticmethod
+    def _pester() -> Generator[Effect, Any, Any]:
+        yield Interrupt(WRITER_TASK)
+
+    def key_class(self, key: str) -> str:
+        return "other"
+
+    def observe(self, key: str, body: bytes, version: str | None) -> None:
+        return None
 
 
-def _steps() -> object:
-    """A writer: a checkpoint, work, a read, each then a record of having passed it."""
-    try:
-        yield CheckInterrupt()
-        yield Sleep(100, interruptible=False)
-        yield Read("k")
-        yield Read("after")
-    except Exception:  # noqa: BLE001 - the Interrupted thrown in
-        return
-
-
-@pytest.mark.parametrize("name,performed,still_pending", [
-    ("next-storage-call", [Sleep(100, interruptible=False)], False),  # lands at the read, after the work
-    ("checkpoints", [], False),  # lands at the checkpoint
-    ("never", [Sleep(100, interruptible=False), Read("k"), Read("after")], True),
+@pytest.mark.parametrize("name,passed,interrupted", [
+    ("next-storage-call", ["CheckInterrupt", "Sleep"], True),  # lands at the read, after the work
+    ("checkpoints", [], True),  # lands at the checkpoint
+    ("never", ["CheckInterrupt", "Sleep", "Read", "Read"], False),
 ])
-def test_interrupt_policies(name: str, performed: list[object], still_pending: bool) -> None:
-    loop = TaskLoop(_steps(), interrupt_policy(name))  # type: ignore[arg-type]
-    task = _Task()
-    seen = []
-    while (effect := loop.next_effect(task)) is not None:
-        seen.append(effect)
-        loop.answer(None)
-    assert seen == performed and task.pending_interrupt is still_pending
+def test_interrupt_policies(name: str, passed: list[str], interrupted: bool) -> None:
+    scenario = Scenario(duration_ms=10_000, workload=WorkloadConfig(writers=1, interrupt=name))
+    events = [e for e in SimWorld(scenario, workload=_InterruptedWriter()).run() if e.process == "w1"]
+    assert [e.value for e in events if e.f == "passed"] == passed
+    assert any(e.f == "interrupted" for e in events) is interrupted
     assert any_action(Read("k")) and not any_action(Sleep(1, interruptible=False))
 
 
