@@ -72,6 +72,7 @@ class ObjectStore:
             raise ValueError(f"storage.flavor: {flavor!r} is not one of {', '.join(FLAVORS)}")
         self.flavor = flavor
         self.objects: dict[str, StoredObject] = {}
+        self._reads: dict[str, StoreResult] = {}  # the answer to a read of each object, made once per version
         self._generation = 1_700_000_000_000_000  # GCS generations are large microsecond-like numbers
 
     def peek(self, key: str) -> StoredObject | None:
@@ -87,6 +88,7 @@ class ObjectStore:
     def _write(self, key: str, body: bytes) -> StoreResult:
         version = self._new_version(body)
         self.objects[key] = StoredObject(body, version)
+        self._reads.pop(key, None)
         return StoreResult(Outcome.OK, None, version)
 
     def _precondition(self, key: str, expected: str) -> Outcome | None:
@@ -101,11 +103,14 @@ class ObjectStore:
     def apply(self, effect: StorageEffect, *, node: str = "-", now: int = 0) -> StoreResult:
         """Execute one storage effect and return the service's answer (``node``/``now`` are unused)."""
         # type tests, not a match statement: this runs for every request of a simulation
-        if type(effect) is Read:
-            obj = self.objects.get(effect.key)
-            if obj is None:
-                return BARE[Outcome.NOT_FOUND]
-            return StoreResult(Outcome.OK, obj.body, obj.version)
+        if type(effect) is Read:  # contenders read one version again and again: one answer for all
+            read = self._reads.get(effect.key)
+            if read is None:
+                obj = self.objects.get(effect.key)
+                if obj is None:
+                    return BARE[Outcome.NOT_FOUND]
+                read = self._reads[effect.key] = StoreResult(Outcome.OK, obj.body, obj.version)
+            return read
         if type(effect) is ReplaceIfMatch:
             failed = self._precondition(effect.key, effect.version)
             return BARE[failed] if failed else self._write(effect.key, effect.body)
@@ -125,6 +130,7 @@ class ObjectStore:
             return StoreResult(Outcome.OK, body="\n".join(keys).encode())
         if type(effect) is Delete:
             # S3 answers 204 to deleting a missing key; GCS answers 404
+            self._reads.pop(effect.key, None)
             if self.objects.pop(effect.key, None) is None and self.flavor != "s3":
                 return BARE[Outcome.NOT_FOUND]
             return BARE[Outcome.OK]

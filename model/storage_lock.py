@@ -92,6 +92,8 @@ class StorageLockProvider:
         self.error: str | None = None  # why the last try_lock / unlock ended where Hudi throws
         self.key = config.lock_key
         self.validity_ms = config.validity_secs * 1000
+        # effects are values: the ones sent on every poll are made once
+        self._read_lock_file, self._poll_sleep = Read(self.key), Sleep(config.poll_ms)
 
     # ---- helpers -----------------------------------------------------------------
 
@@ -114,7 +116,7 @@ class StorageLockProvider:
 
     def _read(self) -> Gen:
         """readCurrentLockFile: (GetResult, the lock file or None); raises LockClientError."""
-        result: StoreResult = yield from self._call(Read(self.key))
+        result: StoreResult = yield from self._call(self._read_lock_file)
         got = read_result(self.flavor, result.outcome)
         if got is GetResult.SUCCESS and result.body is not None and result.version is not None:
             return got, LockFile(LockData.decode(result.body), result.version)
@@ -276,7 +278,7 @@ class StorageLockProvider:
                     return False
                 if (yield from self.try_lock_once()):
                     return True
-                yield Sleep(self.config.poll_ms)
+                yield self._poll_sleep
         except Interrupted:
             self.error, phase = "interrupted while waiting (HoodieLockException FAILED_TO_ACQUIRE)", "sleep"
         except HoodieLockError as e:

@@ -11,19 +11,38 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Generator
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import pytest
 import simpy
 
 from model import history
-from model.config import Dist, ErrorRule, Scenario, WorkloadConfig
-from model.effects import BARE, Outcome, StoreResult
+from model.config import Dist, ErrorRule, FaultPlan, Pause, Scenario, StorageConfig, WorkloadConfig
+from model.effects import (
+    BARE,
+    Cancel,
+    CreateIfAbsent,
+    Delete,
+    Effect,
+    Outcome,
+    Put,
+    Read,
+    Record,
+    ReplaceIfMatch,
+    Sleep,
+    Spawn,
+    StorageEffect,
+    StoreResult,
+)
 from model.faults import KEY_CLASSES, FaultMatcher
 from model.history import Event
+from model.kernel import WriterContext
 from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData
-from model.sim import run_scenario, sampler, timeouts
+from model.objectstore import ObjectStore
+from model.sim import SimNetwork, SimWorld, run_scenario, sampler, timeouts
 from model.workload import draw
 
 
@@ -187,3 +206,99 @@ def test_sim_timeouts_fire_in_simpys_order() -> None:
     assert _firing_order("sim") == _firing_order("simpy")
     with pytest.raises(ValueError, match="Negative delay -1"):
         timeouts(simpy.Environment())(-1)
+
+
+def _history_and_steps(scenario: Scenario, seed: int, monkeypatch: pytest.MonkeyPatch,
+                       every_event: bool) -> tuple[str, int]:
+    """A run's history bytes and its SimPy steps; ``every_event``: each request starts, and each reply
+    wakes its task, through an event of its own (as before the shortcut of ``SimNetwork._runs_next``)."""
+    with monkeypatch.context() as m:
+        if every_event:
+            m.setattr(SimNetwork, "_runs_next", lambda self, priority: False)
+        steps = [0]
+        step = simpy.Environment.step
+
+        def counting(env: simpy.Environment) -> None:
+            steps[0] += 1
+            step(env)
+
+        m.setattr(simpy.Environment, "step", counting)
+        return history.dumps(run_scenario(scenario, seed)), steps[0]
+
+
+@pytest.mark.parametrize("latency", [Dist("fixed", 0), Dist("fixed", 10), Dist("uniform", 0, 3)])
+def test_requests_without_their_own_events_keep_every_history_byte(
+        latency: Dist, monkeypatch: pytest.MonkeyPatch) -> None:
+    # writers in lockstep (every time a multiple of 10 ms): many requests, replies and wake-ups due at
+    # one instant, with errors, 409s and a pause
+    rules = (ErrorRule(status="503", prob=0.1),
+             ErrorRule(key="lock", method="write", status="timeout", prob=0.05))
+    lockstep = WorkloadConfig(writers=3, start_ms=Dist("fixed", 0), think_ms=Dist("uniform", 0, 2),
+                              work_ms=Dist("fixed", 100))
+    scenario = replace(Scenario(), duration_ms=300_000, workload=lockstep,
+                       storage=StorageConfig(latency_ms=latency, conflict_prob=0.3, conflict_window_ms=60),
+                       faults=FaultPlan(errors=rules, pauses=(Pause("w1", at_ms=20_000, duration_ms=3_000),)))
+    for seed in (1, 2):
+        fast, fast_steps = _history_and_steps(scenario, seed, monkeypatch, every_event=False)
+        plain, plain_steps = _history_and_steps(scenario, seed, monkeypatch, every_event=True)
+        assert fast == plain, f"seed {seed}: the history changed"
+        assert fast_steps < plain_steps * 0.9 and fast.count("try-lock") > 20  # the shortcut was taken
+
+
+class _TwoWaiters:
+    """Two tasks wait for one event (both cancel a third task); when it fires, the first sends a write
+    and the second sleeps as long as a hop takes.  SimPy runs the second's wake-up before the write
+    reaches the store: the write's start waits in the queue while the event's other callback runs."""
+
+    def writer(self, ctx: WriterContext) -> Generator[Effect, Any, Any]:
+        for name, body in (("sleeper", self._sleeper()), ("a", self._a()), ("b", self._b())):
+            yield Spawn(name, body)
+
+    @staticmethod
+    def _sleeper() -> Generator[Effect, Any, Any]:
+        yield Sleep(1_000)
+
+    @staticmethod
+    def _a() -> Generator[Effect, Any, Any]:
+        yield Cancel("sleeper")
+        yield Put("k", b"a")
+
+    @staticmethod
+    def _b() -> Generator[Effect, Any, Any]:
+        yield Cancel("sleeper")
+        yield Sleep(10)
+        yield Record("b-woke", "info")
+
+    def key_class(self, key: str) -> str:
+        return "other"
+
+    def observe(self, key: str, body: bytes, version: str | None) -> tuple[str, dict[str, Any]]:
+        return "stored", {"body": body.decode()}
+
+
+def test_a_request_woken_with_another_task_starts_in_its_own_event() -> None:
+    scenario = Scenario(duration_ms=5_000, storage=StorageConfig(latency_ms=Dist("fixed", 10)),
+                        workload=WorkloadConfig(writers=1))
+    order = [e.f for e in SimWorld(scenario, workload=_TwoWaiters()).run() if e.f in ("b-woke", "stored")]
+    assert order == ["b-woke", "stored"]
+
+
+def test_a_read_answers_the_object_as_it_is_now() -> None:
+    store, plain = ObjectStore(), ObjectStore()
+
+    def both(effect: StorageEffect) -> StoreResult:
+        answer = store.apply(effect)
+        plain._reads.clear()  # a store that never reuses a read's answer
+        assert answer == plain.apply(effect), effect
+        return answer
+
+    both(Read("k"))
+    both(Put("k", b"1"))
+    both(Read("k"))
+    version = both(Read("k")).version  # read twice: the second answer is the first one again
+    assert version is not None and not both(CreateIfAbsent("k", b"2")).ok
+    assert both(ReplaceIfMatch("k", b"3", version)).ok and both(Read("k")).body == b"3"
+    both(Delete("k"))
+    assert both(Read("k")).outcome is Outcome.NOT_FOUND
+    both(Put("k", b"4"))
+    assert both(Read("k")).body == b"4"
