@@ -49,6 +49,14 @@ class Call:
         self.ambiguous = False
         self.result: StoreResult | None = None
 
+    @staticmethod
+    def first_is_final(policy: RetryPolicy, answer: StoreResult) -> bool:
+        """True when a call's first answer is its result as it stands (no retry, nothing to add): the
+        common case, in which the kernel makes no Call at all."""
+        if policy.retries and answer.outcome.unknown:
+            return False
+        return answer.attempts == 1 and not answer.ambiguous
+
     def after(self, answer: StoreResult) -> int | None:
         """Account one attempt's answer: the backoff before a retry, or None (then :attr:`result` is set)."""
         self.attempts += 1

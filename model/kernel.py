@@ -476,7 +476,7 @@ class Kernel:
         policy = self._policies.get(key)
         if policy is None:  # a key's policy never changes
             policy = self._policies[key] = self.policy(key)
-        call = Call(policy, effect)
+        call: Call | None = None  # made only when the first answer is not the result
         while True:
             reply = self.world.request(task.node, effect)
             while True:  # _wait, inlined
@@ -487,6 +487,10 @@ class Kernel:
                     self._interrupted(task, i)
             if task.node.pauses:
                 yield from self._gate(task)
+            if call is None:
+                if Call.first_is_final(policy, answer):
+                    return answer
+                call = Call(policy, effect)
             backoff = call.after(answer)
             if backoff is None:
                 assert call.result is not None

@@ -34,7 +34,6 @@ import operator
 import posixpath
 import random
 import threading
-import uuid
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -151,6 +150,14 @@ def timeouts(env: simpy.Environment) -> Callable[[int], Timeout]:
         return timer
 
     return timeout
+
+
+def uuid4_string(bits: int) -> str:
+    """``str(uuid.UUID(int=bits, version=4))``, spelled out: the version and variant bits set, then the
+    hex digits grouped 8-4-4-4-12 (an owner id is made for every provider)."""
+    bits = (bits & ~(0xC000 << 48) & ~(0xF000 << 64)) | (0x8000 << 48) | (4 << 76)
+    h = f"{bits:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 class _Reply(simpy.Event):
@@ -384,7 +391,7 @@ class SimWorld:
         return self.kernel.events
 
     def _new_owner_id(self) -> str:
-        return str(uuid.UUID(int=self.id_rng.getrandbits(128), version=4))
+        return uuid4_string(self.id_rng.getrandbits(128))
 
     def run(self) -> list[Event]:
         """Run the scenario for ``duration_ms`` of true time and return the history."""

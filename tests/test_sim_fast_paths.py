@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import uuid
 from collections.abc import Generator
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 import simpy
 
 from model import history
+from model.client import Call, RetryPolicy
 from model.config import Dist, ErrorRule, FaultPlan, Pause, Scenario, StorageConfig, WorkloadConfig
 from model.effects import (
     BARE,
@@ -42,7 +44,7 @@ from model.kernel import WriterContext
 from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData
 from model.objectstore import ObjectStore
-from model.sim import SimNetwork, SimWorld, run_scenario, sampler, timeouts
+from model.sim import SimNetwork, SimWorld, run_scenario, sampler, timeouts, uuid4_string
 from model.workload import draw
 
 
@@ -302,3 +304,20 @@ def test_a_read_answers_the_object_as_it_is_now() -> None:
     assert both(Read("k")).outcome is Outcome.NOT_FOUND
     both(Put("k", b"4"))
     assert both(Read("k")).body == b"4"
+
+
+def test_a_first_answer_is_final_exactly_when_a_call_makes_it_the_result() -> None:
+    for outcome in Outcome:
+        for retries in (0, 2):
+            policy = RetryPolicy(retries, 5)
+            for answer in (StoreResult(outcome), StoreResult(outcome, attempts=2),
+                           StoreResult(outcome, ambiguous=True)):
+                call = Call(policy, Put("k", b""))
+                backoff = call.after(answer)
+                assert Call.first_is_final(policy, answer) == (backoff is None and call.result is answer)
+
+
+def test_owner_ids_are_the_uuid_modules_strings() -> None:
+    rng = random.Random(3)
+    for bits in [0, 2**128 - 1, *(rng.getrandbits(128) for _ in range(2_000))]:
+        assert uuid4_string(bits) == str(uuid.UUID(int=bits, version=4))
