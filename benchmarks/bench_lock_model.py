@@ -6,10 +6,11 @@
    second, measured in the same run by CPU time: each call in a fresh process after
    ``gc.collect()`` (so neither side's garbage collections scan the other's
    objects), the least of 7 rounds in which the two take turns (load from
-   elsewhere falls on both alike).  The ratio is stated for the 11 SimPy events
-   a lock operation took in the first simulator (ops/s x 11 / raw events/s), so
-   fewer events per operation count as speed.  With
-   ``--instructions`` the same ratio is also measured in instructions under
+   elsewhere falls on both alike).  Each side times its run alone: the scenario
+   file is parsed, and the operations counted, outside the timed part.  The
+   ratio is stated for the 11 SimPy events a lock operation took in the first
+   simulator (ops/s x 11 / raw events/s), so fewer events per operation count as
+   speed.  With ``--instructions`` the same ratio is also measured in instructions under
    valgrind's callgrind (repeatable on a loaded machine; slow).
 2. The time the untargeted Hypothesis search (1-3 pauses of any node, trigger,
    time and length on the three-writer property scenario) takes to find the
@@ -50,8 +51,8 @@ LOCK_OPS = {"try-lock", "renew", "release"}
 FIRST_SIMULATOR_EVENTS_PER_OP = 11  # SimPy events per lock operation of the first simulator (issue 13)
 
 
-def raw_simpy(events: int = 200_000) -> None:
-    """``events`` SimPy timeouts of 10 processes: the floor a SimPy simulation cannot beat."""
+def raw_simpy(events: int = 200_000) -> float:
+    """``events`` SimPy timeouts of 10 processes (the floor a SimPy simulation cannot beat): CPU seconds."""
     env = simpy.Environment()
 
     def tick(env: simpy.Environment) -> simpy.events.ProcessGenerator:
@@ -60,7 +61,17 @@ def raw_simpy(events: int = 200_000) -> None:
 
     for _ in range(10):
         env.process(tick(env))
+    started = time.process_time()
     env.run(until=events // 10)
+    return time.process_time() - started
+
+
+def timed_lock_run() -> float:
+    """One run of rfc91-safe (seed 1), the scenario parsed beforehand: its CPU seconds."""
+    scenario = loader.load("rfc91-safe")
+    started = time.process_time()
+    run_scenario(scenario, 1)
+    return time.process_time() - started
 
 
 def lock_run(count_events: bool = False) -> tuple[int, int]:
@@ -89,13 +100,12 @@ _PRELUDE = (f"import sys; sys.path[:0] = [{str(Path(__file__).resolve().parent)!
 
 
 def cpu_seconds_fresh(name: str) -> float:
-    """The CPU time of one call of this module's function ``name`` in a fresh Python process.
+    """The CPU seconds this module's function ``name`` measures of itself, in a fresh Python process.
 
     Each side of a ratio is timed alike: imports done, ``gc.collect()``, then the call alone, so no
     objects left by the other side (a lock run leaves ~145,000) slow its garbage collections.
     """
-    code = _PRELUDE + (f"import gc, time; gc.collect(); t = time.process_time(); b.{name}(); "
-                       "print(time.process_time() - t)")
+    code = _PRELUDE + f"import gc; gc.collect(); print(b.{name}())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     return float(out.split()[-1])
 
@@ -113,7 +123,7 @@ def cpu_seconds(names: list[str], repeats: int = 7) -> list[float]:
 
 def simulator_vs_simpy(repeats: int) -> None:
     ops, events = lock_run(count_events=True)
-    sim_s, raw_s = cpu_seconds(["lock_run", "raw_simpy"], repeats)
+    sim_s, raw_s = cpu_seconds(["timed_lock_run", "raw_simpy"], repeats)
     raw_rate = 200_000 / raw_s
     print(f"simulator: rfc91-safe (30 simulated minutes): {ops} lock operations, {events} SimPy events "
           f"({events / ops:.1f} per operation), {ops / sim_s:,.0f} operations/s "
@@ -133,10 +143,11 @@ def _instructions(code: str) -> int:
 
 
 def instructions_vs_simpy() -> None:
-    prelude = _PRELUDE
+    """The same ratio in instructions: each side's run less its process's start (imports, scenario parsed)."""
+    prelude = _PRELUDE + "import simpy; from scenarios import loader; scenario = loader.load('rfc91-safe'); "
     base = _instructions(prelude + "pass")
     raw = _instructions(prelude + "b.raw_simpy()") - base
-    sim = _instructions(prelude + "b.lock_run()") - base
+    sim = _instructions(prelude + "b.run_scenario(scenario, 1)") - base
     ops, _ = lock_run()
     per_event, per_op = raw / 200_000, sim / ops
     print(f"instructions: raw SimPy {per_event:,.0f} per timeout event; rfc91-safe {per_op:,.0f} per lock "
