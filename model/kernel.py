@@ -225,13 +225,16 @@ class Kernel:
                        heartbeat_faults=HeartbeatStartFaults.of(faults, name))
             for name, clock in nodes.items()
         }
-        # the effects that never wait, by type (Sleep, Cancel and storage calls wait: ``_perform``)
+        # the effects that never wait, by type (Sleep, Cancel and storage calls wait: ``_waits``)
         self._policies: dict[str, RetryPolicy] = {}  # the client policy of each key asked so far
         self._instant: dict[type, Callable[[Task, str, Any], Any]] = {
             Now: self._now, Record: self._record, Spawn: self._spawn, Interrupt: self._interrupt,
             IsAlive: self._is_alive, ShutdownHook: self._shutdown_hook,
             CheckInterrupt: lambda task, process, effect: None,  # answered by the task loop, never here
         }
+        # the effects that wait, by type
+        self._waits: dict[type, Callable[[Task, Any], Gen]] = {
+            Sleep: self._sleep, Cancel: self._cancel, **{kind: self._storage for kind in STORAGE_EFFECTS}}
 
     # ---- history -----------------------------------------------------------------------
 
@@ -342,7 +345,7 @@ class Kernel:
         """
         node = task.node
         process = node.process_name(task.name)
-        policy, instant, send, throw = task.policy, self._instant, gen.send, gen.throw
+        policy, instant, waits, send, throw = task.policy, self._instant, self._waits, gen.send, gen.throw
         answer: Any = None
         error: BaseException | None = None
         try:
@@ -367,10 +370,8 @@ class Kernel:
                     perform = instant.get(kind)
                     if perform is not None:  # no generator for the effects that never wait
                         answer = perform(task, process, effect)
-                    elif kind in STORAGE_EFFECTS:
-                        answer = yield from self._storage(task, effect)  # type: ignore[arg-type]
                     else:
-                        answer = yield from self._perform(task, effect)
+                        answer = yield from waits[kind](task, effect)
                 except Interrupted as e:
                     error = e
         except Killed as k:
@@ -428,47 +429,48 @@ class Kernel:
 
     # ---- the effects that wait --------------------------------------------------------------
 
-    def _perform(self, task: Task, effect: Effect) -> Gen:
-        """Perform an effect that waits, other than a storage call: a sleep, a cancel."""
+    def _sleep(self, task: Task, effect: Sleep) -> Gen:
+        """A sleep: ended early by an interrupt its interrupt policy allows, or by a cancel."""
         node = task.node
-        if isinstance(effect, Sleep):
-            interruptible = task.policy(effect)
+        interruptible = task.policy(effect)
+        with self.world.lock:
+            if task.pending_interrupt and interruptible:  # raced the start of the sleep (threads)
+                task.pending_interrupt = False
+                raise Interrupted()
+            if task.cancel_requested:
+                raise Killed("cancel")
+            task.in_sleep, task.sleep_interruptible = True, interruptible
+        wake = self.world.timeout(node.clock.true_duration(effect.ms))
+        try:
+            while True:  # _wait, inlined
+                try:
+                    yield wake
+                    break
+                except self.world.Interrupt as i:
+                    self._interrupted(task, i)
+        finally:
+            task.in_sleep = False
+        if node.pauses:
+            yield from self._gate(task)
+        return None
+
+    def _cancel(self, task: Task, effect: Cancel) -> Gen:
+        """Stop a task of this node and wait for it (at most ``timeout_ms``): True when it stopped."""
+        node = task.node
+        target = node.tasks.get(effect.name)
+        if target is not None and target.alive:
             with self.world.lock:
-                if task.pending_interrupt and interruptible:  # raced the start of the sleep (threads)
-                    task.pending_interrupt = False
-                    raise Interrupted()
-                if task.cancel_requested:
-                    raise Killed("cancel")
-                task.in_sleep, task.sleep_interruptible = True, interruptible
-            wake = self.world.timeout(node.clock.true_duration(effect.ms))
-            try:
-                while True:  # _wait, inlined
-                    try:
-                        yield wake
-                        break
-                    except self.world.Interrupt as i:
-                        self._interrupted(task, i)
-            finally:
-                task.in_sleep = False
-            if node.pauses:
-                yield from self._gate(task)
-            return None
-        if isinstance(effect, Cancel):
-            target = node.tasks.get(effect.name)
-            if target is not None and target.alive:
-                with self.world.lock:
-                    target.cancel_requested = True
-                    sleeping = target.in_sleep
-                if sleeping:
-                    self.kill(target, "cancel")
-                if effect.timeout_ms is None:
-                    yield from self._wait(task, target.done)
-                else:  # give up after the timeout (the task still stops after its step)
-                    limit = self.world.timeout(node.clock.true_duration(effect.timeout_ms))
-                    yield from self._wait(task, self.world.any_of([target.done, limit]))
-                    return bool(target.done.triggered)
-            return True
-        raise TypeError(f"not an effect that waits: {effect!r}")
+                target.cancel_requested = True
+                sleeping = target.in_sleep
+            if sleeping:
+                self.kill(target, "cancel")
+            if effect.timeout_ms is None:
+                yield from self._wait(task, target.done)
+            else:  # give up after the timeout (the task still stops after its step)
+                limit = self.world.timeout(node.clock.true_duration(effect.timeout_ms))
+                yield from self._wait(task, self.world.any_of([target.done, limit]))
+                return bool(target.done.triggered)
+        return True
 
     def _storage(self, task: Task, effect: StorageEffect) -> Gen:
         """One storage call: attempts through the world, retried by the client policy."""
