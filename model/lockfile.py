@@ -52,3 +52,9 @@ class LockFile:
 
     data: LockData
     version: str
+
+    @staticmethod
+    @functools.lru_cache(maxsize=1024)
+    def read(body: bytes, version: str) -> LockFile:
+        """The lock file a read answered (cached like :meth:`LockData.decode`: one version, many reads)."""
+        return LockFile(LockData.decode(body), version)

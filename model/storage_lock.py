@@ -119,7 +119,7 @@ class StorageLockProvider:
         result: StoreResult = yield from self._call(self._read_lock_file)
         got = read_result(self.flavor, result.outcome)
         if got is GetResult.SUCCESS and result.body is not None and result.version is not None:
-            return got, LockFile(LockData.decode(result.body), result.version)
+            return got, LockFile.read(result.body, result.version)
         return got, None
 
     def _write(self, data: LockData, previous: LockFile | None) -> Gen:

@@ -42,7 +42,7 @@ from model.faults import KEY_CLASSES, FaultMatcher
 from model.history import Event
 from model.kernel import WriterContext
 from model.lock_audit import is_enabled, record_line
-from model.lockfile import LockData
+from model.lockfile import LockData, LockFile
 from model.objectstore import ObjectStore
 from model.sim import SimNetwork, SimWorld, run_scenario, sampler, timeouts, uuid4_string
 from model.workload import draw
@@ -93,6 +93,7 @@ def test_the_lock_file_is_the_bytes_json_dumps_gave(expired: bool, owner: str, v
     assert data.encode() == old.encode()
     assert LockData.decode(data.encode()) == data
     assert LockData.decode(data.encode()) == data  # the cached parse is the same data
+    assert LockFile.read(data.encode(), '"v"') == LockFile(data, '"v"') == LockFile.read(data.encode(), '"v"')
 
 
 def test_a_bad_lock_file_still_names_its_field_every_time() -> None:
