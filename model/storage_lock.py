@@ -216,7 +216,7 @@ class StorageLockProvider:
         """tryLock(): one pass; True when the lock is ours.  Raises HoodieLockError / LockClientError."""
         if self.closed:
             raise HoodieLockError("Lock provider already closed")
-        if (yield from self.holds_valid_lock()):
+        if self.lock is not None and (yield from self.holds_valid_lock()):
             return True  # "Supports reentrant locks"
         if self.heartbeat_active:
             yield Record("try-lock", "fail", {"reason": "heartbeat-without-lock", "owner": self.owner})

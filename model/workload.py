@@ -40,6 +40,11 @@ def draw(rng: random.Random, dist: Dist) -> int:
     return min(value, dist.hi) if dist.hi > 0 else value
 
 
+def register_body(value: int, owner: str) -> bytes:
+    """The register's body: the bytes of ``json.dumps({"value": value, "by": owner})``, written out."""
+    return f'{{"value": {value}, "by": {json.dumps(owner)}}}'.encode()
+
+
 def register_value(result: StoreResult) -> int:
     """The register's value in a read answer (0 when the register does not exist yet)."""
     if not result.ok or result.body is None:
@@ -152,7 +157,7 @@ class RegisterWriter:
             yield CheckInterrupt()
             if not (yield from self._still_valid(provider, owner)):
                 return
-            body = json.dumps({"value": value + 1, "by": owner}).encode()
+            body = register_body(value + 1, owner)
             token = provider.fencing_token()
             op = {"owner": owner, "read": value, "write": value + 1, "token": token}
             yield Record("write", "invoke", op)

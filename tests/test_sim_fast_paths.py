@@ -45,7 +45,7 @@ from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData, LockFile
 from model.objectstore import ObjectStore
 from model.sim import SimNetwork, SimWorld, run_scenario, sampler, timeouts, uuid4_string
-from model.workload import draw
+from model.workload import draw, register_body, register_value
 
 
 def _old_line(event: Event) -> str:
@@ -322,3 +322,10 @@ def test_owner_ids_are_the_uuid_modules_strings() -> None:
     rng = random.Random(3)
     for bits in [0, 2**128 - 1, *(rng.getrandbits(128) for _ in range(2_000))]:
         assert uuid4_string(bits) == str(uuid.UUID(int=bits, version=4))
+
+
+@pytest.mark.parametrize("value", [0, 1, -3, 10**12])
+@pytest.mark.parametrize("owner", ["0b8f6e2c-1f3a-4d8e-9a63-0c7e0b5b8f11", "é\"\\\n", ""])
+def test_the_register_body_is_the_bytes_json_dumps_gave(value: int, owner: str) -> None:
+    assert register_body(value, owner) == json.dumps({"value": value, "by": owner}).encode()
+    assert register_value(StoreResult(Outcome.OK, register_body(value, owner))) == value
