@@ -345,19 +345,18 @@ class Kernel:
         """
         node = task.node
         process = node.process_name(task.name)
-        policy, instant, waits, send, throw = task.policy, self._instant, self._waits, gen.send, gen.throw
         answer: Any = None
         error: BaseException | None = None
         try:
             while True:
                 try:
-                    effect = send(answer) if error is None else throw(error)
+                    effect = gen.send(answer) if error is None else gen.throw(error)
                 except StopIteration:
                     return
                 answer = error = None  # an effect left unanswered gets None
                 if task.cancel_requested:
                     return
-                if task.pending_interrupt and policy(effect):
+                if task.pending_interrupt and task.policy(effect):
                     task.pending_interrupt = False
                     error = Interrupted()
                     continue
@@ -367,11 +366,11 @@ class Kernel:
                 if node.pauses:
                     yield from self._gate(task)
                 try:
-                    perform = instant.get(kind)
+                    perform = self._instant.get(kind)
                     if perform is not None:  # no generator for the effects that never wait
                         answer = perform(task, process, effect)
                     else:
-                        answer = yield from waits[kind](task, effect)
+                        answer = yield from self._waits[kind](task, effect)
                 except Interrupted as e:
                     error = e
         except Killed as k:

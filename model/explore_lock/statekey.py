@@ -308,6 +308,8 @@ def _mutable(body: Callable[[Encoder, Any], Hashable]) -> Callable[[Encoder, Any
 
 def _handler_for(kind: type) -> Callable[[Encoder, Any], Hashable]:
     """How to encode values of ``kind`` (see the module doc)."""
+    if issubclass(kind, type):  # a class (the kernel keeps an effect's type): a constant of the program
+        return lambda e, c: ("type", c.__module__, c.__qualname__)
     if issubclass(kind, enum.Enum):
         return lambda e, v: ("e", kind.__name__, v.name)
     if is_dataclass(kind) and kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
