@@ -163,6 +163,12 @@ class Record:
     type: str
     value: Any = None
 
+    def __init__(self, f: str, type: str, value: Any = None) -> None:
+        # the fields set in the instance dict, not by one object.__setattr__ each (a frozen dataclass's
+        # __init__): a Record is made for every event of a history and read once
+        fields = self.__dict__
+        fields["f"], fields["type"], fields["value"] = f, type, value
+
 
 @dataclass(frozen=True)
 class Spawn:

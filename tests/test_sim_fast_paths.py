@@ -13,7 +13,7 @@ import json
 import random
 import uuid
 from collections.abc import Generator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import FrozenInstanceError, asdict, dataclass, fields, replace
 from typing import Any
 
 import pytest
@@ -329,3 +329,13 @@ def test_owner_ids_are_the_uuid_modules_strings() -> None:
 def test_the_register_body_is_the_bytes_json_dumps_gave(value: int, owner: str) -> None:
     assert register_body(value, owner) == json.dumps({"value": value, "by": owner}).encode()
     assert register_value(StoreResult(Outcome.OK, register_body(value, owner))) == value
+
+
+def test_a_record_is_still_a_frozen_dataclass() -> None:
+    made = Record("try-lock", "fail", {"reason": "held"})
+    assert made == Record(f="try-lock", type="fail", value={"reason": "held"}) != Record("try-lock", "ok")
+    assert Record("a", "info").value is None and hash(Record("a", "info")) == hash(Record("a", "info", None))
+    assert repr(made) == "Record(f='try-lock', type='fail', value={'reason': 'held'})"
+    assert [f.name for f in fields(Record)] == ["f", "type", "value"]
+    with pytest.raises(FrozenInstanceError):
+        made.f = "x"  # type: ignore[misc]
