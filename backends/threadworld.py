@@ -11,9 +11,9 @@ as Java's ScheduledExecutorService takes no thread for a scheduled task until it
 runs.  A generator started by another one's step takes its first step on the
 starting thread once that step has ended (as SimPy runs a new process right after
 its parent yields), so a heartbeat that begins with a sleep never costs a thread
-hand-off, and cancelling it before its first renewal costs none either.  A step
-never blocks on I/O: :meth:`ThreadWorld.request` returns the request, sent by the
-worker that resolves the yield.
+hand-off, and cancelling it before its first renewal costs none either.  No step
+sends a storage request: :meth:`ThreadWorld.request` returns it, and the worker
+that resolves the yield sends it (a starting thread never waits for its child's).
 
 An ``interrupt(cause)`` reaches the generator as :class:`Interruption` at its
 current or next wait, exactly as SimPy delivers ``simpy.Interrupt``.  A cause that
@@ -176,10 +176,11 @@ class Handle:
         world = self.world
         timer = world.timer
         timer.add_cause(self, cause)
+        stepped = False
         if cause != INTERRUPT and self.run.acquire(blocking=False):
             try:
                 if self.parked and self.causes:
-                    took = timer.take(self)
+                    stepped, took = True, timer.take(self)
                     try:
                         world.step(self, None, Interruption(self.causes.popleft()))
                     except BaseException as e:  # noqa: BLE001 - raised on a worker of the task instead
@@ -188,7 +189,7 @@ class Handle:
                         world.place(self)
             finally:
                 self.run.release()
-        if timer.take(self):  # a sleeper with a cause it is left to handle
+        if not stepped and timer.take(self):  # a sleeper with a cause it is left to handle
             world.dispatch(self)
         self.wake.set()
 
@@ -203,9 +204,10 @@ class Handle:
         except BaseException:
             self.finish()
             raise
-        if isinstance(waiting, Signal | AnyOf):
+        kind = type(waiting)
+        if kind is Signal or kind is AnyOf:
             waiting.watch(self)
-        self.waiting, self.parked = waiting, not isinstance(waiting, Request)
+        self.waiting, self.parked = waiting, kind is not Request
 
     def finish(self) -> None:
         """Mark the generator ended and wake whoever waits for that."""
@@ -290,6 +292,10 @@ class _Timer:
                 self._planned = -math.inf
 
 
+class _Starts(threading.local):
+    starts: list[Handle] | None = None  # the generators started by the step this thread takes, if any
+
+
 class ThreadWorld:
     """Real threads, real time (``now``: ms since the run started, or since ``start_epoch``)."""
 
@@ -304,7 +310,7 @@ class ThreadWorld:
         self.lock = threading.RLock()
         self.handles: list[Handle] = []  # the generators not known to have ended
         self.timer = _Timer(self.dispatch)
-        self._local = threading.local()  # ``starts``: the generators started by the step this thread takes
+        self._local = _Starts()
         self._pool = threading.Lock()
         self._queue: queue.SimpleQueue[Handle | None] = queue.SimpleQueue()
         self._idle = 0  # worker threads waiting for a generator
@@ -340,7 +346,7 @@ class ThreadWorld:
         with self.lock:
             self.handles = [x for x in self.handles if x.is_alive]
             self.handles.append(h)
-        starts: list[Handle] | None = getattr(self._local, "starts", None)
+        starts = self._local.starts
         if starts is not None:
             starts.append(h)
         else:
@@ -363,12 +369,13 @@ class ThreadWorld:
 
     def step(self, h: Handle, send: Any, throw: BaseException | None) -> None:
         """``h.step`` (the caller holds ``h.run``), then the first step of each generator it started."""
-        outer = getattr(self._local, "starts", None)
-        self._local.starts = starts = []
+        local = self._local
+        outer = local.starts
+        local.starts = starts = []
         try:
             h.step(send, throw)
         finally:
-            self._local.starts = outer
+            local.starts = outer
             for child in starts:
                 with child.run:
                     try:
@@ -378,7 +385,7 @@ class ThreadWorld:
                     self.place(child)
 
     def place(self, h: Handle) -> None:
-        """Find ``h`` (parked, its caller holds ``h.run`` and is not its worker) the timer or a worker."""
+        """Give ``h`` to the timer or a worker (its caller holds ``h.run`` and is not a worker running it)."""
         if h.finished:
             if h.error is not None:
                 self.dispatch(h)  # its worker raises it
@@ -411,35 +418,37 @@ class ThreadWorld:
 
     def _run(self, h: Handle) -> None:
         """Step ``h`` and resolve what it waits for, until it finishes (here or elsewhere) or sleeps."""
+        run = h.run
         try:
             while True:
-                with h.run:
-                    if h.finished:
-                        if h.error is not None:
-                            raise h.error
-                        return
-                    if not h.started:
-                        self.step(h, None, None)
-                        continue
-                    waiting = h.waiting
-                    if isinstance(waiting, Request) and not waiting.sent:
-                        try:
-                            waiting.send()  # not recalled: a cause that came meanwhile waits for the reply
-                        except BaseException as e:  # noqa: BLE001 - the generator gets it at its yield
-                            self.step(h, None, e)
+                with run:
+                    while True:  # whatever needs no waiting, in one hold of ``run``
+                        if h.finished:
+                            if h.error is not None:
+                                raise h.error
+                            return
+                        if not h.started:
+                            self.step(h, None, None)
                             continue
-                        h.parked = True
-                        continue
-                    if h.causes:
-                        self.step(h, None, Interruption(h.causes.popleft()))
-                        continue
-                    done, value = waiting.poll()
-                    if done:
-                        self.step(h, value, None)
-                        continue
-                    if isinstance(waiting, _Timeout) and self.timer.add(h, waiting.deadline):
-                        return  # the timer holds it; this thread is free
-                    left = waiting.left()
+                        waiting = h.waiting
+                        if type(waiting) is Request and not waiting.sent:
+                            try:
+                                waiting.send()  # not recalled: a cause that came meanwhile waits for it
+                            except BaseException as e:  # noqa: BLE001 - the generator gets it at its yield
+                                self.step(h, None, e)
+                                continue
+                            h.parked = True
+                        if h.causes:
+                            self.step(h, None, Interruption(h.causes.popleft()))
+                            continue
+                        done, value = waiting.poll()
+                        if done:
+                            self.step(h, value, None)
+                            continue
+                        if type(waiting) is _Timeout and self.timer.add(h, waiting.deadline):
+                            return  # the timer holds it; this thread is free
+                        left = waiting.left()
+                        break
                 h.wake.wait(min(max(left, 0.0), 0.5))
                 h.wake.clear()
         except BaseException:
