@@ -170,8 +170,10 @@ class Handle:
         A cause that ends a kernel task (any but ``INTERRUPT``) reaching a parked generator is thrown
         in at once on the calling thread, as cancelling an idle scheduled task is immediate in Java:
         the task's end does not wait for a thread to wake up.  A generator in the middle of a step
-        (e.g. sending a storage request) gets it at its next wait; a sleeping one that is not stepped
-        here is handed to a worker at once.
+        (e.g. sending a storage request) gets it at its next wait; one that is not stepped here is
+        woken (a sleeper handed to a worker) at once, or, when the caller is itself taking a step,
+        once that step has ended (so an interrupted task never runs beside the rest of its
+        interrupter's step, as in SimPy, where the interrupter goes on until it yields).
         """
         world = self.world
         timer = world.timer
@@ -189,8 +191,18 @@ class Handle:
                         world.place(self)
             finally:
                 self.run.release()
-        if not stepped and timer.take(self):  # a sleeper with a cause it is left to handle
-            world.dispatch(self)
+        wakes = world._local.wakes
+        if wakes is not None:  # the interrupter is in a step: wake this task once the step ends, as SimPy
+            wakes.append(self)  # resumes an interrupted process only after the interrupter yields
+        elif stepped:
+            self.wake.set()  # a worker waiting for it sees it ended (or waiting anew)
+        else:
+            self.resume()
+
+    def resume(self) -> None:
+        """Wake the task for a cause left to it: a sleeper goes to a worker, a waiting worker wakes."""
+        if self.world.timer.take(self):
+            self.world.dispatch(self)
         self.wake.set()
 
     def step(self, send: Any, throw: BaseException | None) -> None:
@@ -294,6 +306,7 @@ class _Timer:
 
 class _Starts(threading.local):
     starts: list[Handle] | None = None  # the generators started by the step this thread takes, if any
+    wakes: list[Handle] | None = None  # the tasks it interrupted, to wake when it ends
 
 
 class ThreadWorld:
@@ -370,12 +383,12 @@ class ThreadWorld:
     def step(self, h: Handle, send: Any, throw: BaseException | None) -> None:
         """``h.step`` (the caller holds ``h.run``), then the first step of each generator it started."""
         local = self._local
-        outer = local.starts
-        local.starts = starts = []
+        outer = local.starts, local.wakes
+        local.starts, local.wakes = starts, wakes = [], []
         try:
             h.step(send, throw)
         finally:
-            local.starts = outer
+            local.starts, local.wakes = outer
             for child in starts:
                 with child.run:
                     try:
@@ -383,6 +396,8 @@ class ThreadWorld:
                     except BaseException as e:  # noqa: BLE001 - raised on a worker of the child instead
                         child.error = e
                     self.place(child)
+            for target in wakes:
+                target.resume()
 
     def place(self, h: Handle) -> None:
         """Give ``h`` to the timer or a worker (its caller holds ``h.run`` and is not a worker running it)."""

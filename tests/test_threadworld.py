@@ -296,3 +296,27 @@ def test_stop_ends_sleeping_tasks_and_the_timer_thread() -> None:
     w.stop(5)
     assert all(h.finished for h in handles)
     assert w.timer._thread is None
+
+
+def test_a_task_interrupted_by_a_step_wakes_once_that_step_has_ended() -> None:
+    w = world()
+    order: list[str] = []
+
+    def target() -> Generator[Any, Any, None]:
+        try:
+            yield w.timeout(60_000)
+        except Interruption:
+            order.append("target woke")
+
+    t = w.start(target())
+    sleeping(t)
+
+    def interrupter() -> Generator[Any, Any, None]:
+        t.interrupt(INTERRUPT)
+        time.sleep(0.05)  # the rest of a step (the heartbeat's record after interrupting the writer)
+        order.append("interrupter's step ended")
+        yield w.timeout(0)
+
+    i = w.start(interrupter())
+    assert t.ended.wait(10) and i.ended.wait(10)
+    assert order == ["interrupter's step ended", "target woke"]
