@@ -1,21 +1,34 @@
-"""The kernel's primitives on real threads and real time: a small trampoline.
+"""The kernel's primitives on real threads and real time: a small trampoline and a timer.
 
-:class:`ThreadWorld` implements :class:`model.kernel.World`: every generator the
-kernel starts runs on a daemon thread of its own (threads are reused once their
-generator ends, as Hudi's heartbeat executor reuses its thread), and the trampoline resolves each
-thing the generator yields by blocking: a timeout until its deadline, a signal
-until it fires, a storage request at once (the request is performed on the
-calling thread, so it is already answered when the kernel waits for it).  An
-``interrupt(cause)`` reaches the generator as :class:`Interruption` at its current
-or next wait, exactly as SimPy delivers ``simpy.Interrupt``.  A cause that ends the
-task (a cancel, a crash, the end of the run) reaching a task that is waiting is
-carried out by the interrupting thread itself, so that stopping an idle heartbeat
-costs no thread hand-off (as cancelling an idle scheduled task in Java does not).
+:class:`ThreadWorld` implements :class:`model.kernel.World`.  A generator the
+kernel starts takes a thread only while it has work to do: a pool of daemon
+worker threads (reused, as Hudi's heartbeat executor reuses its thread) steps
+generators and resolves what they yield: a storage request is sent by the
+worker and its reply awaited there, a signal is waited for there.  A generator
+that waits for a timeout (a sleep) gives its thread back: one timer thread keeps
+the sleepers in a heap of due times and hands each to a worker when it is due,
+as Java's ScheduledExecutorService takes no thread for a scheduled task until it
+runs.  A generator started by another one's step takes its first step on the
+starting thread once that step has ended (as SimPy runs a new process right after
+its parent yields), so a heartbeat that begins with a sleep never costs a thread
+hand-off, and cancelling it before its first renewal costs none either.  No step
+sends a storage request: :meth:`ThreadWorld.request` returns it, and the worker
+that resolves the yield sends it (a starting thread never waits for its child's).
+
+An ``interrupt(cause)`` reaches the generator as :class:`Interruption` at its
+current or next wait, exactly as SimPy delivers ``simpy.Interrupt``.  A cause that
+ends the task (a cancel, a crash, the end of the run) reaching a task that is
+waiting is carried out by the interrupting thread itself, so that stopping an
+idle heartbeat costs no thread hand-off (as cancelling an idle scheduled task in
+Java does not); the cause a task survives (``INTERRUPT``) is left to a worker.
 """
 
 from __future__ import annotations
 
 import collections
+import heapq
+import itertools
+import math
 import queue
 import threading
 import time
@@ -102,37 +115,50 @@ class AnyOf:
                 p.watch(h)
 
 
-class Answered:
-    """A storage reply that is already there (the request ran on the calling thread)."""
+class Request:
+    """One storage request, sent by the worker that resolves the generator's yield (see ``_run``)."""
 
-    def __init__(self, result: StoreResult) -> None:
-        self.result = result
+    def __init__(self, perform: Callable[[Node, StorageEffect], StoreResult], node: Node,
+                 effect: StorageEffect) -> None:
+        self._perform = perform
+        self.node = node
+        self.effect = effect
+        self.sent = False
+        self.result: StoreResult | None = None
+
+    def send(self) -> None:
+        """Perform the request (its errors propagate to the caller, who throws them into the generator)."""
+        self.sent = True
+        self.result = self._perform(self.node, self.effect)
 
     def poll(self) -> tuple[bool, Any]:
-        return True, self.result
+        return self.result is not None, self.result
 
     def left(self) -> float:
         return 0.0
 
 
 class Handle:
-    """A generator running on its own thread (see :meth:`ThreadWorld.start`).
+    """A started generator (see :meth:`ThreadWorld.start`).
 
-    ``run`` is held while a thread steps the generator and is free while the generator waits
-    (``parked``): an interrupt that ends the task is then carried out at once by the
-    interrupting thread (see :meth:`interrupt`).
+    ``run`` is held while a thread steps the generator or sends its request, and is free while the
+    generator waits (``parked``): an interrupt that ends the task is then carried out at once by the
+    interrupting thread (see :meth:`interrupt`).  ``sleeping``: held by the world's timer, no thread.
     """
 
-    def __init__(self, gen: Gen) -> None:
+    def __init__(self, gen: Gen, world: ThreadWorld) -> None:
         self.gen = gen
-        self.causes: collections.deque[Any] = collections.deque()
+        self.world = world
+        self.causes: collections.deque[Any] = collections.deque()  # appended under the timer's lock
         self.wake = threading.Event()
+        self.started = False
         self.finished = False
         self.ended = threading.Event()
         self.run = threading.Lock()
-        self.parked = False  # started, and waiting at a yield for ``waiting``
+        self.parked = False  # started, and waiting at a yield for ``waiting`` (a request: once sent)
+        self.sleeping: tuple[float, int, Handle] | None = None  # its entry in the timer's heap
         self.waiting: Any = None
-        self.error: BaseException | None = None  # escaped a step taken by an interrupting thread
+        self.error: BaseException | None = None  # escaped a step taken by a thread not its worker
 
     @property
     def is_alive(self) -> bool:
@@ -143,24 +169,45 @@ class Handle:
 
         A cause that ends a kernel task (any but ``INTERRUPT``) reaching a parked generator is thrown
         in at once on the calling thread, as cancelling an idle scheduled task is immediate in Java:
-        the task's end does not wait for its own thread to wake up.  A generator in the middle of a
-        step (e.g. performing a storage request) gets it at its next wait.
+        the task's end does not wait for a thread to wake up.  A generator in the middle of a step
+        (e.g. sending a storage request) gets it at its next wait; one that is not stepped here is
+        woken (a sleeper handed to a worker) at once, or, when the caller is itself taking a step,
+        once that step has ended (so an interrupted task never runs beside the rest of its
+        interrupter's step, as in SimPy, where the interrupter goes on until it yields).
         """
-        self.causes.append(cause)
+        world = self.world
+        timer = world.timer
+        timer.add_cause(self, cause)
+        stepped = False
         if cause != INTERRUPT and self.run.acquire(blocking=False):
             try:
                 if self.parked and self.causes:
+                    stepped, took = True, timer.take(self)
                     try:
-                        self.step(None, Interruption(self.causes.popleft()))
-                    except BaseException as e:  # noqa: BLE001 - the task's own thread raises it
+                        world.step(self, None, Interruption(self.causes.popleft()))
+                    except BaseException as e:  # noqa: BLE001 - raised on a worker of the task instead
                         self.error = e
+                    if took:
+                        world.place(self)
             finally:
                 self.run.release()
+        wakes = world._local.wakes
+        if wakes is not None:  # the interrupter is in a step: wake this task once the step ends, as SimPy
+            wakes.append(self)  # resumes an interrupted process only after the interrupter yields
+        elif stepped:
+            self.wake.set()  # a worker waiting for it sees it ended (or waiting anew)
+        else:
+            self.resume()
+
+    def resume(self) -> None:
+        """Wake the task for a cause left to it: a sleeper goes to a worker, a waiting worker wakes."""
+        if self.world.timer.take(self):
+            self.world.dispatch(self)
         self.wake.set()
 
     def step(self, send: Any, throw: BaseException | None) -> None:
         """Resume the generator (the caller holds ``run``): it parks at its next wait or finishes."""
-        self.parked = False
+        self.started, self.parked = True, False
         try:
             waiting = self.gen.throw(throw) if throw is not None else self.gen.send(send)
         except (StopIteration, Interruption):  # Interruption: a generator with no use for the cause
@@ -169,14 +216,97 @@ class Handle:
         except BaseException:
             self.finish()
             raise
-        if isinstance(waiting, Signal | AnyOf):
+        kind = type(waiting)
+        if kind is Signal or kind is AnyOf:
             waiting.watch(self)
-        self.waiting, self.parked = waiting, True
+        self.waiting, self.parked = waiting, kind is not Request
 
     def finish(self) -> None:
         """Mark the generator ended and wake whoever waits for that."""
         self.finished = True
         self.ended.set()
+
+
+class _Timer:
+    """One thread and a heap of sleeping handles by due time; a due handle goes to ``dispatch``.
+
+    The thread is woken early only when a new sleeper is due before its planned wake-up, so a
+    sleeper removed before it is due (a cancelled heartbeat) usually costs the thread nothing.
+    """
+
+    def __init__(self, dispatch: Callable[[Handle], None]) -> None:
+        self._dispatch = dispatch
+        self._cond = threading.Condition(threading.Lock())
+        self._heap: list[tuple[float, int, Handle]] = []
+        self._seq = itertools.count()
+        self._planned = math.inf  # when the thread looks at the heap next (-inf: it is looking now)
+        self._thread: threading.Thread | None = None
+
+    def add_cause(self, h: Handle, cause: Any) -> None:
+        """Queue an interrupt's cause (under the lock that :meth:`add` checks causes under)."""
+        with self._cond:
+            h.causes.append(cause)
+
+    def add(self, h: Handle, deadline: float) -> bool:
+        """Hold ``h`` until ``deadline``; False (``h`` not held) when a cause is waiting for it."""
+        with self._cond:
+            if h.causes:
+                return False
+            h.sleeping = entry = (deadline, next(self._seq), h)
+            heapq.heappush(self._heap, entry)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="hcc-timer", daemon=True)
+                self._thread.start()
+            elif deadline < self._planned:
+                self._cond.notify()
+        return True
+
+    def take(self, h: Handle) -> bool:
+        """Remove ``h`` if held: True when it was (the caller now places it)."""
+        with self._cond:
+            entry = h.sleeping
+            if entry is None:
+                return False
+            h.sleeping = None
+            self._heap.remove(entry)
+            heapq.heapify(self._heap)
+            return True
+
+    def stop(self) -> None:
+        """End the thread (a later :meth:`add` starts another)."""
+        with self._cond:
+            thread, self._thread = self._thread, None
+            self._cond.notify()
+        if thread is not None:
+            thread.join(5)
+
+    def _loop(self) -> None:
+        me = threading.current_thread()
+        with self._cond:
+            while self._thread is me:
+                due: list[Handle] = []
+                now = time.monotonic()
+                while self._heap and self._heap[0][0] <= now:
+                    h = heapq.heappop(self._heap)[2]
+                    h.sleeping = None
+                    due.append(h)
+                if due:
+                    self._planned = -math.inf
+                    self._cond.release()
+                    try:
+                        for h in due:
+                            self._dispatch(h)
+                    finally:
+                        self._cond.acquire()
+                    continue
+                self._planned = self._heap[0][0] if self._heap else math.inf
+                self._cond.wait(None if self._planned == math.inf else self._planned - now)
+                self._planned = -math.inf
+
+
+class _Starts(threading.local):
+    starts: list[Handle] | None = None  # the generators started by the step this thread takes, if any
+    wakes: list[Handle] | None = None  # the tasks it interrupted, to wake when it ends
 
 
 class ThreadWorld:
@@ -192,6 +322,9 @@ class ThreadWorld:
         self._t0 = time.monotonic()
         self.lock = threading.RLock()
         self.handles: list[Handle] = []  # the generators not known to have ended
+        self.timer = _Timer(self.dispatch)
+        self._local = _Starts()
+        self._pool = threading.Lock()
         self._queue: queue.SimpleQueue[Handle | None] = queue.SimpleQueue()
         self._idle = 0  # worker threads waiting for a generator
         self._workers = 0
@@ -217,35 +350,73 @@ class ThreadWorld:
     def any_of(self, events: list[Any]) -> AnyOf:
         return AnyOf(events)
 
+    def request(self, node: Node, effect: StorageEffect) -> Request:
+        return Request(self._perform, node, effect)
+
     def start(self, gen: Gen) -> Handle:
-        h = Handle(gen)
+        """Run ``gen`` concurrently: first stepped after the step that starts it, else by a worker."""
+        h = Handle(gen, self)
         with self.lock:
             self.handles = [x for x in self.handles if x.is_alive]
             self.handles.append(h)
+        starts = self._local.starts
+        if starts is not None:
+            starts.append(h)
+        else:
+            self.dispatch(h)
+        return h
+
+    def dispatch(self, h: Handle) -> None:
+        """Hand ``h`` to a worker thread (an idle one, else a new one)."""
+        with self._pool:
             reuse = self._idle > 0
             if reuse:
                 self._idle -= 1
             else:
                 self._workers += 1
+                name = f"hcc-task-{self._workers}"
         if reuse:
             self._queue.put(h)
         else:
-            threading.Thread(target=self._worker, args=(h,), name=f"hcc-task-{self._workers}",
-                             daemon=True).start()
-        return h
+            threading.Thread(target=self._worker, args=(h,), name=name, daemon=True).start()
+
+    def step(self, h: Handle, send: Any, throw: BaseException | None) -> None:
+        """``h.step`` (the caller holds ``h.run``), then the first step of each generator it started."""
+        local = self._local
+        outer = local.starts, local.wakes
+        local.starts, local.wakes = starts, wakes = [], []
+        try:
+            h.step(send, throw)
+        finally:
+            local.starts, local.wakes = outer
+            for child in starts:
+                with child.run:
+                    try:
+                        self.step(child, None, None)
+                    except BaseException as e:  # noqa: BLE001 - raised on a worker of the child instead
+                        child.error = e
+                    self.place(child)
+            for target in wakes:
+                target.resume()
+
+    def place(self, h: Handle) -> None:
+        """Give ``h`` to the timer or a worker (its caller holds ``h.run`` and is not a worker running it)."""
+        if h.finished:
+            if h.error is not None:
+                self.dispatch(h)  # its worker raises it
+            return
+        if not (isinstance(h.waiting, _Timeout) and self.timer.add(h, h.waiting.deadline)):
+            self.dispatch(h)
 
     def _worker(self, h: Handle | None) -> None:
         while h is not None:
-            self._trampoline(h)
-            with self.lock:
+            self._run(h)
+            with self._pool:
                 self._idle += 1
             h = self._queue.get()
 
-    def request(self, node: Node, effect: StorageEffect) -> Answered:
-        return Answered(self._perform(node, effect))
-
     def stop(self, join_s: float = 15.0) -> None:
-        """Interrupt every running generator with cause ``stop`` and wait for their threads."""
+        """Interrupt every running generator with cause ``stop`` and wait for them; end idle threads."""
         with self.lock:
             handles = list(self.handles)
         for h in handles:
@@ -254,32 +425,48 @@ class ThreadWorld:
         deadline = time.monotonic() + join_s
         for h in handles:
             h.ended.wait(max(0.0, deadline - time.monotonic()))
-        with self.lock:
+        self.timer.stop()
+        with self._pool:
             idle, self._idle = self._idle, 0
         for _ in range(idle):
             self._queue.put(None)  # idle workers end
 
-    def _trampoline(self, h: Handle) -> None:
-        """Step ``h``'s generator and block on what it waits for, until it finishes (here or elsewhere)."""
+    def _run(self, h: Handle) -> None:
+        """Step ``h`` and resolve what it waits for, until it finishes (here or elsewhere) or sleeps."""
+        run = h.run
         try:
-            with h.run:
-                h.step(None, None)
             while True:
-                with h.run:
-                    if h.finished:
-                        if h.error is not None:
-                            raise h.error
-                        return
-                    if h.causes:
-                        h.step(None, Interruption(h.causes.popleft()))
-                        continue
-                    done, value = h.waiting.poll()
-                    if done:
-                        h.step(value, None)
-                        continue
-                    left = h.waiting.left()
+                with run:
+                    while True:  # whatever needs no waiting, in one hold of ``run``
+                        if h.finished:
+                            if h.error is not None:
+                                raise h.error
+                            return
+                        if not h.started:
+                            self.step(h, None, None)
+                            continue
+                        waiting = h.waiting
+                        if type(waiting) is Request and not waiting.sent:
+                            try:
+                                waiting.send()  # not recalled: a cause that came meanwhile waits for it
+                            except BaseException as e:  # noqa: BLE001 - the generator gets it at its yield
+                                self.step(h, None, e)
+                                continue
+                            h.parked = True
+                        if h.causes:
+                            self.step(h, None, Interruption(h.causes.popleft()))
+                            continue
+                        done, value = waiting.poll()
+                        if done:
+                            self.step(h, value, None)
+                            continue
+                        if type(waiting) is _Timeout and self.timer.add(h, waiting.deadline):
+                            return  # the timer holds it; this thread is free
+                        left = waiting.left()
+                        break
                 h.wake.wait(min(max(left, 0.0), 0.5))
                 h.wake.clear()
-        finally:
+        except BaseException:
             if not h.finished:
                 h.finish()
+            raise

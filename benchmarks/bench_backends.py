@@ -15,7 +15,9 @@
    median of the per-round ratios.  The ratio
    harness / bare client is the harness's overhead; the bare client runs with
    the SDK's defaults, and once more with the session setting the harness's
-   backend uses (proxies read once, not per request).
+   backend uses (proxies read once, not per request).  The HTTP requests per
+   harness cycle are also counted on the wire, with those the SDK sends on
+   threads of its own.
 2. Contended acquisitions per second with 2, 8 and 32 writers (shortened
    timings: validity 5 s, renew 1 s, no work, think 0-20 ms, Hudi's 1 s poll),
    over 8 s each, with fairness (Jain) and the acquire latency p50.
@@ -29,6 +31,7 @@ import argparse
 import contextlib
 import queue
 import statistics
+import threading
 import time
 import uuid
 from collections.abc import Callable, Generator
@@ -118,6 +121,32 @@ class HarnessCycles:
         """End the writer and the interpreter's threads."""
         self._go.put(False)
         self.world.kernel.stop_all()
+
+
+def wire_requests(harness: HarnessCycles, backend: Any, cycles: int = 20) -> tuple[float, float]:
+    """HTTP requests per harness cycle on the wire: (sent by the harness's task threads, by other threads).
+
+    Counted at the backend client's HTTP session, alone (no other kind runs meanwhile), so that a
+    request the SDK sends on a thread of its own is seen too: the round trips a server gets, not only
+    those the harness asks for.
+    """
+    session = backend._client._http
+    sent = {"task": 0, "other": 0}
+    send = session.send
+
+    def counting_send(request: Any, **kwargs: Any) -> Any:
+        sent["task" if threading.current_thread().name.startswith("hcc-task-") else "other"] += 1
+        return send(request, **kwargs)
+
+    time.sleep(0.5)  # what earlier cycles started on other threads ends first
+    session.send = counting_send
+    try:
+        for _ in range(cycles):
+            harness.cycle()
+        time.sleep(0.5)  # and what these started is counted
+    finally:
+        del session.send  # the class's method again
+    return sent["task"] / cycles, sent["other"] / cycles
 
 
 def backend_cycle(backend: Backend) -> float:
@@ -216,6 +245,7 @@ def main() -> None:
                         if i >= 10:
                             times[k].append(t)
                 per_cycle = harness.counting.requests // (args.n + 10)
+                by_task, by_others = wire_requests(harness, b)
             finally:
                 harness.close()
         med = statistics.median
@@ -234,6 +264,8 @@ def main() -> None:
         print(f"  bare, proxies read once        : {med(times['sdk_once']) * 1000:7.2f} ms  (trust_env off)")
         print(f"  floor {per_cycle} x single-read RTT      : {floor * 1000:7.2f} ms  "
               f"(read RTT {med(times['read']) * 1000:.2f} ms)")
+        print(f"  on the wire per harness cycle  : {by_task + by_others:7.1f} HTTP requests  "
+              f"({by_task:.1f} by the harness's threads, {by_others:.1f} by the SDK's own)")
         print(f"  ratio harness / bare client    : {h / med(times['sdk']):7.2f}  (per-round "
               f"{paired('sdk'):.2f})")
         print(f"  ratio harness / bare, once     : {h / med(times['sdk_once']):7.2f}  (per-round "

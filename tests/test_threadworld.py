@@ -110,3 +110,213 @@ def test_an_error_of_a_step_taken_by_the_interrupting_thread_is_raised_on_the_ta
         time.sleep(0.001)
     assert raised and raised[0][0] is ValueError
     assert raised[0][1] != threading.current_thread().name
+
+
+def task_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("hcc-task-")}
+
+
+def idle(w: ThreadWorld, n: int) -> None:
+    deadline = time.monotonic() + 10
+    while w._idle != n:
+        assert time.monotonic() < deadline, f"not {n} idle worker threads"
+        time.sleep(0.001)
+
+
+def sleeping(h: Handle) -> None:
+    deadline = time.monotonic() + 10
+    while h.sleeping is None:
+        assert time.monotonic() < deadline, "the task never went to the timer"
+        time.sleep(0.001)
+
+
+def test_a_task_started_by_a_step_takes_its_first_step_after_it_and_sleeps_without_a_thread() -> None:
+    w = world()
+    seen: list[tuple[str, str]] = []
+    children: list[Handle] = []
+    before = task_threads()
+
+    def child() -> Generator[Any, Any, None]:
+        seen.append(("child-first-step", threading.current_thread().name))
+        yield w.timeout(60_000)
+        seen.append(("child-woke", threading.current_thread().name))
+
+    def parent() -> Generator[Any, Any, None]:
+        children.append(w.start(child()))
+        seen.append(("parent-step-ends", threading.current_thread().name))
+        yield w.timeout(60_000)
+
+    p = w.start(parent())
+    sleeping(p)
+    c = children[0]
+    sleeping(c)
+    parent_thread = seen[0][1]
+    assert seen == [("parent-step-ends", parent_thread), ("child-first-step", parent_thread)]
+    c.interrupt("cancel")  # the heartbeat's case: cancelled while it waits for its first renewal
+    assert c.finished and c.sleeping is None
+    assert [t.name for t in task_threads() - before] == [parent_thread]  # the child never had a thread
+    w.stop()
+    assert p.finished
+
+
+def test_a_sleeping_task_holds_no_thread_and_its_interrupt_ends_the_sleep_at_once() -> None:
+    w = world()
+    seen: list[tuple[str, str]] = []
+
+    def sleeper() -> Generator[Any, Any, None]:
+        seen.append(("first", threading.current_thread().name))
+        try:
+            yield w.timeout(60_000)
+        except Interruption as i:
+            seen.append((i.cause, threading.current_thread().name))
+
+    def quick() -> Generator[Any, Any, None]:
+        seen.append(("quick", threading.current_thread().name))
+        yield w.timeout(0)
+
+    h = w.start(sleeper())
+    sleeping(h)
+    idle(w, 1)
+    q = w.start(quick())
+    assert q.ended.wait(10)
+    assert seen[1] == ("quick", seen[0][1])  # the sleeper's worker was free: reused
+    t = time.monotonic()
+    h.interrupt(INTERRUPT)
+    assert h.ended.wait(10) and time.monotonic() - t < 5
+    assert seen[2][0] == INTERRUPT and seen[2][1] != threading.current_thread().name
+
+
+def test_sleeps_wake_in_due_order_and_never_early() -> None:
+    w = world()
+    woke: list[tuple[int, float]] = []
+
+    def sleeper(ms: int) -> Generator[Any, Any, None]:
+        t = time.monotonic()
+        yield w.timeout(ms)
+        woke.append((ms, time.monotonic() - t))
+
+    handles = [w.start(sleeper(ms)) for ms in (400, 100, 300, 0, 200)]
+    for h in handles:
+        assert h.ended.wait(10)
+    assert [ms for ms, _ in woke] == [0, 100, 200, 300, 400]
+    assert all(slept >= ms / 1000 for ms, slept in woke)
+
+
+def test_an_interrupt_racing_a_task_on_its_way_to_the_timer_is_not_lost() -> None:
+    w = world()
+
+    def sleeper() -> Generator[Any, Any, None]:
+        try:
+            yield w.timeout(60_000)
+        except Interruption:
+            return
+
+    handles = []
+    for _ in range(200):
+        h = w.start(sleeper())
+        h.interrupt(INTERRUPT)  # before, during or after its first step and its hand-over to the timer
+        handles.append(h)
+    deadline = time.monotonic() + 10
+    for h in handles:
+        assert h.ended.wait(max(0.0, deadline - time.monotonic())), "an interrupt was lost: the sleep went on"
+
+
+def test_a_request_is_sent_by_a_worker_not_by_the_step_that_starts_its_task() -> None:
+    entered, release = threading.Event(), threading.Event()
+    sender: list[str] = []
+
+    def perform(node: Any, effect: Any) -> StoreResult:
+        sender.append(threading.current_thread().name)
+        entered.set()
+        release.wait(30)
+        return StoreResult(Outcome.NOT_FOUND)
+
+    w = world(perform)
+    replies: list[Any] = []
+    parent_thread: list[str] = []
+
+    def child() -> Generator[Any, Any, None]:
+        replies.append((yield w.request(None, Read("t/k"))))  # type: ignore[arg-type]
+
+    def parent() -> Generator[Any, Any, None]:
+        parent_thread.append(threading.current_thread().name)
+        c = w.start(child())
+        yield w.timeout(0)
+        assert not c.finished
+
+    p = w.start(parent())
+    try:
+        assert p.ended.wait(5)  # the parent did not wait for its child's request
+        assert entered.wait(10)
+        assert sender == [sender[0]] and sender[0] != parent_thread[0]
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10
+    while not replies and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert replies and replies[0].outcome is Outcome.NOT_FOUND
+
+
+def test_an_error_in_a_first_step_taken_by_the_starting_thread_is_raised_on_a_worker_of_the_new_task(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    raised: list[tuple[type[BaseException] | None, str]] = []
+    monkeypatch.setattr(threading, "excepthook",
+                        lambda args: raised.append((args.exc_type, args.thread.name if args.thread else "")))
+    w = world()
+    after: list[str] = []
+
+    def child() -> Generator[Any, Any, None]:
+        raise ValueError("boom")
+        yield
+
+    def parent() -> Generator[Any, Any, None]:
+        w.start(child())
+        after.append(threading.current_thread().name)
+        yield w.timeout(0)
+        after.append(threading.current_thread().name)
+
+    p = w.start(parent())
+    assert p.ended.wait(10) and len(after) == 2  # the parent went on
+    deadline = time.monotonic() + 10
+    while not raised and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert raised and raised[0][0] is ValueError
+
+
+def test_stop_ends_sleeping_tasks_and_the_timer_thread() -> None:
+    w = world()
+
+    def sleeper() -> Generator[Any, Any, None]:
+        yield w.timeout(60_000)
+
+    handles = [w.start(sleeper()) for _ in range(3)]
+    for h in handles:
+        sleeping(h)
+    assert any(t.name == "hcc-timer" and t.is_alive() for t in threading.enumerate())
+    w.stop(5)
+    assert all(h.finished for h in handles)
+    assert w.timer._thread is None
+
+
+def test_a_task_interrupted_by_a_step_wakes_once_that_step_has_ended() -> None:
+    w = world()
+    order: list[str] = []
+
+    def target() -> Generator[Any, Any, None]:
+        try:
+            yield w.timeout(60_000)
+        except Interruption:
+            order.append("target woke")
+
+    t = w.start(target())
+    sleeping(t)
+
+    def interrupter() -> Generator[Any, Any, None]:
+        t.interrupt(INTERRUPT)
+        time.sleep(0.05)  # the rest of a step (the heartbeat's record after interrupting the writer)
+        order.append("interrupter's step ended")
+        yield w.timeout(0)
+
+    i = w.start(interrupter())
+    assert t.ended.wait(10) and i.ended.wait(10)
+    assert order == ["interrupter's step ended", "target woke"]
