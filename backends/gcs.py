@@ -44,6 +44,9 @@ class GcsBackend(Backend):
                                                client_options={"api_endpoint": endpoint})
         else:
             self._client = storage.Client()
+        # google-cloud-storage 3.x keeps bucket metadata for its telemetry and, after every 404, checks on a
+        # thread of its own that the bucket still exists (a bucket GET): not a request of the protocol
+        self._client._bucket_metadata_cache = None
         self._bucket: Any = self._client.bucket(bucket)
         # room for many racing threads on one client (the default pool keeps 10 connections)
         from requests.adapters import HTTPAdapter

@@ -15,7 +15,8 @@
    median of the per-round ratios.  The ratio
    harness / bare client is the harness's overhead; the bare client runs with
    the SDK's defaults, and once more with the session setting the harness's
-   backend uses (proxies read once, not per request).  The HTTP requests per
+   backend uses (proxies read once, not per request; no bucket GET of the SDK's
+   own after a 404, see backends/gcs.py).  The HTTP requests per
    harness cycle are also counted on the wire, with those the SDK sends on
    threads of its own.
 2. Contended acquisitions per second with 2, 8 and 32 writers (shortened
@@ -170,13 +171,16 @@ def backend_cycle(backend: Backend) -> float:
 class BareClient:
     """The same requests with the bare google-cloud-storage client (one client, kept for all cycles)."""
 
-    def __init__(self, endpoint: Any, bucket: str, trust_env: bool = True) -> None:
+    def __init__(self, endpoint: Any, bucket: str, trust_env: bool = True,
+                 metadata_cache: bool = True) -> None:
         from google.auth.credentials import AnonymousCredentials
         from google.cloud import storage
 
         client = storage.Client(project="hcc", credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
                                 client_options={"api_endpoint": endpoint})
         client._http.trust_env = trust_env
+        if not metadata_cache:  # as backends/gcs.py: no bucket GET of the SDK's own after a 404
+            client._bucket_metadata_cache = None
         self.bucket = client.bucket(bucket)
         self.name = f"bench-sdk-{trust_env}/lock.json"
 
@@ -231,7 +235,8 @@ def main() -> None:
     with open_endpoint("fake-gcs") as ep:
         with ep.backend("bench/", timeout_s=5) as b:
             harness = HarnessCycles(b)
-            sdk, sdk_once = BareClient(ep.url, ep.bucket), BareClient(ep.url, ep.bucket, trust_env=False)
+            sdk, sdk_once = BareClient(ep.url, ep.bucket), BareClient(ep.url, ep.bucket, trust_env=False,
+                                                                           metadata_cache=False)
             kinds: dict[str, Callable[[], float]] = {
                 "harness": harness.cycle, "perform": lambda: backend_cycle(b),
                 "sdk": sdk.cycle, "sdk_once": sdk_once.cycle, "read": sdk_once.read}
