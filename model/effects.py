@@ -12,6 +12,7 @@ Storage effects return a :class:`StoreResult`.  Its ``outcome`` is one of the
 from __future__ import annotations
 
 import enum
+import typing
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,7 +125,7 @@ class Delete:
 
 
 StorageEffect = Read | CreateIfAbsent | ReplaceIfMatch | Put | FencedPut | ListPrefix | Delete
-STORAGE_EFFECTS = frozenset({Read, CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, ListPrefix, Delete})
+STORAGE_EFFECTS: frozenset[type] = frozenset(typing.get_args(StorageEffect))  # for type(effect) tests
 
 
 # ---- local ----------------------------------------------------------------------

@@ -225,8 +225,8 @@ class Kernel:
                        heartbeat_faults=HeartbeatStartFaults.of(faults, name))
             for name, clock in nodes.items()
         }
-        # the effects that never wait, by type (Sleep, Cancel and storage calls wait: ``_waits``)
         self._policies: dict[str, RetryPolicy] = {}  # the client policy of each key asked so far
+        # the effects that never wait, by type (Sleep, Cancel and storage calls wait: ``_waits``)
         self._instant: dict[type, Callable[[Task, str, Any], Any]] = {
             Now: self._now, Record: self._record, Spawn: self._spawn, Interrupt: self._interrupt,
             IsAlive: self._is_alive, ShutdownHook: self._shutdown_hook,
