@@ -9,6 +9,8 @@ are applied to the raw TOML before conversion, so they are checked the same way.
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 import tomllib
 import types
 import typing
@@ -97,13 +99,21 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     raise ConfigError(where, value, f"unsupported type {tp}")
 
 
+def _toml_key(key: str) -> str:
+    """``key`` as TOML writes it: bare when it can be, else quoted (an empty key is ``""``)."""
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def build(cls: type, raw: dict[str, Any], where: str = "") -> Any:
     """Build dataclass ``cls`` from a TOML table; unknown fields and wrong types raise ConfigError."""
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():
-        path = f"{where}.{key}" if where else key
+        path = f"{where}.{_toml_key(key)}" if where else _toml_key(key)
         if key not in names:
             raise ConfigError(path, value, f"unknown field (known: {', '.join(sorted(names))})")
         kwargs[key] = _convert(hints[key], value, path)

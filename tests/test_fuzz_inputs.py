@@ -140,6 +140,16 @@ def test_grid_files(tmp_path_factory: pytest.TempPathFactory, data: st.DataObjec
         assert e.field and e.reason
 
 
+def test_a_key_toml_must_quote_is_named_quoted(tmp_path: Path) -> None:
+    # found by test_grid_files: an empty key in a grid's base table gave an error naming no field
+    for body, field in ((b'"" = 0\n', '""'), (b'[storage]\n"a b" = 1\n', 'storage."a b"')):
+        bad = tmp_path / "bad.toml"
+        bad.write_bytes(body)
+        with pytest.raises(ConfigError, match="unknown field") as e:
+            loader.load(str(bad))
+        assert e.value.field == field
+
+
 def test_unreadable_files_name_the_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_bytes(b'name = "x"\nseed = 1\n\xff\xfe = 2\n')
