@@ -405,8 +405,13 @@ class ThreadWorld:
             if h.error is not None:
                 self.dispatch(h)  # its worker raises it
             return
-        if not (isinstance(h.waiting, _Timeout) and self.timer.add(h, h.waiting.deadline)):
+        if not self._to_timer(h):
             self.dispatch(h)
+
+    def _to_timer(self, h: Handle) -> bool:
+        """True when ``h`` waits for a timeout and the timer now holds it (no thread until it is due)."""
+        waiting = h.waiting
+        return type(waiting) is _Timeout and self.timer.add(h, waiting.deadline)
 
     def _worker(self, h: Handle | None) -> None:
         while h is not None:
@@ -460,8 +465,8 @@ class ThreadWorld:
                         if done:
                             self.step(h, value, None)
                             continue
-                        if type(waiting) is _Timeout and self.timer.add(h, waiting.deadline):
-                            return  # the timer holds it; this thread is free
+                        if self._to_timer(h):
+                            return  # this thread is free
                         left = waiting.left()
                         break
                 h.wake.wait(min(max(left, 0.0), 0.5))
