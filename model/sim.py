@@ -242,14 +242,31 @@ class SimNetwork:
         return not (queue and queue[0][0] == env._now and queue[0][1] <= priority)
 
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
-        (self._timeout(ms) if self.script is None else self.script.timeout(ms)).callbacks.append(then)
+        """Call ``then`` ``ms`` of true time from now, on a timeout of its own; or at once, the clock moved
+        to that time, when the timeout would be the next event SimPy processes.
+
+        Only a request's steps call this, and each is the last thing to run in its SimPy step: the
+        only callback of its event (a start, a hop), or a request started inside a task's step that
+        :meth:`request` let go at once, after which the task only yields its reply.  So when every
+        queued event is later, nothing at all runs before the timeout would fire, and running
+        ``then`` now is the same run (a reply answered this way is one the task finds answered when
+        it yields it, and SimPy hands it the value at once).
+        """
+        if self.script is not None:  # a schedule orders the timers of an instant: keep every one
+            self.script.timeout(ms).callbacks.append(then)
+            return
+        env = self.env
+        queue = env._queue
+        due = env._now + ms
+        if not queue or queue[0][0] > due:
+            env._now = due
+            then(None)
+            return
+        self._timeout(ms).callbacks.append(then)
 
     def _hop(self, then: Callable[[Any], None]) -> None:
         """Carry a request to the store, or its reply back, after one network latency."""
-        if self.script is None:  # the common case, without a call to _later
-            self._timeout(self.latency()).callbacks.append(then)
-            return
-        scripted = self.script.latency()
+        scripted = None if self.script is None else self.script.latency()
         self._later(self.latency() if scripted is None else scripted, then)
 
     def _send(self, node: Node, effect: StorageEffect, reply: Any, _: Any = None) -> None:
@@ -343,8 +360,12 @@ class SimPyWorld:
         return node.clock.read(self.env._now)  # type: ignore[arg-type]
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
-        assert self.network is not None
-        return self.network.request(node, effect)
+        raise RuntimeError("no network: SimPyWorld.attach one first")
+
+    def attach(self, network: SimNetwork) -> None:
+        """Carry the storage requests of the kernel over ``network`` (``request`` is the network's own)."""
+        self.network = network
+        self.request = network.request  # type: ignore[method-assign]
 
 
 class SimWorld:
@@ -382,8 +403,8 @@ class SimWorld:
                              sink=sink, writer_policy=interrupt_policy(scenario.workload.interrupt))
         faults = scenario.faults
         matcher = FaultMatcher(faults.errors, faults.cutoffs, net_rng, self.workload.key_class)
-        self.world.network = SimNetwork(self.env, scenario, self.store, net_rng, matcher,
-                                        self.kernel.observe_write, script)
+        self.world.attach(SimNetwork(self.env, scenario, self.store, net_rng, matcher,
+                                     self.kernel.observe_write, script))
 
     @property
     def events(self) -> list[Event]:

@@ -213,11 +213,13 @@ def test_sim_timeouts_fire_in_simpys_order() -> None:
 
 def _history_and_steps(scenario: Scenario, seed: int, monkeypatch: pytest.MonkeyPatch,
                        every_event: bool) -> tuple[str, int]:
-    """A run's history bytes and its SimPy steps; ``every_event``: each request starts, and each reply
-    wakes its task, through an event of its own (as before the shortcut of ``SimNetwork._runs_next``)."""
+    """A run's history bytes and its SimPy steps; ``every_event``: each request starts, each hop of it
+    happens, and each reply wakes its task, through an event of its own (as before the shortcuts of
+    ``SimNetwork._runs_next`` and ``SimNetwork._later``)."""
     with monkeypatch.context() as m:
         if every_event:
             m.setattr(SimNetwork, "_runs_next", lambda self, priority: False)
+            m.setattr(SimNetwork, "_later", lambda self, ms, then: self._timeout(ms).callbacks.append(then))
         steps = [0]
         step = simpy.Environment.step
 
