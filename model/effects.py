@@ -17,6 +17,8 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
+from model.frozen import fills_dict
+
 
 class Outcome(enum.Enum):
     """What a storage request answered, independent of the service."""
@@ -29,12 +31,18 @@ class Outcome(enum.Enum):
     UNAVAILABLE = 503
     TIMEOUT = 0  # no answer: the request may or may not have been applied
 
-    @property
-    def unknown(self) -> bool:
-        """True when the request may have been applied or not (a retryable error)."""
-        return self in (Outcome.CONFLICT, Outcome.THROTTLED, Outcome.UNAVAILABLE, Outcome.TIMEOUT)
+    unknown: bool
+    """True when the request may have been applied or not (a retryable error)."""
 
 
+# set on each member rather than computed by a property: an enum member's attribute costs a tenth
+# of a property that reads members (Python 3.11's EnumType.__getattr__ keeps class lookups slow)
+for _outcome in Outcome:
+    _outcome.unknown = _outcome in (Outcome.CONFLICT, Outcome.THROTTLED, Outcome.UNAVAILABLE, Outcome.TIMEOUT)
+_OK = Outcome.OK
+
+
+@fills_dict
 @dataclass(frozen=True)
 class StoreResult:
     """Answer to a storage effect.
@@ -54,7 +62,7 @@ class StoreResult:
 
     @property
     def ok(self) -> bool:
-        return self.outcome is Outcome.OK
+        return self.outcome is _OK
 
 
 BARE: dict[Outcome, StoreResult] = {outcome: StoreResult(outcome) for outcome in Outcome}
@@ -64,6 +72,7 @@ BARE: dict[Outcome, StoreResult] = {outcome: StoreResult(outcome) for outcome in
 # ---- storage ----------------------------------------------------------------
 
 
+@fills_dict
 @dataclass(frozen=True)
 class Read:
     """Read an object: OK with body and version, or NOT_FOUND."""
@@ -71,6 +80,7 @@ class Read:
     key: str
 
 
+@fills_dict
 @dataclass(frozen=True)
 class CreateIfAbsent:
     """Write only if no object exists (S3 If-None-Match: *, GCS ifGenerationMatch=0)."""
@@ -79,6 +89,7 @@ class CreateIfAbsent:
     body: bytes
 
 
+@fills_dict
 @dataclass(frozen=True)
 class ReplaceIfMatch:
     """Write only if the object's version tag equals ``version`` (S3 If-Match, GCS ifGenerationMatch)."""
@@ -88,6 +99,7 @@ class ReplaceIfMatch:
     version: str
 
 
+@fills_dict
 @dataclass(frozen=True)
 class Put:
     """Unconditional write."""
@@ -96,6 +108,7 @@ class Put:
     body: bytes
 
 
+@fills_dict
 @dataclass(frozen=True)
 class FencedPut:
     """Write ``key`` only if ``fence_key`` still has version ``fence_version``.
@@ -110,6 +123,7 @@ class FencedPut:
     fence_version: str
 
 
+@fills_dict
 @dataclass(frozen=True)
 class ListPrefix:
     """List keys under a prefix; the result's body is the newline-joined sorted keys."""
@@ -117,6 +131,7 @@ class ListPrefix:
     prefix: str
 
 
+@fills_dict
 @dataclass(frozen=True)
 class Delete:
     """Unconditional delete."""
@@ -131,6 +146,7 @@ STORAGE_EFFECTS: frozenset[type] = frozenset(typing.get_args(StorageEffect))  # 
 # ---- local ----------------------------------------------------------------------
 
 
+@fills_dict
 @dataclass(frozen=True)
 class Now:
     """Read this node's wall clock (epoch milliseconds, possibly skewed).
@@ -143,6 +159,7 @@ class Now:
     monotonic: bool = False
 
 
+@fills_dict
 @dataclass(frozen=True)
 class Sleep:
     """Sleep ``ms`` milliseconds of this node's time.
@@ -156,6 +173,7 @@ class Sleep:
     interruptible: bool = True
 
 
+@fills_dict
 @dataclass(frozen=True)
 class Record:
     """Append an event to the history (Jepsen style: type is invoke/ok/fail/info)."""
@@ -164,13 +182,9 @@ class Record:
     type: str
     value: Any = None
 
-    def __init__(self, f: str, type: str, value: Any = None) -> None:
-        # the fields set in the instance dict, not by one object.__setattr__ each (a frozen dataclass's
-        # __init__): a Record is made for every event of a history and read once
-        fields = self.__dict__
-        fields["f"], fields["type"], fields["value"] = f, type, value
 
 
+@fills_dict
 @dataclass(frozen=True)
 class Spawn:
     """Start ``body`` as a concurrent task of this node named ``name``.
@@ -183,6 +197,7 @@ class Spawn:
     body: Generator[Any, Any, Any] = field(compare=False)
 
 
+@fills_dict
 @dataclass(frozen=True)
 class Cancel:
     """Stop task ``name`` of this node: at once if it sleeps, else after its current step.
@@ -197,6 +212,7 @@ class Cancel:
     timeout_ms: int | None = None
 
 
+@fills_dict
 @dataclass(frozen=True)
 class Interrupt:
     """Interrupt task ``name`` of this node (Java's Thread.interrupt).
@@ -207,6 +223,7 @@ class Interrupt:
     name: str
 
 
+@fills_dict
 @dataclass(frozen=True)
 class IsAlive:
     """True while task ``name`` of this node is running."""
@@ -214,6 +231,7 @@ class IsAlive:
     name: str
 
 
+@fills_dict
 @dataclass(frozen=True)
 class CheckInterrupt:
     """An explicit interruption point (Java's ``Thread.interrupted()`` check).
@@ -224,6 +242,7 @@ class CheckInterrupt:
     """
 
 
+@fills_dict
 @dataclass(frozen=True)
 class ShutdownHook:
     """Register (``hook`` set) or remove (``hook`` None) a JVM shutdown hook of this node under ``key``.

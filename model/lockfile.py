@@ -10,7 +10,10 @@ import functools
 import json
 from dataclasses import dataclass
 
+from model.frozen import fills_dict
 
+
+@fills_dict
 @dataclass(frozen=True)
 class LockData:
     expired: bool
@@ -46,6 +49,7 @@ class LockData:
         return LockData(expired, valid_until, owner)
 
 
+@fills_dict
 @dataclass(frozen=True)
 class LockFile:
     """A lock file as read from storage: its data and its version tag."""

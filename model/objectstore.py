@@ -37,10 +37,12 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
+from model.frozen import fills_dict
 
 FLAVORS = ("s3", "gcs", "azure")
 
 
+@fills_dict
 @dataclass(frozen=True)
 class StoredObject:
     body: bytes

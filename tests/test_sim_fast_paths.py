@@ -9,11 +9,12 @@ byte for byte, when run twice from one seed.
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import uuid
 from collections.abc import Generator
-from dataclasses import FrozenInstanceError, asdict, dataclass, fields, replace
+from dataclasses import MISSING, FrozenInstanceError, asdict, dataclass, fields, replace
 from typing import Any
 
 import pytest
@@ -25,25 +26,33 @@ from model.config import Dist, ErrorRule, FaultPlan, Pause, Scenario, StorageCon
 from model.effects import (
     BARE,
     Cancel,
+    CheckInterrupt,
     CreateIfAbsent,
     Delete,
     Effect,
+    FencedPut,
+    Interrupt,
+    IsAlive,
+    ListPrefix,
+    Now,
     Outcome,
     Put,
     Read,
     Record,
     ReplaceIfMatch,
+    ShutdownHook,
     Sleep,
     Spawn,
     StorageEffect,
     StoreResult,
 )
 from model.faults import KEY_CLASSES, FaultMatcher
+from model.frozen import fills_dict
 from model.history import Event
 from model.kernel import WriterContext
 from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData, LockFile
-from model.objectstore import ObjectStore
+from model.objectstore import ObjectStore, StoredObject
 from model.sim import SimNetwork, SimWorld, run_scenario, sampler, timeouts, uuid4_string
 from model.workload import draw, register_body, register_value
 
@@ -331,6 +340,44 @@ def test_owner_ids_are_the_uuid_modules_strings() -> None:
 def test_the_register_body_is_the_bytes_json_dumps_gave(value: int, owner: str) -> None:
     assert register_body(value, owner) == json.dumps({"value": value, "by": owner}).encode()
     assert register_value(StoreResult(Outcome.OK, register_body(value, owner))) == value
+
+
+@dataclass(frozen=True)
+class _Plain:
+    name: str
+    body: bytes = b""
+    count: int | None = None
+
+
+@fills_dict
+@dataclass(frozen=True)
+class _Filled:
+    name: str
+    body: bytes = b""
+    count: int | None = None
+
+
+@pytest.mark.parametrize("args, kwargs", [(("a",), {}), (("a", b"x", 3), {}),
+                                          ((), {"name": "a", "count": 0}), (("a",), {"body": b"y"})])
+def test_fills_dict_makes_what_the_frozen_dataclass_makes(args: tuple[Any, ...],
+                                                         kwargs: dict[str, Any]) -> None:
+    plain, filled = _Plain(*args, **kwargs), _Filled(*args, **kwargs)
+    assert asdict(plain) == asdict(filled) and repr(plain) == repr(filled).replace("_Filled", "_Plain")
+    assert hash(filled) == hash(_Filled(*args, **kwargs)) and filled == _Filled(*args, **kwargs)
+    assert inspect.signature(_Filled) == inspect.signature(_Plain)
+    with pytest.raises(FrozenInstanceError):
+        filled.name = "b"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        _Filled()  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("cls", [Read, CreateIfAbsent, ReplaceIfMatch, Put, FencedPut, ListPrefix, Delete,
+                                 Now, Sleep, Record, Spawn, Cancel, Interrupt, IsAlive, CheckInterrupt,
+                                 ShutdownHook, StoreResult, StoredObject, LockData, LockFile])
+def test_the_fast_made_classes_keep_their_dataclass_signature(cls: type) -> None:
+    params = list(inspect.signature(cls).parameters.values())
+    assert [(p.name, p.default) for p in params] == [
+        (f.name, inspect.Parameter.empty if f.default is MISSING else f.default) for f in fields(cls)]
 
 
 def test_a_record_is_still_a_frozen_dataclass() -> None:
