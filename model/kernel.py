@@ -33,7 +33,6 @@ Semantics every world shares:
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -128,6 +127,14 @@ class Handle(Protocol):
     def interrupt(self, cause: Any = None) -> None: ...
 
 
+class Lock(Protocol):
+    """A lock a thread may take again while it holds it (``threading.RLock``)."""
+
+    def acquire(self) -> bool: ...
+
+    def release(self) -> None: ...
+
+
 class World(Protocol):
     """The primitives a world provides the kernel (see the module doc)."""
 
@@ -161,8 +168,10 @@ class World(Protocol):
         """Send one attempt of a storage request of ``node``; its reply (a StoreResult) is waited for."""
         ...
 
-    lock: contextlib.AbstractContextManager[Any]
-    """Guards the kernel's shared state where tasks run in parallel (threads)."""
+    lock: Lock | None
+    """Guards the kernel's shared state where tasks run in parallel (threads); None where they run one at
+    a time (SimPy).  The kernel takes it with ``acquire``/``release``, not ``with``: a ``with`` statement
+    costs some 2,000 instructions even on a lock that does nothing, and it guards every event and sleep."""
 
 
 # ---- nodes and tasks -----------------------------------------------------------------------
@@ -219,6 +228,7 @@ class Kernel:
         self.new_id = new_id
         self.sink = sink
         self.events: list[Event] = []
+        self._lock = world.lock
         self.nodes = {
             name: Node(name, clock, timed_pauses(faults, name),
                        triggered=[p for p in faults.pauses if p.node == name and p.trigger != "time"],
@@ -241,8 +251,10 @@ class Kernel:
     def record(self, node: str, process: str, type_: str, f: str, value: Any = None) -> None:
         """Append an event (and stream it to the sink, so a crashed run keeps what it wrote)."""
         n = self.nodes.get(node)
-        world = self.world
-        with world.lock:
+        world, lock = self.world, self._lock
+        if lock is not None:
+            lock.acquire()
+        try:
             event = Event.make(len(self.events), world.now(), node, process, type_, f, value,
                                world.read_clock(n) if n else None)
             self.events.append(event)
@@ -250,6 +262,9 @@ class Kernel:
                 self.sink(event)
             if n is not None and n.triggered and process == node and (f, type_) in _TRIGGERS:
                 self._trigger_pauses(n, f, type_)
+        finally:
+            if lock is not None:
+                lock.release()
 
     def _trigger_pauses(self, node: Node, f: str, type_: str) -> None:
         """Start the pauses that wait for this node's acquisition or register write."""
@@ -408,10 +423,16 @@ class Kernel:
     def _interrupt(self, task: Task, process: str, effect: Interrupt) -> None:
         target = task.node.tasks.get(effect.name)
         if target is not None and target.alive:
-            with self.world.lock:
+            lock = self._lock
+            if lock is not None:
+                lock.acquire()
+            try:
                 sleeping = target.in_sleep and target.sleep_interruptible
                 if not sleeping:
                     target.pending_interrupt = True
+            finally:
+                if lock is not None:
+                    lock.release()
             if sleeping and target.handle is not None:
                 target.handle.interrupt(INTERRUPT)
 
@@ -432,13 +453,19 @@ class Kernel:
         """A sleep: ended early by an interrupt its interrupt policy allows, or by a cancel."""
         node = task.node
         interruptible = task.policy(effect)
-        with self.world.lock:
+        lock = self._lock
+        if lock is not None:
+            lock.acquire()
+        try:
             if task.pending_interrupt and interruptible:  # raced the start of the sleep (threads)
                 task.pending_interrupt = False
                 raise Interrupted()
             if task.cancel_requested:
                 raise Killed("cancel")
             task.in_sleep, task.sleep_interruptible = True, interruptible
+        finally:
+            if lock is not None:
+                lock.release()
         wake = self.world.timeout(node.clock.true_duration(effect.ms))
         try:
             while True:  # _wait, inlined
@@ -458,9 +485,15 @@ class Kernel:
         node = task.node
         target = node.tasks.get(effect.name)
         if target is not None and target.alive:
-            with self.world.lock:
+            lock = self._lock
+            if lock is not None:
+                lock.acquire()
+            try:
                 target.cancel_requested = True
                 sleeping = target.in_sleep
+            finally:
+                if lock is not None:
+                    lock.release()
             if sleeping:
                 self.kill(target, "cancel")
             if effect.timeout_ms is None:

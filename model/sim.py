@@ -27,13 +27,11 @@ Semantics of the simulated network:
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import heapq
 import operator
 import posixpath
 import random
-import threading
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -46,7 +44,7 @@ from model.config import Dist, Scenario, Schedule, client_settings
 from model.effects import BARE, Outcome, Put, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.history import Event
-from model.kernel import Kernel, Node, Workload, WriterContext, WriterFactory
+from model.kernel import Kernel, Lock, Node, Workload, WriterContext, WriterFactory
 from model.lock_audit import enable_body, enable_key
 from model.objectstore import ObjectStore, Store, effect_key, is_write
 from model.taskloop import interrupt_policy
@@ -345,8 +343,7 @@ class SimPyWorld:
 
     def __init__(self, env: simpy.Environment) -> None:
         self.env = env
-        # tasks never run in parallel: any reentrant lock will do, and RLock (C) costs less than nullcontext
-        self.lock: contextlib.AbstractContextManager[Any] = threading.RLock()
+        self.lock: Lock | None = None  # tasks never run in parallel
         self.network: SimNetwork | None = None
         # the hot primitives are SimPy's own (virtual times are integers: every delay is)
         self.timeout: Callable[[int], Any] = timeouts(env)

@@ -29,7 +29,6 @@ processes steps due at one instant in rank order, after what they trigger.
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -40,7 +39,7 @@ import simpy
 from model.config import Scenario
 from model.effects import FencedPut, StorageEffect, StoreResult
 from model.faults import FaultMatcher
-from model.kernel import Node, Task
+from model.kernel import Lock, Node, Task
 from model.objectstore import Store, is_write
 from model.sim import SimNetwork, _Step
 
@@ -101,7 +100,7 @@ class ExploreWorld:
     """The kernel's primitives on SimPy, with timers held as pending steps (see the module doc)."""
 
     Interrupt: type[BaseException] = simpy.Interrupt
-    lock: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+    lock: Lock | None = None  # tasks never run in parallel
 
     def __init__(self, env: simpy.Environment, tick: int, latency_ticks: int) -> None:
         self.env = env
