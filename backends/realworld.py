@@ -401,4 +401,4 @@ def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, du
 def merge_histories(histories: Sequence[Sequence[Event]]) -> list[Event]:
     """Merge per-node histories (shared ``start_epoch``) into one, ordered by true time, re-indexed."""
     merged = sorted((e for h in histories for e in h), key=lambda e: (e.time, e.node, e.index))
-    return [dataclasses.replace(e, index=i) for i, e in enumerate(merged)]
+    return [e._replace(index=i) for i, e in enumerate(merged)]

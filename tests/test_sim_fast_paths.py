@@ -57,9 +57,23 @@ from model.sim import SimNetwork, SimWorld, run_scenario, sampler, timeouts, uui
 from model.workload import draw, register_body, register_value
 
 
+@dataclass(frozen=True)
+class _OldEvent:
+    """Event as it was: a frozen dataclass of the same fields."""
+
+    index: int
+    time: int
+    node: str
+    process: str
+    type: str
+    f: str
+    value: Any = None
+    clock: int | None = None
+
+
 def _old_line(event: Event) -> str:
     """Event.to_json as it was: asdict (dataclasses in values become dicts), then json.dumps."""
-    return json.dumps(asdict(event), sort_keys=True, separators=(",", ":"))
+    return json.dumps(asdict(_OldEvent(*event)), sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
