@@ -41,6 +41,7 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
+from model.frozen import fills_dict
 
 
 class StorageError(RuntimeError):
@@ -52,6 +53,7 @@ class StorageError(RuntimeError):
         self.code = code
 
 
+@fills_dict
 @dataclass(frozen=True)
 class RawAnswer:
     """What the service said to one attempt: HTTP status (None: no answer) and its error code."""
@@ -128,9 +130,10 @@ class Backend(abc.ABC):
         return list(getattr(self._local, "answers", []))
 
     def _note(self, status: int | None, code: str, outcome: Outcome) -> None:
-        if not hasattr(self._local, "answers"):
-            self._local.answers = []
-        self._local.answers.append(RawAnswer(status, code, outcome))
+        answers = getattr(self._local, "answers", None)
+        if answers is None:
+            answers = self._local.answers = []
+        answers.append(RawAnswer(status, code, outcome))
 
     def _answer(self, status: int | None, code: str, message: str = "") -> Outcome:
         """Record an answer and map it; raises StorageError for non-protocol statuses."""

@@ -182,14 +182,17 @@ class BareClient:
         if not metadata_cache:  # as backends/gcs.py: no bucket GET of the SDK's own after a 404
             client._bucket_metadata_cache = None
         self.bucket = client.bucket(bucket)
-        self.name = f"bench-sdk-{trust_env}/lock.json"
+        # object names of the harness's shape and length (bench/table/...): the client percent-encodes
+        # every '/' of a name, so shorter names would make the bare client's requests cheaper
+        base = f"bsdk{int(trust_env)}/table"
+        self.name, self.enable = f"{base}/.hoodie/.locks/table_lock.json", enable_key(base)
 
     def cycle(self) -> float:
         """One acquire + release; its seconds."""
         b = self.bucket
         t = time.perf_counter()
         with contextlib.suppress(Exception):  # the audit enable file, as Hudi's provider reads it (absent)
-            b.blob("bench-sdk/audit_enabled.json").download_as_bytes(retry=None)
+            b.blob(self.enable).download_as_bytes(retry=None)
         blob = b.blob(self.name)
         try:
             blob.download_as_bytes(retry=None)
