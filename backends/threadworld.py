@@ -61,39 +61,56 @@ class _Timeout:
 
 
 class Signal:
-    """A one-shot event: ``succeed(value)`` fires it and wakes whoever waits for it."""
+    """A one-shot event: ``succeed(value)`` fires it and wakes whoever waits for it.
+
+    A task waits for it through its handle (``watch``); a thread that is no task blocks in ``wait``,
+    on a ``threading.Event`` made only then (a signal is made for every task, and most are never
+    waited for that way).
+    """
 
     def __init__(self) -> None:
-        self._fired = threading.Event()
+        self._done = False
         self._value: Any = None
         self._waiters: set[Handle] = set()
         self._lock = threading.Lock()
+        self._event: threading.Event | None = None
 
     def succeed(self, value: Any = None) -> None:
         with self._lock:
             self._value = value
-            self._fired.set()
+            self._done = True
             waiters, self._waiters = self._waiters, set()
+            event = self._event
+        if event is not None:
+            event.set()
         for h in waiters:
             h.wake.set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block a thread that is not a task until the signal fires (or ``timeout`` s pass)."""
-        return self._fired.wait(timeout)
+        with self._lock:
+            if self._done:
+                return True
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        return event.wait(timeout)
 
     def poll(self) -> tuple[bool, Any]:
-        return self._fired.is_set(), self._value
+        return self._done, self._value
 
     @property
     def triggered(self) -> bool:
-        return self._fired.is_set()
+        return self._done
+
+    is_set = triggered.fget  # as threading.Event's
 
     def left(self) -> float:
         return 0.5
 
     def watch(self, h: Handle) -> None:
         with self._lock:
-            if not self._fired.is_set():
+            if not self._done:
                 self._waiters.add(h)
 
 
@@ -153,7 +170,7 @@ class Handle:
         self.wake = threading.Event()
         self.started = False
         self.finished = False
-        self.ended = threading.Event()
+        self.ended = Signal()
         self.run = threading.Lock()
         self.parked = False  # started, and waiting at a yield for ``waiting`` (a request: once sent)
         self.sleeping: tuple[float, int, Handle] | None = None  # its entry in the timer's heap
@@ -224,7 +241,7 @@ class Handle:
     def finish(self) -> None:
         """Mark the generator ended and wake whoever waits for that."""
         self.finished = True
-        self.ended.set()
+        self.ended.succeed()
 
 
 class _Timer:
