@@ -253,7 +253,9 @@ class _Timer:
 
     def __init__(self, dispatch: Callable[[Handle], None]) -> None:
         self._dispatch = dispatch
-        self._cond = threading.Condition(threading.Lock())
+        # taken directly where nothing waits: a Condition's with costs two Python calls more
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._heap: list[tuple[float, int, Handle]] = []
         self._seq = itertools.count()
         self._planned = math.inf  # when the thread looks at the heap next (-inf: it is looking now)
@@ -261,12 +263,12 @@ class _Timer:
 
     def add_cause(self, h: Handle, cause: Any) -> None:
         """Queue an interrupt's cause (under the lock that :meth:`add` checks causes under)."""
-        with self._cond:
+        with self._lock:
             h.causes.append(cause)
 
     def add(self, h: Handle, deadline: float) -> bool:
         """Hold ``h`` until ``deadline``; False (``h`` not held) when a cause is waiting for it."""
-        with self._cond:
+        with self._lock:
             if h.causes:
                 return False
             h.sleeping = entry = (deadline, next(self._seq), h)
@@ -280,7 +282,7 @@ class _Timer:
 
     def take(self, h: Handle) -> bool:
         """Remove ``h`` if held: True when it was (the caller now places it)."""
-        with self._cond:
+        with self._lock:
             entry = h.sleeping
             if entry is None:
                 return False
@@ -291,7 +293,7 @@ class _Timer:
 
     def stop(self) -> None:
         """End the thread (a later :meth:`add` starts another)."""
-        with self._cond:
+        with self._lock:
             thread, self._thread = self._thread, None
             self._cond.notify()
         if thread is not None:
