@@ -13,16 +13,29 @@ import inspect
 import json
 import random
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import MISSING, FrozenInstanceError, asdict, dataclass, fields, replace
 from typing import Any
 
 import pytest
 import simpy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lockstrategies import fast_scenario, safe_plans
 
 from model import history
 from model.client import Call, RetryPolicy
-from model.config import Dist, ErrorRule, FaultPlan, Pause, Scenario, StorageConfig, WorkloadConfig
+from model.config import (
+    ClockSpec,
+    Cutoff,
+    Dist,
+    ErrorRule,
+    FaultPlan,
+    Pause,
+    Scenario,
+    StorageConfig,
+    WorkloadConfig,
+)
 from model.effects import (
     BARE,
     Cancel,
@@ -254,23 +267,66 @@ def _history_and_steps(scenario: Scenario, seed: int, monkeypatch: pytest.Monkey
         return history.dumps(run_scenario(scenario, seed)), steps[0]
 
 
-@pytest.mark.parametrize("latency", [Dist("fixed", 0), Dist("fixed", 10), Dist("uniform", 0, 3)])
-def test_requests_without_their_own_events_keep_every_history_byte(
-        latency: Dist, monkeypatch: pytest.MonkeyPatch) -> None:
-    # writers in lockstep (every time a multiple of 10 ms): many requests, replies and wake-ups due at
-    # one instant, with errors, 409s and a pause
+def _lockstep(latency: Dist) -> Scenario:
+    """Writers in lockstep (every time a multiple of 10 ms with a fixed latency): many requests, replies
+    and wake-ups due at one instant, with errors, 409s and a pause."""
     rules = (ErrorRule(status="503", prob=0.1),
              ErrorRule(key="lock", method="write", status="timeout", prob=0.05))
     lockstep = WorkloadConfig(writers=3, start_ms=Dist("fixed", 0), think_ms=Dist("uniform", 0, 2),
                               work_ms=Dist("fixed", 100))
-    scenario = replace(Scenario(), duration_ms=300_000, workload=lockstep,
-                       storage=StorageConfig(latency_ms=latency, conflict_prob=0.3, conflict_window_ms=60),
-                       faults=FaultPlan(errors=rules, pauses=(Pause("w1", at_ms=20_000, duration_ms=3_000),)))
+    return replace(Scenario(), duration_ms=300_000, workload=lockstep,
+                   storage=StorageConfig(latency_ms=latency, conflict_prob=0.3, conflict_window_ms=60),
+                   faults=FaultPlan(errors=rules, pauses=(Pause("w1", at_ms=20_000, duration_ms=3_000),)))
+
+
+@pytest.mark.parametrize("latency", [Dist("fixed", 0), Dist("fixed", 10), Dist("uniform", 0, 3)])
+def test_requests_without_their_own_events_keep_every_history_byte(
+        latency: Dist, monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = _lockstep(latency)
     for seed in (1, 2):
         fast, fast_steps = _history_and_steps(scenario, seed, monkeypatch, every_event=False)
         plain, plain_steps = _history_and_steps(scenario, seed, monkeypatch, every_event=True)
         assert fast == plain, f"seed {seed}: the history changed"
         assert fast_steps < plain_steps * 0.9 and fast.count("try-lock") > 20  # the shortcut was taken
+
+
+def _eager_later(self: SimNetwork, ms: int, then: Callable[[Any], None]) -> None:
+    """SimNetwork._later with one mistake: it also runs a hop at once when an event is queued at the hop's
+    own time (SimPy would process that event first)."""
+    env = self.env
+    due = env._now + ms
+    if not env._queue or env._queue[0][0] >= due:
+        env._now = due
+        then(None)
+        return
+    self._timeout(ms).callbacks.append(then)
+
+
+def test_the_byte_comparison_catches_a_hop_run_at_once_too_eagerly(monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = _lockstep(Dist("fixed", 10))
+    plain, _ = _history_and_steps(scenario, 1, monkeypatch, every_event=True)
+    with monkeypatch.context() as m:
+        m.setattr(SimNetwork, "_later", _eager_later)
+        eager, _ = _history_and_steps(scenario, 1, monkeypatch, every_event=False)
+    assert eager != plain
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=safe_plans(), latency=st.sampled_from([Dist("fixed", 0), Dist("fixed", 10), Dist("uniform", 0, 3),
+                                                    Dist("uniform", 5, 60)]),
+       lost=st.sampled_from([0.0, 0.1]), cut=st.integers(0, 3_000))
+def test_no_shortcut_changes_a_history_byte(plan: tuple[int, dict[str, ClockSpec], FaultPlan], latency: Dist,
+                                            lost: float, cut: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the safe plans of the lock properties, with lost replies and a cut-off added (their timeouts ride on
+    # the network's timers too)
+    seed, clocks, faults = plan
+    faults = replace(faults, errors=(*faults.errors, ErrorRule(status="lost-reply", prob=lost)),
+                     cutoffs=(Cutoff("w2", 30_000, 30_000 + cut),))
+    scenario = fast_scenario(clocks=clocks, faults=faults,
+                             storage=StorageConfig(latency_ms=latency, timeout_ms=500, retry_backoff_ms=50))
+    fast, _ = _history_and_steps(scenario, seed, monkeypatch, every_event=False)
+    plain, _ = _history_and_steps(scenario, seed, monkeypatch, every_event=True)
+    assert fast == plain, f"seed {seed}: the history changed"
 
 
 class _TwoWaiters:
