@@ -68,6 +68,8 @@ from model.lockfile import LockData, LockFile
 from model.objectstore import ObjectStore, StoredObject
 from model.sim import SimNetwork, SimWorld, run_scenario, sampler, timeouts, uuid4_string
 from model.workload import draw, register_body, register_value
+from model.workloads.plugins import PLUGINS
+from scenarios import catalogue
 
 
 @dataclass(frozen=True)
@@ -247,15 +249,19 @@ def test_sim_timeouts_fire_in_simpys_order() -> None:
         timeouts(simpy.Environment())(-1)
 
 
+def _every_event(m: pytest.MonkeyPatch) -> None:
+    """Each request starts, each hop of it happens, and each reply wakes its task, through an event of its
+    own (as before the shortcuts of ``SimNetwork._runs_next`` and ``SimNetwork._later``)."""
+    m.setattr(SimNetwork, "_runs_next", lambda self, priority: False)
+    m.setattr(SimNetwork, "_later", lambda self, ms, then: self._timeout(ms).callbacks.append(then))
+
+
 def _history_and_steps(scenario: Scenario, seed: int, monkeypatch: pytest.MonkeyPatch,
                        every_event: bool) -> tuple[str, int]:
-    """A run's history bytes and its SimPy steps; ``every_event``: each request starts, each hop of it
-    happens, and each reply wakes its task, through an event of its own (as before the shortcuts of
-    ``SimNetwork._runs_next`` and ``SimNetwork._later``)."""
+    """A run's history bytes and its SimPy steps (``every_event``: see :func:`_every_event`)."""
     with monkeypatch.context() as m:
         if every_event:
-            m.setattr(SimNetwork, "_runs_next", lambda self, priority: False)
-            m.setattr(SimNetwork, "_later", lambda self, ms, then: self._timeout(ms).callbacks.append(then))
+            _every_event(m)
         steps = [0]
         step = simpy.Environment.step
 
@@ -327,6 +333,22 @@ def test_no_shortcut_changes_a_history_byte(plan: tuple[int, dict[str, ClockSpec
     fast, _ = _history_and_steps(scenario, seed, monkeypatch, every_event=False)
     plain, _ = _history_and_steps(scenario, seed, monkeypatch, every_event=True)
     assert fast == plain, f"seed {seed}: the history changed"
+
+
+@pytest.mark.parametrize("name", ["nbcc-storage-faults", "tl-skew-beyond-setting", "tl-cc-none-lost-update"])
+def test_no_shortcut_changes_a_timeline_history(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    entry = catalogue.load(name)
+
+    def history_bytes(every_event: bool) -> bytes:
+        lines: list[str] = []
+        with monkeypatch.context() as m:
+            if every_event:
+                _every_event(m)
+            PLUGINS[entry.protocol].simulate(entry.config, 2, lambda e: lines.append(e.to_json()))
+        return "\n".join(lines).encode()
+
+    fast = history_bytes(every_event=False)
+    assert fast == history_bytes(every_event=True) and fast.count(b"\n") > 200
 
 
 class _TwoWaiters:
