@@ -183,7 +183,6 @@ class Record:
     value: Any = None
 
 
-
 @fills_dict
 @dataclass(frozen=True)
 class Spawn:
