@@ -344,7 +344,6 @@ class SimPyWorld:
     def __init__(self, env: simpy.Environment) -> None:
         self.env = env
         self.lock: Lock | None = None  # tasks never run in parallel
-        self.network: SimNetwork | None = None
         # the hot primitives are SimPy's own (virtual times are integers: every delay is)
         self.timeout: Callable[[int], Any] = timeouts(env)
         self.event: Callable[[], Any] = env.event
@@ -361,7 +360,6 @@ class SimPyWorld:
 
     def attach(self, network: SimNetwork) -> None:
         """Carry the storage requests of the kernel over ``network`` (``request`` is the network's own)."""
-        self.network = network
         self.request = network.request  # type: ignore[method-assign]
 
 
