@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
@@ -19,11 +19,16 @@ def world(perform: Any = None) -> ThreadWorld:
                        lambda node, now: now)
 
 
-def parked(h: Handle) -> None:
+def wait_until(done: Callable[[], object], what: str) -> None:
+    """Poll ``done`` until it is true; fail with ``what`` after 10 s."""
     deadline = time.monotonic() + 10
-    while not h.parked:
-        assert time.monotonic() < deadline, "the task never reached its wait"
+    while not done():
+        assert time.monotonic() < deadline, what
         time.sleep(0.001)
+
+
+def parked(h: Handle) -> None:
+    wait_until(lambda: h.parked, "the task never reached its wait")
 
 
 def test_a_cause_that_ends_a_parked_task_is_carried_out_by_the_interrupting_thread() -> None:
@@ -105,10 +110,8 @@ def test_an_error_of_a_step_taken_by_the_interrupting_thread_is_raised_on_the_ta
     parked(h)
     h.interrupt("cancel")  # does not raise here
     assert h.finished
-    deadline = time.monotonic() + 10
-    while not raised and time.monotonic() < deadline:
-        time.sleep(0.001)
-    assert raised and raised[0][0] is ValueError
+    wait_until(lambda: raised, "no error was raised")
+    assert raised[0][0] is ValueError
     assert raised[0][1] != threading.current_thread().name
 
 
@@ -117,17 +120,11 @@ def task_threads() -> set[threading.Thread]:
 
 
 def idle(w: ThreadWorld, n: int) -> None:
-    deadline = time.monotonic() + 10
-    while w._idle != n:
-        assert time.monotonic() < deadline, f"not {n} idle worker threads"
-        time.sleep(0.001)
+    wait_until(lambda: w._idle == n, f"not {n} idle worker threads")
 
 
 def sleeping(h: Handle) -> None:
-    deadline = time.monotonic() + 10
-    while h.sleeping is None:
-        assert time.monotonic() < deadline, "the task never went to the timer"
-        time.sleep(0.001)
+    wait_until(lambda: h.sleeping is not None, "the task never went to the timer")
 
 
 def test_a_task_started_by_a_step_takes_its_first_step_after_it_and_sleeps_without_a_thread() -> None:
@@ -251,10 +248,8 @@ def test_a_request_is_sent_by_a_worker_not_by_the_step_that_starts_its_task() ->
         assert sender == [sender[0]] and sender[0] != parent_thread[0]
     finally:
         release.set()
-    deadline = time.monotonic() + 10
-    while not replies and time.monotonic() < deadline:
-        time.sleep(0.001)
-    assert replies and replies[0].outcome is Outcome.NOT_FOUND
+    wait_until(lambda: replies, "the request was never answered")
+    assert replies[0].outcome is Outcome.NOT_FOUND
 
 
 def test_an_error_in_a_first_step_taken_by_the_starting_thread_is_raised_on_a_worker_of_the_new_task(
@@ -277,10 +272,8 @@ def test_an_error_in_a_first_step_taken_by_the_starting_thread_is_raised_on_a_wo
 
     p = w.start(parent())
     assert p.ended.wait(10) and len(after) == 2  # the parent went on
-    deadline = time.monotonic() + 10
-    while not raised and time.monotonic() < deadline:
-        time.sleep(0.001)
-    assert raised and raised[0][0] is ValueError
+    wait_until(lambda: raised, "no error was raised")
+    assert raised[0][0] is ValueError
 
 
 def test_stop_ends_sleeping_tasks_and_the_timer_thread() -> None:
