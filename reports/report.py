@@ -33,7 +33,8 @@ def render_run_report(run_dir: Path, formats: Sequence[str] = FORMATS) -> dict[s
     """File name -> text of the report of ``run_dir`` (RunDirError when the directory is bad).
 
     Files that parse but hold values of the wrong type somewhere the report reads them (a
-    list where a number belongs) are a RunDirError too, naming the files and the error.
+    list where a number belongs, a count too large for an integer column) are a RunDirError too,
+    naming the files and the error.
     """
     from reports.build import build_report
     from reports.load import HISTORY, METRICS, RunDirError, load_run
@@ -41,7 +42,7 @@ def render_run_report(run_dir: Path, formats: Sequence[str] = FORMATS) -> dict[s
     run = load_run(run_dir)
     try:
         return render(build_report(run), formats)
-    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError) as e:
         if isinstance(e, RunDirError):
             raise
         raise RunDirError(Path(run_dir), f"{HISTORY} or {METRICS} holds a value the report cannot use "

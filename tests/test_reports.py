@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,20 @@ def test_missing_or_corrupted_run_dir_gives_a_clear_error_and_no_report(
         if path.exists():
             assert not any((path / f).exists() for f in REPORT_FILES), name
             assert not [p for p in path.iterdir() if p.name.startswith(".report")], name
+
+
+def test_a_metric_too_large_for_the_report_gives_a_clear_error_and_no_report(
+        long_pause: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # found by test_run_directories (Hypothesis): pandas raised OverflowError, which escaped the report
+    run = tmp_path / "huge"
+    shutil.copytree(long_pause, run, ignore=shutil.ignore_patterns(*REPORT_FILES))
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["acquisitions_per_writer"] = {"w1": 4.467338841289836e185}
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    assert main(["report", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert str(run) in err and "holds a value the report cannot use (OverflowError" in err, err
+    assert not any((run / f).exists() for f in REPORT_FILES)
 
 
 def test_find_runs_takes_a_folder_of_runs(long_pause: Path, tmp_path: Path) -> None:
