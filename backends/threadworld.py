@@ -84,7 +84,7 @@ class Signal:
         if event is not None:
             event.set()
         for h in waiters:
-            h.wake.set()
+            h.alarm()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block a thread that is not a task until the signal fires (or ``timeout`` s pass)."""
@@ -167,7 +167,7 @@ class Handle:
         self.gen = gen
         self.world = world
         self.causes: collections.deque[Any] = collections.deque()  # appended under the timer's lock
-        self.wake = threading.Event()
+        self.wake: threading.Event | None = None  # made by the first worker that runs it (see ``alarm``)
         self.started = False
         self.finished = False
         self.ended = Signal()
@@ -212,7 +212,7 @@ class Handle:
         if wakes is not None:  # the interrupter is in a step: wake this task once the step ends, as SimPy
             wakes.append(self)  # resumes an interrupted process only after the interrupter yields
         elif stepped:
-            self.wake.set()  # a worker waiting for it sees it ended (or waiting anew)
+            self.alarm()  # a worker waiting for it sees it ended (or waiting anew)
         else:
             self.resume()
 
@@ -220,7 +220,18 @@ class Handle:
         """Wake the task for a cause left to it: a sleeper goes to a worker, a waiting worker wakes."""
         if self.world.timer.take(self):
             self.world.dispatch(self)
-        self.wake.set()
+        self.alarm()
+
+    def alarm(self) -> None:
+        """Wake the worker that waits for this task, if one does.
+
+        Only a worker waits on ``wake``, and it makes ``wake`` before it first looks at the task's state
+        (under ``run``): a change made before that is seen by the look, one made after it sets the event.
+        Most tasks never get a worker (a heartbeat cancelled while it sleeps), so most make no event.
+        """
+        wake = self.wake
+        if wake is not None:
+            wake.set()
 
     def step(self, send: Any, throw: BaseException | None) -> None:
         """Resume the generator (the caller holds ``run``): it parks at its next wait or finishes."""
@@ -340,7 +351,8 @@ class ThreadWorld:
         self.start_epoch = start_epoch
         self._t0 = time.monotonic()
         self.lock = threading.RLock()
-        self.handles: list[Handle] = []  # the generators not known to have ended
+        self.handles: list[Handle] = []  # the generators started, less some that have ended
+        self._prune_at = 8
         self.timer = _Timer(self.dispatch)
         self._local = _Starts()
         self._pool = threading.Lock()
@@ -376,8 +388,11 @@ class ThreadWorld:
         """Run ``gen`` concurrently: first stepped after the step that starts it, else by a worker."""
         h = Handle(gen, self)
         with self.lock:
-            self.handles = [x for x in self.handles if x.is_alive]
-            self.handles.append(h)
+            handles = self.handles
+            if len(handles) >= self._prune_at:  # drop the ended ones now and then, not on every start
+                self.handles = handles = [x for x in handles if not x.finished]
+                self._prune_at = 2 * len(handles) + 8
+            handles.append(h)
         starts = self._local.starts
         if starts is not None:
             starts.append(h)
@@ -461,6 +476,9 @@ class ThreadWorld:
         try:
             while True:
                 with run:
+                    if h.wake is None:
+                        h.wake = threading.Event()
+                    wake = h.wake
                     while True:  # whatever needs no waiting, in one hold of ``run``
                         if h.finished:
                             if h.error is not None:
@@ -488,8 +506,8 @@ class ThreadWorld:
                             return  # this thread is free
                         left = waiting.left()
                         break
-                h.wake.wait(min(max(left, 0.0), 0.5))
-                h.wake.clear()
+                wake.wait(min(max(left, 0.0), 0.5))
+                wake.clear()
         except BaseException:
             if not h.finished:
                 h.finish()
