@@ -55,7 +55,6 @@ from backends.launchers.workdir import server_dir
 from backends.threadworld import ThreadWorld
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
-from model.clock import EPOCH_MS
 from model.config import ConfigError, Dist, Scenario, client_settings
 from model.effects import CreateIfAbsent, FencedPut, Put, ReplaceIfMatch, StorageEffect, StoreResult
 from model.history import Event
@@ -121,7 +120,7 @@ class RealWorld:
             if n not in backends:
                 raise ConfigError("node", n, "has no backend")
         self._fatal: str | None = None
-        self.world = ThreadWorld(self._perform, _wall_clock, start_epoch)
+        self.world = ThreadWorld(self._perform, start_epoch)
         workload = workload or LockWorkload(scenario)
         self.kernel = Kernel(self.world, workload, nodes=node_clocks(scenario, names), faults=scenario.faults,
                              policy=retry_policy(scenario), seed=self.seed, new_id=lambda: str(uuid.uuid4()),
@@ -195,12 +194,6 @@ class RealWorld:
                 if died is not None:
                     return died
         return None
-
-
-def _wall_clock(node: Node, true_ms: int) -> int:
-    """A node's clock in the real world: the machine's wall clock plus the node's injected skew."""
-    skew = node.clock.read(true_ms) - EPOCH_MS - true_ms
-    return int(time.time() * 1000) + skew
 
 
 # ---- health of the server ------------------------------------------------------------

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
+from model.clock import EPOCH_MS
 from model.effects import StorageEffect, StoreResult
 from model.kernel import INTERRUPT, Node
 
@@ -345,9 +346,8 @@ class ThreadWorld:
     Interrupt: type[BaseException] = Interruption
 
     def __init__(self, perform: Callable[[Node, StorageEffect], StoreResult],
-                 read_clock: Callable[[Node, int], int], start_epoch: float | None = None) -> None:
+                 start_epoch: float | None = None) -> None:
         self._perform = perform
-        self._read_clock = read_clock
         self.start_epoch = start_epoch
         self._t0 = time.monotonic()
         self.lock = threading.RLock()
@@ -370,7 +370,13 @@ class ThreadWorld:
         return int((time.monotonic() - self._t0) * 1000)
 
     def read_clock(self, node: Node) -> int:
-        return self._read_clock(node, self.now())
+        """``node``'s wall clock: the machine's (epoch ms) plus the node's injected skew (``NodeClock``)."""
+        clock = node.clock
+        skew = clock.steady_skew
+        if skew is None:
+            true_ms = self.now()
+            skew = clock.read(true_ms) - EPOCH_MS - true_ms
+        return int(time.time() * 1000) + skew
 
     def timeout(self, ms: int) -> _Timeout:
         return _Timeout(ms / 1000)

@@ -6,6 +6,7 @@ a node's clock reads ``EPOCH_MS + true + offset + drift + jumps``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 # 2026-01-01T00:00:00Z: clock readings look like real epoch milliseconds.
@@ -35,6 +36,14 @@ class NodeClock:
             return EPOCH_MS + true_ms + self.offset_ms + drift
         jumped = sum(j.by_ms for j in self.jumps if j.at_ms <= true_ms)
         return EPOCH_MS + true_ms + self.offset_ms + drift + jumped
+
+    @functools.cached_property
+    def steady_skew(self) -> int | None:
+        """How far the clock reads from true time when that never changes (no drift, no jumps): the offset.
+
+        None when it changes; ``read(t) - EPOCH_MS - t`` is then the skew at ``t``.
+        """
+        return None if self.drift_ppm or self.jumps else self.offset_ms
 
     def monotonic(self, true_ms: int) -> int:
         """The node's monotonic clock (System.nanoTime, ms) at ``true_ms``: drifts, never jumps, origin 0."""

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from backends.threadworld import Handle, Interruption, ThreadWorld
+from model.clock import EPOCH_MS, ClockJump, NodeClock
 from model.effects import Outcome, Read, StoreResult
-from model.kernel import INTERRUPT
+from model.kernel import INTERRUPT, Node
 
 
 def world(perform: Any = None) -> ThreadWorld:
-    return ThreadWorld(perform or (lambda node, effect: StoreResult(Outcome.NOT_FOUND)),
-                       lambda node, now: now)
+    return ThreadWorld(perform or (lambda node, effect: StoreResult(Outcome.NOT_FOUND)))
 
 
 def wait_until(done: Callable[[], object], what: str) -> None:
@@ -313,3 +313,20 @@ def test_a_task_interrupted_by_a_step_wakes_once_that_step_has_ended() -> None:
     i = w.start(interrupter())
     assert t.ended.wait(10) and i.ended.wait(10)
     assert order == ["interrupter's step ended", "target woke"]
+
+
+@pytest.mark.parametrize("clock", [NodeClock(), NodeClock(offset_ms=-7_000),
+                                   NodeClock(offset_ms=500, drift_ppm=200_000),
+                                   NodeClock(jumps=(ClockJump(0, 3_000), ClockJump(10**9, 5)))])
+def test_a_nodes_wall_clock_is_the_machines_plus_the_skew_its_clock_spec_gives(clock: NodeClock) -> None:
+    w = world()
+    w.reset_clock()
+    time.sleep(0.05)  # some true time, so that a drift shows
+    node = Node("n1", clock, [])
+    before = int(time.time() * 1000)
+    reading = w.read_clock(node)
+    after = int(time.time() * 1000)
+    true_ms = w.now()
+    skew = clock.read(true_ms) - EPOCH_MS - true_ms  # the simulated clock's distance from true time
+    assert before + skew - 2 <= reading <= after + skew + 2
+    assert clock.steady_skew == (None if clock.drift_ppm or clock.jumps else clock.offset_ms)
