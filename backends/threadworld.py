@@ -209,9 +209,11 @@ class Handle:
                         world.place(self)
             finally:
                 self.run.release()
-        wakes = world._local.wakes
-        if wakes is not None:  # the interrupter is in a step: wake this task once the step ends, as SimPy
-            wakes.append(self)  # resumes an interrupted process only after the interrupter yields
+        step = world._local.step
+        if stepped and self.finished:
+            self.alarm()  # an ended task runs nothing more: a worker waiting for it may see that at once
+        elif step is not None:  # the interrupter is in a step: wake this task once the step ends, as SimPy
+            step[1].append(self)  # resumes an interrupted process only after the interrupter yields
         elif stepped:
             self.alarm()  # a worker waiting for it sees it ended (or waiting anew)
         else:
@@ -335,9 +337,11 @@ class _Timer:
                 self._planned = -math.inf
 
 
-class _Starts(threading.local):
-    starts: list[Handle] | None = None  # the generators started by the step this thread takes, if any
-    wakes: list[Handle] | None = None  # the tasks it interrupted, to wake when it ends
+class _Steps(threading.local):
+    # The step this thread takes, if any: [the generators it started, the tasks it interrupted (first
+    # stepped / woken when it ends), the handle whose own worker takes it (None: a first step taken by
+    # the starting thread, or a step taken by an interrupting thread)].
+    step: list[Any] | None = None
 
 
 class ThreadWorld:
@@ -354,7 +358,7 @@ class ThreadWorld:
         self.handles: list[Handle] = []  # the generators started, less some that have ended
         self._prune_at = 8
         self.timer = _Timer(self.dispatch)
-        self._local = _Starts()
+        self._local = _Steps()
         self._pool = threading.Lock()
         self._queue: queue.SimpleQueue[Handle | None] = queue.SimpleQueue()
         self._idle = 0  # worker threads waiting for a generator
@@ -387,8 +391,29 @@ class ThreadWorld:
     def any_of(self, events: list[Any]) -> AnyOf:
         return AnyOf(events)
 
-    def request(self, node: Node, effect: StorageEffect) -> Request:
-        return Request(self._perform, node, effect)
+    def request(self, node: Node, effect: StorageEffect) -> Request | StoreResult:
+        """Send a storage request: at once when the task's own worker asks, else by the worker resolving it.
+
+        A task's own worker would send it as soon as the step ends (see ``_run``), so it ends the step here
+        (the first steps of the generators it started, the wakes of the tasks it interrupted), sends the
+        request and hands back its result: the kernel goes on with no wait round.  A cause that came
+        meanwhile is still delivered at this wait: the request comes back sent, and ``_run`` throws it
+        in.  Any other step (a first step, an interrupter's) returns the request unsent: that thread must
+        not wait for it.
+        """
+        step = self._local.step
+        if step is None or step[2] is None:
+            return Request(self._perform, node, effect)
+        starts, wakes = step[0], step[1]
+        if starts or wakes:
+            step[0], step[1] = [], []
+            self._end_step(starts, wakes)
+        result = self._perform(node, effect)  # not recalled: a cause that comes meanwhile waits for it
+        if step[2].causes:
+            req = Request(self._perform, node, effect)
+            req.sent, req.result = True, result
+            return req
+        return result
 
     def start(self, gen: Gen) -> Handle:
         """Run ``gen`` concurrently: first stepped after the step that starts it, else by a worker."""
@@ -399,9 +424,9 @@ class ThreadWorld:
                 self.handles = handles = [x for x in handles if not x.finished]
                 self._prune_at = 2 * len(handles) + 8
             handles.append(h)
-        starts = self._local.starts
-        if starts is not None:
-            starts.append(h)
+        step = self._local.step
+        if step is not None:
+            step[0].append(h)
         else:
             self.dispatch(h)
         return h
@@ -420,24 +445,31 @@ class ThreadWorld:
         else:
             threading.Thread(target=self._worker, args=(h,), name=name, daemon=True).start()
 
-    def step(self, h: Handle, send: Any, throw: BaseException | None) -> None:
-        """``h.step`` (the caller holds ``h.run``), then the first step of each generator it started."""
+    def step(self, h: Handle, send: Any, throw: BaseException | None, own: bool = False) -> None:
+        """``h.step`` (the caller holds ``h.run``), then the first step of each generator it started.
+
+        ``own``: the caller is ``h``'s own worker (in ``_run``), which may send ``h``'s requests at once.
+        """
         local = self._local
-        outer = local.starts, local.wakes
-        local.starts, local.wakes = starts, wakes = [], []
+        outer = local.step
+        local.step = step = [[], [], h if own else None]
         try:
             h.step(send, throw)
         finally:
-            local.starts, local.wakes = outer
-            for child in starts:
-                with child.run:
-                    try:
-                        self.step(child, None, None)
-                    except BaseException as e:  # noqa: BLE001 - raised on a worker of the child instead
-                        child.error = e
-                    self.place(child)
-            for target in wakes:
-                target.resume()
+            local.step = outer
+            self._end_step(step[0], step[1])
+
+    def _end_step(self, starts: list[Handle], wakes: list[Handle]) -> None:
+        """What follows a step: the first step of each generator it started, then the wakes it left."""
+        for child in starts:
+            with child.run:
+                try:
+                    self.step(child, None, None)
+                except BaseException as e:  # noqa: BLE001 - raised on a worker of the child instead
+                    child.error = e
+                self.place(child)
+        for target in wakes:
+            target.resume()
 
     def place(self, h: Handle) -> None:
         """Give ``h`` to the timer or a worker (its caller holds ``h.run`` and is not a worker running it)."""
@@ -491,22 +523,22 @@ class ThreadWorld:
                                 raise h.error
                             return
                         if not h.started:
-                            self.step(h, None, None)
+                            self.step(h, None, None, True)
                             continue
                         waiting = h.waiting
                         if type(waiting) is Request and not waiting.sent:
                             try:
                                 waiting.send()  # not recalled: a cause that came meanwhile waits for it
                             except BaseException as e:  # noqa: BLE001 - the generator gets it at its yield
-                                self.step(h, None, e)
+                                self.step(h, None, e, True)
                                 continue
                             h.parked = True
                         if h.causes:
-                            self.step(h, None, Interruption(h.causes.popleft()))
+                            self.step(h, None, Interruption(h.causes.popleft()), True)
                             continue
                         done, value = waiting.poll()
                         if done:
-                            self.step(h, value, None)
+                            self.step(h, value, None, True)
                             continue
                         if self._to_timer(h):
                             return  # this thread is free

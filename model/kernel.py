@@ -165,7 +165,12 @@ class World(Protocol):
         ...
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
-        """Send one attempt of a storage request of ``node``; its reply (a StoreResult) is waited for."""
+        """Send one attempt of a storage request of ``node``; its reply (a StoreResult) is waited for.
+
+        A world may answer at once, returning the StoreResult itself: the kernel then takes it without
+        a wait, so it is the world's to deliver a cause that came meanwhile (by returning something to
+        wait for instead).
+        """
         ...
 
     lock: Lock | None
@@ -515,12 +520,15 @@ class Kernel:
         call: Call | None = None  # made only when the first answer is not the result
         while True:
             reply = self.world.request(task.node, effect)
-            while True:  # _wait, inlined
-                try:
-                    answer: StoreResult = yield reply
-                    break
-                except self.world.Interrupt as i:
-                    self._interrupted(task, i)
+            if type(reply) is StoreResult:  # answered at once (see World.request): no wait round
+                answer = reply
+            else:
+                while True:  # _wait, inlined
+                    try:
+                        answer = yield reply
+                        break
+                    except self.world.Interrupt as i:
+                        self._interrupted(task, i)
             if task.node.pauses:
                 yield from self._gate(task)
             if call is None:

@@ -252,6 +252,67 @@ def test_a_request_is_sent_by_a_worker_not_by_the_step_that_starts_its_task() ->
     assert replies[0].outcome is Outcome.NOT_FOUND
 
 
+def test_a_tasks_own_worker_ends_the_step_sends_its_request_and_answers_it_with_no_wait_round() -> None:
+    order: list[str] = []
+
+    def perform(node: Any, effect: Any) -> StoreResult:
+        order.append("sent")
+        return StoreResult(Outcome.NOT_FOUND)
+
+    w = world(perform)
+    answers: list[Any] = []
+
+    def child() -> Generator[Any, Any, None]:
+        order.append("child's first step")
+        yield w.timeout(60_000)
+
+    def parent() -> Generator[Any, Any, None]:
+        w.start(child())
+        order.append("parent asks")
+        answers.append(w.request(None, Read("t/k")))  # type: ignore[arg-type]
+        yield w.timeout(0)
+
+    p = w.start(parent())
+    assert p.ended.wait(10)
+    # what the end of the step does (the child's first step) comes before the request, as when it is yielded
+    assert order == ["parent asks", "child's first step", "sent"]
+    assert isinstance(answers[0], StoreResult) and answers[0].outcome is Outcome.NOT_FOUND
+    w.stop(5)
+
+
+@pytest.mark.parametrize("cause", ["crash", INTERRUPT])
+def test_a_cause_that_comes_while_the_own_worker_sends_is_delivered_at_that_wait(cause: str) -> None:
+    entered, release = threading.Event(), threading.Event()
+    sent: list[Any] = []
+
+    def perform(node: Any, effect: Any) -> StoreResult:
+        sent.append(effect)
+        entered.set()
+        release.wait(10)
+        return StoreResult(Outcome.NOT_FOUND)
+
+    w = world(perform)
+    seen: list[Any] = []
+
+    def task() -> Generator[Any, Any, None]:
+        reply = w.request(None, Read("t/k"))  # type: ignore[arg-type]
+        seen.append(type(reply).__name__)
+        try:
+            seen.append((yield reply))
+        except Interruption as i:
+            seen.append(i.cause)
+        seen.append("went on")
+        yield w.timeout(0)
+
+    h = w.start(task())
+    assert entered.wait(10)
+    h.interrupt(cause)
+    release.set()
+    assert h.ended.wait(10)
+    assert seen == ["Request", cause, "went on"]  # the cause, at this wait, not at the next
+    assert len(sent) == 1  # sent once, not again when yielded
+
+
 def test_an_error_in_a_first_step_taken_by_the_starting_thread_is_raised_on_a_worker_of_the_new_task(
         monkeypatch: pytest.MonkeyPatch) -> None:
     raised: list[tuple[type[BaseException] | None, str]] = []
