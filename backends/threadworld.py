@@ -61,6 +61,11 @@ class _Timeout:
         return self.deadline - time.monotonic()
 
 
+# Guards the few fields of every Signal: held for a handful of instructions and never waited under, so one
+# lock serves them all (a lock per signal cost an allocation per task, two signals per task).
+_SIGNALS = threading.Lock()
+
+
 class Signal:
     """A one-shot event: ``succeed(value)`` fires it and wakes whoever waits for it.
 
@@ -69,50 +74,53 @@ class Signal:
     waited for that way).
     """
 
+    __slots__ = ("triggered", "_value", "_waiters", "_event")
+
     def __init__(self) -> None:
-        self._done = False
+        self.triggered = False
         self._value: Any = None
-        self._waiters: set[Handle] = set()
-        self._lock = threading.Lock()
+        self._waiters: list[Handle] | None = None  # the handles watching it, once one does
         self._event: threading.Event | None = None
 
     def succeed(self, value: Any = None) -> None:
-        with self._lock:
+        with _SIGNALS:
             self._value = value
-            self._done = True
-            waiters, self._waiters = self._waiters, set()
+            self.triggered = True
+            waiters, self._waiters = self._waiters, None
             event = self._event
         if event is not None:
             event.set()
-        for h in waiters:
-            h.alarm()
+        if waiters is not None:
+            for h in waiters:
+                h.alarm()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block a thread that is not a task until the signal fires (or ``timeout`` s pass)."""
-        with self._lock:
-            if self._done:
+        with _SIGNALS:
+            if self.triggered:
                 return True
             if self._event is None:
                 self._event = threading.Event()
             event = self._event
         return event.wait(timeout)
 
+    def is_set(self) -> bool:
+        """Whether it fired (as ``threading.Event.is_set``)."""
+        return self.triggered
+
     def poll(self) -> tuple[bool, Any]:
-        return self._done, self._value
-
-    @property
-    def triggered(self) -> bool:
-        return self._done
-
-    is_set = triggered.fget  # as threading.Event's
+        return self.triggered, self._value
 
     def left(self) -> float:
         return 0.5
 
     def watch(self, h: Handle) -> None:
-        with self._lock:
-            if not self._done:
-                self._waiters.add(h)
+        with _SIGNALS:
+            if not self.triggered:
+                if self._waiters is None:
+                    self._waiters = [h]
+                else:
+                    self._waiters.append(h)
 
 
 class AnyOf:
