@@ -27,6 +27,7 @@ import abc
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from backends.keys import KeyGuard
 from model.effects import (
@@ -97,43 +98,20 @@ class Backend(abc.ABC):
     def perform(self, effect: StorageEffect) -> StoreResult:
         """Make one attempt of one storage effect and return its result (see the module doc)."""
         self._local.answers = []
-        return self._bind(effect)()
-
-    def _bind(self, effect: StorageEffect) -> Callable[[], StoreResult]:
-        g = self.guard
-        match effect:
-            case Read(key):
-                k = g.key(key)
-                return lambda: self._read(k)
-            case CreateIfAbsent(key, body):
-                k = g.key(key)
-                return lambda: self._create_if_absent(k, body)
-            case ReplaceIfMatch(key, body, version):
-                k = g.key(key)
-                return lambda: self._replace_if_match(k, body, version)
-            case Put(key, body):
-                k = g.key(key)
-                return lambda: self._put(k, body)
-            case FencedPut(key, body, fence_key, fence_version):
-                k, f = g.key(key), g.key(fence_key)
-                return lambda: self._fenced_put(k, body, f, fence_version)
-            case ListPrefix(prefix):
-                p = g.list_prefix(prefix)
-                return lambda: self._list_prefix(p)
-            case Delete(key):
-                k = g.key(key)
-                return lambda: self._delete(k)
-        raise TypeError(f"not a storage effect: {effect!r}")
+        op = _OPS.get(type(effect))
+        if op is None:
+            raise TypeError(f"not a storage effect: {effect!r}")
+        return op(self, effect)
 
     def last_answers(self) -> list[RawAnswer]:
         """Raw answers of this thread's last ``perform`` call (several for a read-check-write)."""
-        return list(getattr(self._local, "answers", []))
+        return [RawAnswer(*a) for a in getattr(self._local, "answers", [])]
 
     def _note(self, status: int | None, code: str, outcome: Outcome) -> None:
         answers = getattr(self._local, "answers", None)
         if answers is None:
             answers = self._local.answers = []
-        answers.append(RawAnswer(status, code, outcome))
+        answers.append((status, code, outcome))  # a RawAnswer only when asked for: most never are
 
     def _answer(self, status: int | None, code: str, message: str = "") -> Outcome:
         """Record an answer and map it; raises StorageError for non-protocol statuses."""
@@ -198,3 +176,16 @@ class Backend(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# ``perform``'s dispatch: each storage effect's key(s) checked against the prefix, then its one-attempt method
+_OPS: dict[type, Callable[[Backend, Any], StoreResult]] = {
+    Read: lambda b, e: b._read(b.guard.key(e.key)),
+    CreateIfAbsent: lambda b, e: b._create_if_absent(b.guard.key(e.key), e.body),
+    ReplaceIfMatch: lambda b, e: b._replace_if_match(b.guard.key(e.key), e.body, e.version),
+    Put: lambda b, e: b._put(b.guard.key(e.key), e.body),
+    FencedPut: lambda b, e: b._fenced_put(b.guard.key(e.key), e.body, b.guard.key(e.fence_key),
+                                          e.fence_version),
+    ListPrefix: lambda b, e: b._list_prefix(b.guard.list_prefix(e.prefix)),
+    Delete: lambda b, e: b._delete(b.guard.key(e.key)),
+}
