@@ -64,6 +64,8 @@ from model.sim import node_clocks, retry_policy
 from model.taskloop import interrupt_policy
 from model.workloads.lock import LockWorkload
 
+_OBSERVED = frozenset({CreateIfAbsent, ReplaceIfMatch, Put, FencedPut})  # body writes: a success is recorded
+
 
 class ServerDied(RuntimeError):
     """The storage server stopped answering mid-run; ``events`` is the history up to then."""
@@ -144,11 +146,14 @@ class RealWorld:
             result = node.backend.perform(effect)
         except StorageError as e:
             raise WorldError(str(e), {"status": e.status, "code": e.code}) from e
-        if result.ok and isinstance(effect, CreateIfAbsent | ReplaceIfMatch | Put | FencedPut):
+        kind = type(effect)
+        if kind in _OBSERVED and result.ok:
             extra: dict[str, Any] = {"observed": "client", "version": result.version}
-            if isinstance(effect, CreateIfAbsent | ReplaceIfMatch):  # the version chain: see store_order
-                extra["replaces"] = effect.version if isinstance(effect, ReplaceIfMatch) else None
-            self.kernel.observe_write(node, effect.key, effect.body, result.version, extra)
+            if kind is ReplaceIfMatch:  # the version chain: see store_order
+                extra["replaces"] = effect.version  # type: ignore[union-attr]
+            elif kind is CreateIfAbsent:
+                extra["replaces"] = None
+            self.kernel.observe_write(node, effect.key, effect.body, result.version, extra)  # type: ignore[union-attr]
         return result
 
     def _on_error(self, process: str, error: WorldError) -> None:

@@ -8,6 +8,7 @@ any subset of fields.  ``validate()`` methods enforce the protocol's own rules
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,8 +73,9 @@ class LockConfig:
     # LockProviderHeartbeatManager.DEFAULT_STOP_HEARTBEAT_TIMEOUT_MS: stopHeartbeat gives up after this.
     stop_heartbeat_timeout_ms: int = 15_000
 
-    @property
+    @functools.cached_property
     def lock_key(self) -> str:
+        """The lock file's key (made once: it is asked for on every store write)."""
         return f"{self.base_path}/.hoodie/.locks/table_lock.json"
 
     def validate(self) -> None:
