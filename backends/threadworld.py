@@ -11,9 +11,12 @@ as Java's ScheduledExecutorService takes no thread for a scheduled task until it
 runs.  A generator started by another one's step takes its first step on the
 starting thread once that step has ended (as SimPy runs a new process right after
 its parent yields), so a heartbeat that begins with a sleep never costs a thread
-hand-off, and cancelling it before its first renewal costs none either.  No step
-sends a storage request: :meth:`ThreadWorld.request` returns it, and the worker
-that resolves the yield sends it (a starting thread never waits for its child's).
+hand-off, and cancelling it before its first renewal costs none either.  Only a
+task's own worker sends its storage requests, and it sends one at once, inside the
+step, after doing what the step's end does (:meth:`ThreadWorld.request`): the
+kernel takes the result with no wait round.  A step taken by another thread (a
+child's first step, an interrupter's) gets the request back unsent, and the
+task's worker sends it (a starting thread never waits for its child's).
 
 An ``interrupt(cause)`` reaches the generator as :class:`Interruption` at its
 current or next wait, exactly as SimPy delivers ``simpy.Interrupt``.  A cause that
