@@ -24,29 +24,44 @@ class LockData:
         """Serialise as Hudi does (field order expired, validUntil, owner)."""
         # the bytes of json.dumps({...}, separators=(",", ":")), written out: no encoder per lock write
         expired, owner = "true" if self.expired else "false", json.dumps(self.owner)
-        return f'{{"expired":{expired},"validUntil":{self.valid_until},"owner":{owner}}}'.encode()
+        body = f'{{"expired":{expired},"validUntil":{self.valid_until},"owner":{owner}}}'.encode()
+        if len(_ENCODED) >= 1024:
+            _ENCODED.clear()
+        _ENCODED[body] = self
+        return body
 
     @staticmethod
-    @functools.lru_cache(maxsize=1024)
     def decode(body: bytes) -> LockData:
         """Parse a lock file body; ValueError names the field that is wrong.
 
-        Cached: contenders poll the same body again and again (a LockData is immutable).
+        A body this process encoded is its data at once (the store event of every lock write decodes
+        the body just written); others are parsed, and cached (contenders poll the same body again and
+        again; a LockData is immutable).
         """
-        try:
-            raw = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise ValueError(f"lock file: not JSON: {body[:80]!r}") from e
-        if not isinstance(raw, dict):
-            raise ValueError(f"lock file: not an object: {raw!r}")
-        expired, valid_until, owner = raw.get("expired"), raw.get("validUntil"), raw.get("owner")
-        if not isinstance(expired, bool):
-            raise ValueError(f"lock file: field expired = {expired!r} is not a boolean")
-        if not isinstance(valid_until, int) or isinstance(valid_until, bool):
-            raise ValueError(f"lock file: field validUntil = {valid_until!r} is not an integer")
-        if not isinstance(owner, str):
-            raise ValueError(f"lock file: field owner = {owner!r} is not a string")
-        return LockData(expired, valid_until, owner)
+        known = _ENCODED.get(body)
+        return known if known is not None else _parse(body)
+
+
+# bodies made by LockData.encode in this process, with their data (bounded: cleared when full)
+_ENCODED: dict[bytes, LockData] = {}
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(body: bytes) -> LockData:
+    try:
+        raw = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"lock file: not JSON: {body[:80]!r}") from e
+    if not isinstance(raw, dict):
+        raise ValueError(f"lock file: not an object: {raw!r}")
+    expired, valid_until, owner = raw.get("expired"), raw.get("validUntil"), raw.get("owner")
+    if not isinstance(expired, bool):
+        raise ValueError(f"lock file: field expired = {expired!r} is not a boolean")
+    if not isinstance(valid_until, int) or isinstance(valid_until, bool):
+        raise ValueError(f"lock file: field validUntil = {valid_until!r} is not an integer")
+    if not isinstance(owner, str):
+        raise ValueError(f"lock file: field owner = {owner!r} is not a string")
+    return LockData(expired, valid_until, owner)
 
 
 @fills_dict

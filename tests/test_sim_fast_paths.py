@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lockstrategies import fast_scenario, safe_plans
 
-from model import history
+from model import history, lockfile
 from model.client import Call, RetryPolicy
 from model.config import (
     ClockSpec,
@@ -129,8 +129,9 @@ def test_the_lock_file_is_the_bytes_json_dumps_gave(expired: bool, owner: str, v
     data = LockData(expired, valid_until, owner)
     old = json.dumps({"expired": expired, "validUntil": valid_until, "owner": owner}, separators=(",", ":"))
     assert data.encode() == old.encode()
-    assert LockData.decode(data.encode()) == data
-    assert LockData.decode(data.encode()) == data  # the cached parse is the same data
+    assert LockData.decode(data.encode()) is data  # a body this process encoded: its data, unparsed
+    assert lockfile._parse(old.encode()) == data  # a body from elsewhere: parsed to the same data
+    assert lockfile._parse(old.encode()) == data  # the cached parse is the same data
     assert LockFile.read(data.encode(), '"v"') == LockFile(data, '"v"') == LockFile.read(data.encode(), '"v"')
 
 
