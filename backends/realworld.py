@@ -46,7 +46,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from backends.base import Backend, StorageError
 from backends.endpoint import Endpoint
@@ -146,14 +146,14 @@ class RealWorld:
             result = node.backend.perform(effect)
         except StorageError as e:
             raise WorldError(str(e), {"status": e.status, "code": e.code}) from e
-        kind = type(effect)
-        if kind in _OBSERVED and result.ok:
+        if type(effect) in _OBSERVED and result.ok:
+            write = cast("CreateIfAbsent | ReplaceIfMatch | Put | FencedPut", effect)
             extra: dict[str, Any] = {"observed": "client", "version": result.version}
-            if kind is ReplaceIfMatch:  # the version chain: see store_order
-                extra["replaces"] = effect.version  # type: ignore[union-attr]
-            elif kind is CreateIfAbsent:
+            if isinstance(write, ReplaceIfMatch):  # the version chain: see store_order
+                extra["replaces"] = write.version
+            elif isinstance(write, CreateIfAbsent):
                 extra["replaces"] = None
-            self.kernel.observe_write(node, effect.key, effect.body, result.version, extra)  # type: ignore[union-attr]
+            self.kernel.observe_write(node, write.key, write.body, result.version, extra)
         return result
 
     def _on_error(self, process: str, error: WorldError) -> None:
