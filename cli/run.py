@@ -118,6 +118,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             e = catalogue.load(name)
             first = e.description.splitlines()[0] if e.description else ""
             print(f"  {name:<38} expect={e.expect:<9} {first}")
+            print(f"  {'':<38} models: {e.models}")
     return 0
 
 

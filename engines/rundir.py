@@ -128,6 +128,7 @@ class RunResult:
         return {
             "scenario": self.entry.name,
             "protocol": self.entry.protocol,
+            "models": self.entry.models,
             "seed": self.seed,
             "expect": self.entry.expect,
             "matches_expectation": self.matches_expectation,

@@ -197,7 +197,18 @@ def lock_items(all_holds: list[Hold], leases: list[Lease], faults: list[Fault],
 
 
 def build_report(run: RunData) -> Report:
-    """Every section of the report of one run, with its figures rendered (any protocol)."""
+    """Every section of the report of one run, with its figures rendered (any protocol); the first
+    section opens with whose behaviour the run models (``models`` in ``verdict.json``)."""
+    report = _build_protocol_report(run)
+    models = run.verdict.get("models")
+    if models:
+        if report.sections:
+            report.sections[0].text.insert(0, f"Models: {models}.")
+        report.summary["models"] = models
+    return report
+
+
+def _build_protocol_report(run: RunData) -> Report:
     if run.protocol == "occ":
         from reports.occ import build_occ_report
         return build_occ_report(run)

@@ -25,6 +25,7 @@ from typing import Any
 import tomli_w
 
 from model.config import ConfigError
+from model.lock_variants import variant as lock_variant
 from model.cow.scenario import CowSettings, ExploreScenario
 from model.nbcc.config import NbccScenario
 from scenarios import loader, timeline_loader
@@ -62,6 +63,25 @@ class Entry:
     def world(self) -> str:
         """``sim`` or ``spark`` (lock and occ entries may run as Spark tasks against a server)."""
         return str(getattr(self._common, "world", "sim"))
+
+    @property
+    def models(self) -> str:
+        """Whose behaviour the entry runs: the Hudi release (and pinned commit) or the specification it
+        follows, and the reader configuration where it matters (one line; reports and ``hcc list``)."""
+        config = self.config
+        own = getattr(config, "models", None)
+        if callable(own):
+            return str(own())
+        if self.protocol == "explore":
+            settings = config.settings
+            if isinstance(settings, CowSettings):
+                return "Vanlightly's v5 TLA+ specification of copy-on-write commits (not Hudi's code)"
+            return f"lock provider: {lock_variant(settings.lock().variant).follows}"
+        if self.protocol == "lock":
+            writer = ("; writer: hypothetical (checks its lock before each write, workload.check_before_write)"
+                      if config.workload.check_before_write else "")
+            return f"lock provider: {lock_variant(config.lock.variant).follows}{writer}"
+        return "this harness's own writers"  # LEAD-TODO: occ/nbcc models() from their variants
 
     def to_toml(self) -> str:
         """The entry as TOML with every default filled in (what a run directory keeps)."""
