@@ -70,7 +70,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("scenario", args.scenario, "give a scenario name or path, or --all (not both)")
     if args.protocol and not args.all:
         raise ConfigError("--protocol", args.protocol, "selects entries of --all; a named entry has its own")
-    names = catalogue.names(args.protocol) if args.all else [args.scenario]
+    if args.catalogue and not args.all:
+        raise ConfigError("--catalogue", args.catalogue, "selects the folder of --all")
+    if args.catalogue:
+        folder = Path(args.catalogue)
+        if not folder.is_dir():
+            raise ConfigError("--catalogue", args.catalogue, "is not a folder (of scenario TOML files)")
+        names = [str(folder / f"{n}.toml") for n in catalogue.names(args.protocol, folder)]
+        if not names:
+            raise ConfigError("--catalogue", args.catalogue, "holds no scenario (*.toml) file")
+    else:
+        names = catalogue.names(args.protocol) if args.all else [args.scenario]
     entries = [catalogue.load(name, args.set or []) for name in names]  # bad input: exit 2 before any run
     root = claim_out(Path(args.out), args.force) if args.out else None
     failures = 0
@@ -128,6 +138,8 @@ def register(sub: Any) -> None:
     run.add_argument("scenario", nargs="?", help="catalogue name or path to a TOML file")
     run.add_argument("--all", action="store_true", help="run every entry of the catalogue")
     run.add_argument("--protocol", choices=PROTOCOLS, help="with --all: only the entries of this protocol")
+    run.add_argument("--catalogue", metavar="DIR",
+                     help="with --all: run the scenario files of this folder instead of the shipped catalogue")
     run.add_argument("--seed", type=int, help="override the entry's seed")
     run.add_argument("--out", help="run directory, new or empty (with --all: a parent folder); default: "
                                    "a new folder out/runs/NAME/seedN-TIME, linked as out/runs/NAME/latest")
