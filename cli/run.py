@@ -139,7 +139,7 @@ def register(sub: Any) -> None:
     run.add_argument("--all", action="store_true", help="run every entry of the catalogue")
     run.add_argument("--protocol", choices=PROTOCOLS, help="with --all: only the entries of this protocol")
     run.add_argument("--catalogue", metavar="DIR",
-                     help="with --all: run the scenario files of this folder instead of the shipped catalogue")
+                     help="with --all: run the scenario files of this folder, not the shipped catalogue")
     run.add_argument("--seed", type=int, help="override the entry's seed")
     run.add_argument("--out", help="run directory, new or empty (with --all: a parent folder); default: "
                                    "a new folder out/runs/NAME/seedN-TIME, linked as out/runs/NAME/latest")

@@ -25,8 +25,8 @@ from typing import Any
 import tomli_w
 
 from model.config import ConfigError
-from model.lock_variants import variant as lock_variant
 from model.cow.scenario import CowSettings, ExploreScenario
+from model.lock_variants import variant as lock_variant
 from model.nbcc.config import NbccScenario
 from scenarios import loader, timeline_loader
 from scenarios.loader import CATALOGUE, PROTOCOLS, protocol_of
@@ -78,8 +78,8 @@ class Entry:
                 return "Vanlightly's v5 TLA+ specification of copy-on-write commits (not Hudi's code)"
             return f"lock provider: {lock_variant(settings.lock().variant).follows}"
         if self.protocol == "lock":
-            writer = ("; writer: hypothetical (checks its lock before each write, workload.check_before_write)"
-                      if config.workload.check_before_write else "")
+            writer = ("; writer: hypothetical (checks its lock before each write, "
+                      "workload.check_before_write)" if config.workload.check_before_write else "")
             return f"lock provider: {lock_variant(config.lock.variant).follows}{writer}"
         return "this harness's own writers"  # LEAD-TODO: occ/nbcc models() from their variants
 

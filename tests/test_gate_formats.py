@@ -19,7 +19,8 @@ from reports.gate import Check  # noqa: E402
 from scenarios import loader  # noqa: E402
 
 # GitHub's workflow command: ::error file=F,line=L,title=T::MESSAGE (docs: "Setting an error message")
-ANNOTATION = re.compile(r"^::error file=(?P<file>[^,]+),line=(?P<line>\d+),title=(?P<title>[^:]+)::(?P<msg>.+)$")
+ANNOTATION = re.compile(
+    r"^::error file=(?P<file>[^,]+),line=(?P<line>\d+),title=(?P<title>[^:]+)::(?P<msg>.+)$")
 GITLAB_FIELDS = {"description", "check_name", "fingerprint", "severity", "location"}
 GITLAB_SEVERITIES = {"info", "minor", "major", "critical", "blocker"}
 
@@ -99,7 +100,8 @@ def test_a_passing_gate_annotates_nothing(runs: Path, tmp_path: Path, capsys: py
     assert json.loads(quality.read_text()) == []
 
 
-def test_an_unknown_format_is_bad_input(runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unknown_format_is_bad_input(runs: Path, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
     assert _gate(runs, tmp_path / "b.json", "--format", "teamcity") == 2
     assert "teamcity" in capsys.readouterr().err
 
@@ -110,7 +112,8 @@ def test_annotation_text_is_escaped_as_github_documents() -> None:
     assert line == "::error title=hcc gate%3A s%2C1%3A p99%3Ax::100%25 worse%0Asecond line"
 
 
-def test_the_ci_recipe_on_a_folder_of_scenario_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_ci_recipe_on_a_folder_of_scenario_files(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """docs/ci.md: run a project's own folder of scenario files, record a baseline, gate with the formats."""
     folder = tmp_path / "ci" / "scenarios"
     folder.mkdir(parents=True)
