@@ -58,11 +58,20 @@ RUN_MARKERS = (HISTORY, VERDICT, "sweep.json")  # a folder holding one of these 
 REPORTED = ("lock", "occ", "nbcc", "explore")  # protocols whose run directories ``hcc report`` renders
 
 
+def _file_mode() -> int:
+    """The mode ``open()`` gives a new file here (0o666 less the umask); mkstemp's own is 0o600."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename; the file
+    gets the mode of any new file (readable by the team sharing the folder, as the umask allows)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _file_mode())
         with os.fdopen(fd, "w") as f:
             f.write(text)
             f.flush()

@@ -100,6 +100,11 @@ def who(process: Any) -> str:
     return f"p{process}" if isinstance(process, int) and not isinstance(process, bool) else str(process)
 
 
+def count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 (``1 operation``, ``2 operations``)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def describe_op(model: Model[Any], op: Operation) -> str:
     """``<operation> by <process>``, e.g. ``read()=1 by p4``."""
     return f"{model.describe_operation(op.input, op.output)} by {who(op.process)}"
@@ -140,7 +145,7 @@ class PartitionResult:
         if not shown:
             where = f"at the start ({self.state})" if self.order else "at the start"
             if self.order:
-                where = f"after {len(self.order)} operations that leave the state unchanged"
+                where = f"after {count(len(self.order), 'operation')} that leave the state unchanged"
         else:
             more = len(self.setters) - len(shown)
             where = "after " + ("... " if more else "") + " and ".join(shown)
@@ -193,14 +198,15 @@ class Verdict:
     def explain(self) -> str:
         """One line for a report."""
         if self.result == OK_RESULT:
-            return f"linearizable ({self.operations} operations)"
+            return f"linearizable ({count(self.operations, 'operation')})"
         if self.result == UNKNOWN:
             limit = f"time limit of {self.timeout:g} s" if self.timeout is not None else "time limit"
-            return f"UNKNOWN: {limit} reached before a verdict ({self.operations} operations)"
+            return f"UNKNOWN: {limit} reached before a verdict ({count(self.operations, 'operation')})"
         lines = [f"{p.name}: {p.sentence(self.model)}" if len(self.partitions) > 1 else p.sentence(self.model)
                  for p in self.failed if p.blocked]
+        more = len(lines) - 1
         return "NOT linearizable" + (f": {lines[0]}" if lines else "") + (
-            f" (and {len(lines) - 1} more sub-histories)" if len(lines) > 1 else "")
+            f" (and {more} more {'sub-history' if more == 1 else 'sub-histories'})" if more > 0 else "")
 
     def text(self, locate: Callable[[Operation], str] | None = None) -> str:
         """Several lines: the verdict, then per illegal sub-history its prefix, state and blocked ops
@@ -210,7 +216,7 @@ class Verdict:
 
         head = self.explain()
         if self.result == ILLEGAL:
-            head = f"NOT linearizable ({self.operations} operations"
+            head = f"NOT linearizable ({count(self.operations, 'operation')}"
             if len(self.partitions) > 1:
                 head += f", {len(self.failed)} of {len(self.partitions)} sub-histories illegal"
                 undecided = sum(p.result == UNKNOWN for p in self.partitions)
@@ -218,8 +224,8 @@ class Verdict:
             head += ")"
         out = [head]
         for p in self.failed:
-            out.append(f"{p.name}: longest linearizable prefix {len(p.order)} of {len(p.ops)} operations, "
-                       f"leaving {p.state}")
+            out.append(f"{p.name}: longest linearizable prefix {len(p.order)} of "
+                       f"{count(len(p.ops), 'operation')}, leaving {p.state}")
             for op in p.setters[-_SHOWN_SETTERS:]:
                 out.append(f"  state set by {at(op)}")
             for b in p.blocked:

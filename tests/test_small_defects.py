@@ -1,0 +1,44 @@
+"""Small defects of everyday use, each pinned: files written atomically are readable by the team that
+shares the folder (the umask decides, not mkstemp's 0600), and counts of one are singular."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from engines.rundir import write_atomic
+from model.checkers.linearizable import INVOKE, OK, Event, check_operations, count, pair
+
+
+def test_atomic_writes_get_the_mode_of_a_new_file(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "report.html", "<html></html>")
+        (tmp_path / "plain.txt").write_text("x")
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE((tmp_path / "report.html").stat().st_mode)
+    assert mode == stat.S_IMODE((tmp_path / "plain.txt").stat().st_mode) == 0o644
+
+
+def test_atomic_writes_follow_a_stricter_umask(tmp_path: Path) -> None:
+    old = os.umask(0o077)
+    try:
+        write_atomic(tmp_path / "verdict.json", "{}")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "verdict.json").stat().st_mode) == 0o600
+
+
+def test_counts_of_one_are_singular() -> None:
+    assert count(1, "operation") == "1 operation"
+    assert count(0, "operation") == "0 operations"
+    assert count(2, "operation") == "2 operations"
+
+
+def test_a_one_operation_history_says_operation() -> None:
+    events = [Event(0, INVOKE, "write", 1, 0), Event(0, OK, "write", 1, 1)]
+    assert check_operations(pair(events)).explain() == "linearizable (1 operation)"
+    two = [*events, Event(1, INVOKE, "read", None, 2), Event(1, OK, "read", 1, 3)]
+    assert check_operations(pair(two)).explain() == "linearizable (2 operations)"
