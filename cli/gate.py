@@ -26,7 +26,7 @@ from engines.rundir import write_atomic
 
 def register(subparsers: Any) -> None:
     """Add the ``gate`` subcommand."""
-    p = subparsers.add_parser("gate", help="compare runs with a baseline; JUnit XML for CI")
+    p = subparsers.add_parser("gate", help="compare runs with a baseline; JUnit, GitHub, GitLab, Markdown")
     p.add_argument("run_dir", help="a run directory, a folder holding one run directory per scenario, or the "
                                    "store out/runs (the latest run of each scenario)")
     p.add_argument("--baseline", required=True, help="baseline JSON (one entry per scenario)")

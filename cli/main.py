@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from backends.secrets import redact
 from engines.lifecycle import EXIT_CODES, INTERRUPTS, signal_name, signals_as_exceptions
@@ -28,6 +29,22 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+class _GroupedCommands:
+    """What each command module's ``register`` sees as the subparsers: ``add_parser`` records the
+    command's name and help for the grouped list and registers the command without a help, so that
+    argparse does not list it a second time, flat."""
+
+    def __init__(self, sub: Any) -> None:  # what ArgumentParser.add_subparsers returned
+        self.sub = sub
+        self.rows: list[tuple[str, str]] = []
+
+    def add_parser(self, name: str, **kwargs: object) -> argparse.ArgumentParser:
+        help_text = kwargs.pop("help", "")
+        self.rows.append((name, str(help_text or "")))
+        parser: argparse.ArgumentParser = self.sub.add_parser(name, **kwargs)
+        return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``hcc`` parser; ``hcc --help`` lists the commands grouped by what a user does."""
     parser = argparse.ArgumentParser(
@@ -38,12 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     lines = []
     for group, modules in COMMAND_GROUPS:
         lines.append(f"{group}:")
+        commands = _GroupedCommands(sub)
         for module in modules:
-            known = len(sub._choices_actions)
-            importlib.import_module(module).register(sub)
-            lines += [f"  {a.dest:<14} {a.help or ''}" for a in sub._choices_actions[known:]]
-    # argparse lists subcommands flat; the grouped list in the epilog replaces that list.
-    sub._choices_actions.clear()
+            importlib.import_module(module).register(commands)
+        lines += [f"  {name:<14} {help_text}" for name, help_text in commands.rows]
     parser.epilog = "commands:\n" + "\n".join("  " + line for line in lines)
     return parser
 

@@ -70,15 +70,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("scenario", args.scenario, "give a scenario name or path, or --all (not both)")
     if args.protocol and not args.all:
         raise ConfigError("--protocol", args.protocol, "selects entries of --all; a named entry has its own")
-    if args.catalogue and not args.all:
-        raise ConfigError("--catalogue", args.catalogue, "selects the folder of --all")
-    if args.catalogue:
-        folder = Path(args.catalogue)
+    folder_arg = getattr(args, "catalogue", None)  # hcc timeline run shares this command, without it
+    if folder_arg and not args.all:
+        raise ConfigError("--catalogue", folder_arg, "selects the folder of --all")
+    if folder_arg:
+        folder = Path(folder_arg)
         if not folder.is_dir():
-            raise ConfigError("--catalogue", args.catalogue, "is not a folder (of scenario TOML files)")
+            raise ConfigError("--catalogue", folder_arg, "is not a folder (of scenario TOML files)")
         names = [str(folder / f"{n}.toml") for n in catalogue.names(args.protocol, folder)]
         if not names:
-            raise ConfigError("--catalogue", args.catalogue, "holds no scenario (*.toml) file")
+            raise ConfigError("--catalogue", folder_arg, "holds no scenario (*.toml) file")
     else:
         names = catalogue.names(args.protocol) if args.all else [args.scenario]
     entries = [catalogue.load(name, args.set or []) for name in names]  # bad input: exit 2 before any run

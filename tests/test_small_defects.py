@@ -42,3 +42,18 @@ def test_a_one_operation_history_says_operation() -> None:
     assert check_operations(pair(events)).explain() == "linearizable (1 operation)"
     two = [*events, Event(1, INVOKE, "read", None, 2), Event(1, OK, "read", 1, 3)]
     assert check_operations(pair(two)).explain() == "linearizable (2 operations)"
+
+
+def test_hcc_help_lists_each_command_once_under_its_group() -> None:
+    from cli.main import COMMAND_GROUPS, build_parser
+
+    text = build_parser().format_help()
+    commands = text.split("commands:\n", 1)[1]
+    names = [line.split()[0] for line in commands.splitlines() if line.startswith("    ")]
+    assert len(names) == len(set(names)) >= 20
+    assert "run" in names and "gate" in names and "check-history" in names
+    groups = [line.strip().rstrip(":") for line in commands.splitlines() if line.startswith("  ")
+              and not line.startswith("    ")]
+    assert groups == [g for g, _ in COMMAND_GROUPS]
+    head = text.split("commands:\n", 1)[0]
+    assert "check-history" not in head  # argparse's own flat list is not printed as well
