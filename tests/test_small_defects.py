@@ -57,3 +57,18 @@ def test_hcc_help_lists_each_command_once_under_its_group() -> None:
     assert groups == [g for g, _ in COMMAND_GROUPS]
     head = text.split("commands:\n", 1)[0]
     assert "check-history" not in head  # argparse's own flat list is not printed as well
+
+
+def test_install_sh_takes_its_pip_packages_from_the_backends_extra() -> None:
+    import subprocess
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    script = (root / "backends" / "install.sh").read_text()
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert not any(spec in script for spec in extras["backends"])  # no second list to keep in step
+    # the script's own reading of pyproject.toml, run alone, gives exactly the extra's packages
+    snippet = script.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0]
+    out = subprocess.run(["python3", "-", str(root / "pyproject.toml")], input=snippet, text=True,
+                         capture_output=True, check=True).stdout.split()
+    assert out[: len(extras["backends"])] == extras["backends"] and out[-1].startswith("pytest")
