@@ -32,6 +32,15 @@ AUDIT_FOLDER = "audit"
 ENABLE_FILE = "audit_enabled.json"
 ENABLED_FIELD = "STORAGE_LOCK_AUDIT_SERVICE_ENABLED"
 STATES = ("START", "RENEW", "END")
+_JSON_SPACE = " \t\n\r"  # the whitespace JSON allows before a value
+_JAVA_TRIM = "".join(map(chr, range(33)))  # String#trim drops every char <= U+0020 at both ends
+
+
+def _no_constants(name: str) -> object:
+    raise ValueError(f"{name} is not JSON (Jackson rejects it)")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)
 
 
 def locks_folder(base_path: str) -> str:
@@ -51,14 +60,32 @@ def enable_body(enabled: bool = True) -> bytes:
 
 @functools.lru_cache(maxsize=64)  # every provider reads the same enable file
 def is_enabled(body: bytes | None) -> bool:
-    """AuditServiceFactory#isAuditEnabled: the field is present and true; anything unreadable is off."""
+    """AuditServiceFactory#isAuditEnabled: ``enabledNode != null && enabledNode.asBoolean(false)``.
+
+    Jackson's ``readTree`` reads the first JSON value and ignores what follows it; ``asBoolean(false)`` is
+    true for the literal ``true``, for the text ``"true"`` (after Java's ``trim``) and for a non-zero
+    integer; false for everything else (a float, ``null``, an object, other text).  A body that does not
+    parse, or whose root is not an object with the field, is off (any exception: off).
+    """
     if body is None:
         return False
     try:
-        raw = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        text = body.decode(errors="replace")  # new String(bytes, UTF_8): bad bytes become U+FFFD
+        raw, _ = _DECODER.raw_decode(text, len(text) - len(text.lstrip(_JSON_SPACE)))
+    except ValueError:
         return False
-    return isinstance(raw, dict) and raw.get(ENABLED_FIELD) is True
+    return isinstance(raw, dict) and jackson_as_boolean(raw.get(ENABLED_FIELD))
+
+
+def jackson_as_boolean(value: object) -> bool:
+    """``JsonNode#asBoolean(false)`` of a parsed JSON value (jackson-databind 2.x node classes)."""
+    if isinstance(value, bool):  # BooleanNode
+        return value
+    if isinstance(value, int):  # IntNode, LongNode, BigIntegerNode: _value != 0
+        return value != 0
+    if isinstance(value, str):  # TextNode: "true" / "false" after String#trim (drops chars <= U+0020)
+        return value.strip(_JAVA_TRIM) == "true"
+    return False  # DoubleNode, NullNode, ObjectNode, ArrayNode and a missing field: the default
 
 
 def audit_key(base_path: str, transaction_start: int, owner: str) -> str:

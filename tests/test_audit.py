@@ -18,7 +18,7 @@ from backends.hudi_audit import AuditFormatError, parse_audit_text, read_local, 
 from cli.main import main
 from engines.rundir import execute
 from model.history import loads
-from model.lock_audit import AuditTrail, enable_body
+from model.lock_audit import AuditTrail, enable_body, is_enabled
 from scenarios import loader
 
 LOCKS = ".hoodie/.locks"
@@ -269,3 +269,34 @@ def test_audit_visibility_is_the_validators_overlap_of_the_violations_owners(tmp
     assert audit_of_run(t, Verdict((), ()))[0]["overlaps_without_violation"] == 1  # type: ignore[index]
     assert alone == ()
     assert audit_of_run(tmp_path / "no-table", verdict) == (None, ())
+
+
+# AuditServiceFactory#isAuditEnabled (72a93a0e): enabledNode != null && enabledNode.asBoolean(false), where
+# readTree ignores what follows the first value and asBoolean is jackson-databind 2.x's per node class.
+ENABLE_CASES = [
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":true}', True),  # what `locks audit enable` writes
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":false}', False),
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":"true"}', True),  # TextNode: "true"
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":" true\\n"}', True),  # ... after String#trim
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":"TRUE"}', False),  # case matters
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":"yes"}', False),
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":1}', True),  # IntNode: _value != 0
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":-7}', True),
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":123456789012345678901234}', True),  # BigIntegerNode
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":0}', False),
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":1.0}', False),  # DoubleNode: the default
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":null}', False),
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":[true]}', False),
+    (b'{"other":true}', False),
+    (b'[{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":true}]', False),  # root not an object: get() is null
+    (b' {"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":true} trailing', True),  # readTree stops after one value
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":true,"x":NaN}', False),  # not JSON for Jackson
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":true,"x":"\xff"}', True),  # bad UTF-8 decodes to U+FFFD
+    (b'{"STORAGE_LOCK_AUDIT_SERVICE_ENABLED":tru', False),
+    (b"", False),
+]
+
+
+@pytest.mark.parametrize("body,enabled", ENABLE_CASES)
+def test_the_enable_file_is_read_as_jacksons_as_boolean_reads_it(body: bytes, enabled: bool) -> None:
+    assert is_enabled(body) is enabled
