@@ -2,8 +2,8 @@
 
 They read a history of ``model/timeline`` writers run in the simulated world: the writers'
 ``time`` events (what each generation returned, and when it started and ended in true
-time) and the store's ``object`` events (every table file written, with its body; the
-ground truth).
+time), the store's ``object`` events (every table file written, with its body; the
+ground truth) and the writers' ``delete`` ok events (the store records writes only).
 
 - ``unique-times``: no two generations return the same time.
 - ``monotonic-times``: a generation that starts after another one has returned gets a
@@ -15,7 +15,10 @@ ground truth).
 - ``consistent-read``: replaying the store, after every write, every committed operation on a
   key stays readable with its value at every later compatible time, and no key is visible
   in two file groups with different values (the TLA+ invariant, evaluated by
-  ``model/cow/invariants.py`` on the store's state).
+  ``model/cow/invariants.py`` on the store's state).  Readers list files through the metadata
+  table (a deleted committed file reads as empty) or storage (it is gone), as the run says.
+- ``duplicate-key``: no record key in the newest committed slices of two file groups.
+- ``requested-order``: requested instants reach the store in instant-time order.
 """
 
 from __future__ import annotations
@@ -28,9 +31,16 @@ from model.checkers.verdict import Verdict, Violation
 from model.cow.invariants import consistent_read_violations
 from model.cow.spec import COMPLETED, DELETE, INFLIGHT, INSERT, REQUESTED, UPDATE
 from model.history import Event
-from model.timeline.commits import instant_body
 from model.timeline.config import TIMELINE_CHECKERS
-from model.timeline.layout import Instant, format_instant, format_time, instant_to_ms, parse_instant_path
+from model.timeline.layout import (
+    Instant,
+    format_instant,
+    format_time,
+    instant_to_ms,
+    is_base_file_name,
+    parse_instant_path,
+)
+from model.timeline.modeldata import instant_body
 
 _STATE_CODE = {"requested": REQUESTED, "inflight": INFLIGHT, "completed": COMPLETED}
 
@@ -101,16 +111,22 @@ def check_monotonic_times(events: Sequence[Event]) -> list[Violation]:
 
 
 def _table_writes(events: Sequence[Event], base: str, layout: str) -> list[tuple[Event, str, Any]]:
-    """The store's writes of table files: (event, kind, parsed) with kind instant / slice / other."""
+    """The store's writes of table files, and the files writers deleted: (event, kind, parsed) with kind
+    ``instant`` / ``slice`` / ``deleted`` (a writer's ``delete`` ok record: the store records writes only)."""
     out: list[tuple[Event, str, Any]] = []
+    prefix = base + "/"
     for e in events:
+        if e.f == "delete" and e.type == "ok" and isinstance(e.value, dict):
+            out.append((e, "deleted", e.value["key"]))
+            continue
         if e.process != "store" or e.f != "object" or not isinstance(e.value, dict) or "body" not in e.value:
             continue
         key = e.value["key"]
         inst = parse_instant_path(key, base, layout)
         if inst is not None:
             out.append((e, "instant", inst))
-        elif key.startswith(f"{base}/fg") and key.endswith(".parquet"):
+        elif (key.startswith(prefix) and not key.startswith(prefix + ".hoodie/")
+              and is_base_file_name(key.rsplit("/", 1)[-1])):
             out.append((e, "slice", json.loads(e.value["body"])))
     return out
 
@@ -178,17 +194,43 @@ def check_completion_order(events: Sequence[Event], base: str, layout: str) -> l
     return found
 
 
-class _Replay:
-    """The store's table files as they stand after each write, encoded for ``check_consistent_read``."""
+def _fg_name(fg: Any) -> str:
+    """A file group as messages name it: ``fg3`` (the specification's) or ``p0/<fileId>`` (Hudi's)."""
+    return f"fg{fg}" if isinstance(fg, int) else str(fg)
 
-    def __init__(self) -> None:
+
+def _fg_order(fg: Any) -> tuple[bool, str, int]:
+    return (isinstance(fg, str), str(fg), fg if isinstance(fg, int) else 0)
+
+
+class _Replay:
+    """The store's table files as they stand after each write, encoded for ``check_consistent_read``.
+
+    ``metadata_table``: readers list files through the metadata table, so a committed base file that was
+    deleted is still listed and reads as empty (its records lost); otherwise they list storage, where it
+    is gone and the file group shows its previous committed slice.
+    """
+
+    def __init__(self, metadata_table: bool = False) -> None:
+        self.metadata_table = metadata_table
         self.instants: dict[str, tuple[Instant, dict[str, Any]]] = {}  # path -> (instant, body)
-        self.slices: dict[tuple[int, int, str], dict[str, str]] = {}  # (fg, time, salt) -> entries
+        self.slices: dict[tuple[Any, int, str], dict[str, str]] = {}  # (fg, time, salt) -> entries
+        self.slice_keys: dict[str, tuple[Any, int, str]] = {}  # store key -> its slice
+        self.deleted: set[tuple[Any, int, str]] = set()  # committed-or-not slices whose file was deleted
         self.kv_log: dict[str, list[tuple[int, str, int]]] = {}  # key -> [(op, value, time)] in commit order
 
     def apply(self, e: Event, kind: str, parsed: Any) -> None:
+        if kind == "deleted":
+            ident = self.slice_keys.pop(parsed, None)
+            if ident is not None:
+                self.slices.pop(ident, None)
+                self.deleted.add(ident)
+            return
         if kind == "slice":
-            self.slices[(parsed["fg"], parsed["time"], parsed["salt"])] = dict(parsed["entries"])
+            ident = (parsed["fg"], parsed["time"], parsed["salt"])
+            self.slices[ident] = dict(parsed["entries"])
+            self.slice_keys[e.value["key"]] = ident
+            self.deleted.discard(ident)
             return
         body = instant_body(e.value["body"])
         self.instants[e.value["key"]] = (parsed, body)
@@ -197,40 +239,69 @@ class _Replay:
             op = {"delete": DELETE, "insert": INSERT}.get(aux["kind"], UPDATE)
             self.kv_log.setdefault(aux["key"], []).append((op, aux["value"] or "", parsed.requested))
 
+    def _visible(self, inst: Instant, body: dict[str, Any]) -> dict[str, str] | None:
+        """The records a reader finds for a completed instant's slice (None: it sees no slice of it)."""
+        ident = (body.get("fg"), inst.requested, inst.salt)
+        if ident in self.slices:
+            return self.slices[ident]
+        if ident in self.deleted and self.metadata_table:
+            return {}  # listed by the metadata table, unreadable
+        return None
+
+    def latest(self) -> dict[Any, dict[str, str]]:
+        """What a reader of the newest snapshot sees: each file group's newest committed slice."""
+        newest: dict[Any, tuple[int, dict[str, str]]] = {}
+        for inst, body in self.instants.values():
+            if inst.state != "completed" or "fg" not in body:
+                continue
+            entries = self._visible(inst, body)
+            if entries is not None and (body["fg"] not in newest or inst.requested > newest[body["fg"]][0]):
+                newest[body["fg"]] = (inst.requested, entries)
+        return {fg: entries for fg, (_, entries) in newest.items()}
+
     def check(self) -> list[tuple[Any, tuple[str, str, str], str]]:
         """Every violation of the store as it stands, by read time, then key.
 
         Each as (ReadViolation, identity, description); the identity (kind, key, expected value) names
         the violation by values, since the indices of the encoding move as the store grows.
         """
+        visible: dict[tuple[Any, int, str], dict[str, str]] = dict(self.slices)
+        completed: list[tuple[Instant, Any]] = []
+        for inst, body in self.instants.values():
+            if inst.state != "completed":
+                continue
+            fg = body.get("fg", 0)
+            entries = self._visible(inst, body) if "fg" in body else None
+            if entries is None:
+                continue  # no slice a reader sees (the "times" workload, a deleted file on storage listing)
+            visible[(fg, inst.requested, inst.salt)] = entries
+            completed.append((inst, fg))
         times = sorted({inst.requested for inst, _ in self.instants.values()})
         rank = {t: i + 1 for i, t in enumerate(times)}
-        salts = sorted({inst.salt for inst, _ in self.instants.values()} | {s for _, _, s in self.slices})
+        salts = sorted({inst.salt for inst, _ in self.instants.values()} | {s for _, _, s in visible})
         srank = {s: i for i, s in enumerate(salts)}
-        keys = sorted(set(self.kv_log) | {k for es in self.slices.values() for k in es})
-        fgs = max(
-            [fg for fg, _, _ in self.slices] + [b.get("fg", 0) for _, b in self.instants.values()], default=0
-        )
+        keys = sorted(set(self.kv_log) | {k for es in visible.values() for k in es})
+        groups = sorted({fg for fg, _, _ in visible} | {fg for _, fg in completed}, key=_fg_order)
+        gidx = {fg: i + 1 for i, fg in enumerate(groups)}
         values = sorted(
-            {v for es in self.slices.values() for v in es.values()}
+            {v for es in visible.values() for v in es.values()}
             | {v for log in self.kv_log.values() for _, v, _ in log}
         )
         vidx = {v: i for i, v in enumerate(values)}
-        timeline = []
-        for inst, body in self.instants.values():
-            fid = int(body.get("fg", 0)) if inst.state == "completed" else 0
-            if inst.state == "completed" and (fid, inst.requested, inst.salt) not in self.slices:
-                continue  # a completed instant of the "times" workload names no slice
-            timeline.append((rank[inst.requested], _STATE_CODE[inst.state], srank[inst.salt], fid))
+        timeline = [(rank[inst.requested], COMPLETED, srank[inst.salt], gidx[fg]) for inst, fg in completed]
+        timeline += [
+            (rank[inst.requested], _STATE_CODE[inst.state], srank[inst.salt], 0)
+            for inst, _ in self.instants.values() if inst.state != "completed"
+        ]
         files = tuple(
             tuple(
                 sorted(
                     (rank.get(t, 0), srank[s], *(vidx[es[k]] + 1 if k in es else 0 for k in keys))
-                    for (fg, t, s), es in self.slices.items()
-                    if fg == f
+                    for (g, t, s), es in visible.items()
+                    if g == fg
                 )
             )
-            for f in range(1, fgs + 1)
+            for fg in groups
         )
         kv = tuple(
             tuple((op, vidx[v] if v else 0, rank[t]) for op, v, t in self.kv_log.get(k, ())) for k in keys
@@ -238,7 +309,7 @@ class _Replay:
         described = []
         for bad in consistent_read_violations(tuple(sorted(timeline)), files, kv):
             exp = "nothing" if bad.expected is None else values[bad.expected]
-            got = ", ".join(f"{values[v]} in fg{fg}" for fg, v in bad.found) or "nothing"
+            got = ", ".join(f"{values[v]} in {_fg_name(groups[fg - 1])}" for fg, v in bad.found) or "nothing"
             identity = (bad.kind, keys[bad.key], exp)
             described.append((bad, identity, (
                 f"read of {keys[bad.key]} at {format_instant(times[bad.ts - 1])} should return {exp} "
@@ -247,14 +318,15 @@ class _Replay:
         return described
 
 
-def check_consistent_read_history(events: Sequence[Event], base: str, layout: str) -> list[Violation]:
-    """ConsistentRead after every table write.
+def check_consistent_read_history(events: Sequence[Event], base: str, layout: str,
+                                  metadata_table: bool = False) -> list[Violation]:
+    """ConsistentRead after every table write (and every file a writer deleted).
 
     Each violation (kind, key, expected value) is reported once, at the write that showed it first, for
     the earliest read that sees it: a lost value stays lost for every later read and after every later
     write, and each lost value is its own violation.
     """
-    replay = _Replay()
+    replay = _Replay(metadata_table)
     found: list[Violation] = []
     reported: set[tuple[str, str, str]] = set()
     last_commit: int | None = None
@@ -271,16 +343,77 @@ def check_consistent_read_history(events: Sequence[Event], base: str, layout: st
     return found
 
 
+def check_duplicate_keys(events: Sequence[Event], base: str, layout: str,
+                         metadata_table: bool = False) -> list[Violation]:
+    """No record key in the newest committed slices of two file groups (the table's primary key).
+
+    Replayed after every table write; each key is reported once, at the write that first showed it.
+    """
+    replay = _Replay(metadata_table)
+    found: list[Violation] = []
+    reported: set[str] = set()
+    where: dict[Any, int] = {}  # file group -> the index of the write that made its newest slice visible
+    for e, kind, parsed in _table_writes(events, base, layout):
+        replay.apply(e, kind, parsed)
+        if kind != "instant" or parsed.state != "completed":
+            continue
+        body = replay.instants[e.value["key"]][1]
+        if "fg" in body:
+            where[body["fg"]] = e.index
+        holders: dict[str, list[tuple[Any, str]]] = {}
+        for fg, entries in replay.latest().items():
+            for key, value in entries.items():
+                holders.setdefault(key, []).append((fg, value))
+        for key, held in sorted(holders.items()):
+            if len(held) < 2 or key in reported:
+                continue
+            reported.add(key)
+            held.sort(key=lambda h: _fg_order(h[0]))
+            text = ", ".join(f"{v} in {_fg_name(fg)}" for fg, v in held)
+            cause = tuple(sorted({where.get(fg, e.index) for fg, _ in held} | {e.index}))
+            found.append(Violation("duplicate-key", f"key {key} is in the newest committed slices of "
+                                   f"{len(held)} file groups: {text}", cause, {"key": key}))
+    return found
+
+
+def check_requested_order(events: Sequence[Event], base: str, layout: str) -> list[Violation]:
+    """Requested instants reach the store in instant-time order (Hudi creates ``.requested`` in the lock
+    hold that drew its time, so a later request has a later time while the lock and the clocks hold)."""
+    found: list[Violation] = []
+    seen: set[str] = set()
+    best: tuple[Event, Instant] | None = None
+    for e, kind, inst in _table_writes(events, base, layout):
+        if kind != "instant" or inst.state != "requested" or e.value["key"] in seen:
+            continue
+        seen.add(e.value["key"])
+        if best is not None and inst.requested <= best[1].requested:
+            found.append(Violation(
+                "requested-out-of-order",
+                f"{inst.file_name(layout)} (by {e.node}) reached the store after {best[1].file_name(layout)} "
+                f"(by {best[0].node}) with an instant time not later",
+                (best[0].index, e.index),
+                {"instant": inst.id, "after": best[1].id},
+            ))
+        if best is None or inst.requested > best[1].requested:
+            best = (e, inst)
+    return found
+
+
 def check_timeline_history(
-    events: Sequence[Event], base: str, layout: str, checkers: Sequence[str] = TIMELINE_CHECKERS
+    events: Sequence[Event], base: str, layout: str, checkers: Sequence[str] = TIMELINE_CHECKERS,
+    metadata_table: bool = False,
 ) -> Verdict:
-    """Every timeline checker; the violations of ``checkers`` decide, the others are findings."""
+    """Every timeline checker; the violations of ``checkers`` decide, the others are findings.
+
+    ``metadata_table``: how readers list files (see :class:`_Replay`)."""
     by_checker = {
         "unique-times": check_unique_times(events),
         "monotonic-times": check_monotonic_times(events),
         "completed-immutable": check_completed_immutable(events, base, layout),
         "completion-order": check_completion_order(events, base, layout),
-        "consistent-read": check_consistent_read_history(events, base, layout),
+        "consistent-read": check_consistent_read_history(events, base, layout, metadata_table),
+        "duplicate-key": check_duplicate_keys(events, base, layout, metadata_table),
+        "requested-order": check_requested_order(events, base, layout),
     }
     violations: list[Violation] = []
     findings: list[Violation] = []

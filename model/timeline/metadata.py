@@ -102,6 +102,35 @@ COMPACTION_PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
+ROLLBACK_METADATA_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieRollbackMetadata",
+    "namespace": _NS,
+    "fields": [
+        _opt("startRollbackTime", _STRING),
+        _opt("timeTakenInMillis", "long"),
+        _opt("totalFilesDeleted", "int"),
+        _opt("commitsRollback", {"type": "array", "items": _STRING}),
+        _opt(
+            "partitionMetadata",
+            {
+                "type": "map",
+                "values": {
+                    "type": "record",
+                    "name": "HoodieRollbackPartitionMetadata",
+                    "fields": [
+                        _opt("partitionPath", _STRING),
+                        _opt("successDeleteFiles", {"type": "array", "items": _STRING}),
+                        _opt("failedDeleteFiles", {"type": "array", "items": _STRING}),
+                    ],
+                },
+            },
+        ),
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """What ``hoodie.properties`` says about a simulated table.
@@ -226,6 +255,23 @@ def compaction_plan(operations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def encode_compaction_plan(plan: Mapping[str, Any]) -> bytes:
     """A compaction plan as Hudi stores it (an Avro container, in both layouts)."""
     return write_container(COMPACTION_PLAN_SCHEMA, [dict(plan)])
+
+
+def encode_rollback_metadata(rollback: int, rolled_back: int, deleted: Mapping[str, Sequence[str]]) -> bytes:
+    """A completed rollback's HoodieRollbackMetadata (an Avro container in both layouts): the instant it
+    rolled back and the files it deleted, by partition."""
+    md = {
+        "startRollbackTime": format_instant(rollback),
+        "timeTakenInMillis": 0,
+        "totalFilesDeleted": sum(len(v) for v in deleted.values()),
+        "commitsRollback": [format_instant(rolled_back)],
+        "partitionMetadata": {
+            p: {"partitionPath": p, "successDeleteFiles": list(files), "failedDeleteFiles": []}
+            for p, files in sorted(deleted.items())
+        },
+        "version": 1,
+    }
+    return write_container(ROLLBACK_METADATA_SCHEMA, [md])
 
 
 def decode_instant_metadata(data: bytes, path: str) -> dict[str, Any]:

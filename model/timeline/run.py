@@ -13,18 +13,20 @@ from model.effects import Effect
 from model.history import Event
 from model.objectstore import ObjectStore
 from model.sim import SimWorld, WriterContext, WriterFactory
-from model.timeline.commits import CowWriter
+from model.timeline.commits import writer_class
 from model.timeline.config import TimelineScenario
 from model.workloads.lock import LockWorkload
 
 
 def timeline_writer_factory(ts: TimelineScenario) -> WriterFactory:
-    """Every node runs a :class:`CowWriter` (the monotonic generator's counter is in the store)."""
+    """Every node runs the variant's writer (:class:`~model.timeline.hudi_writer.HudiWriter` or the
+    specification's :class:`~model.timeline.v5.CowWriter`)."""
     scenario = ts.scenario
+    cls = writer_class(ts.timeline.spec.writer)
 
     def make(ctx: WriterContext) -> Generator[Effect, Any, Any]:
         start = scenario.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
-        writer = CowWriter(
+        writer = cls(
             ctx.node,
             ctx.rng,
             ctx.new_id,
@@ -39,8 +41,8 @@ def timeline_writer_factory(ts: TimelineScenario) -> WriterFactory:
 
 
 def timeline_workload(ts: TimelineScenario, scenario: Scenario | None = None) -> LockWorkload:
-    """CowWriters on every node, the bodies of the table's files recorded (``scenario``: the run's own,
-    its keys mapped under a prefix in the real world; default ``ts.scenario``)."""
+    """The variant's writers on every node, the bodies of the table's files recorded (``scenario``: the run's
+    own, its keys mapped under a prefix in the real world; default ``ts.scenario``)."""
     return LockWorkload(scenario or ts.scenario, timeline_writer_factory(ts), ts.base_path + "/")
 
 
@@ -73,4 +75,5 @@ def run_timeline(
 
 def check_timeline_run(ts: TimelineScenario, events: list[Event]) -> Verdict:
     """The timeline checkers on a history of ``ts`` (its ``timeline.checkers`` decide the verdict)."""
-    return check_timeline_history(events, ts.base_path, ts.timeline.layout, ts.timeline.checkers)
+    return check_timeline_history(events, ts.base_path, ts.timeline.layout, ts.timeline.checkers,
+                                  metadata_table=ts.timeline.metadata_table_on)

@@ -119,31 +119,36 @@ class TimeGenerator:
     by ``skew-adjusting``)."""
 
     def __init__(self, config: TimeGenConfig, base: str, lock: StorageLockProvider | None = None) -> None:
-        if config.needs_lock and lock is None:
-            raise ValueError("the skew-adjusting generator needs the table lock")
         self.config = config
         self.base = base
         self.lock = lock
         self.last: int | None = None
 
-    def generate(self, kind: str, lock_held: bool = False) -> Gen:
+    def generate(self, kind: str, lock_held: bool = False, force_increase: bool | None = None) -> Gen:
         """A new time (epoch ms), or None when the table lock could not be taken.
 
-        ``kind`` (``instant`` or ``completion``) only labels the history events.  Raises
-        :class:`Interrupted` when the heartbeat reports the lock lost during the sleep
-        (after releasing a lock this call took).
+        ``kind`` (``instant``, ``completion``, ...) only labels the history events.  ``lock_held``: the
+        caller holds the table lock, or runs without one (Hudi's ``skipLocking``), so the skew-adjusting
+        generator takes none.  ``force_increase`` (default: ``per_process_increase``) applies the
+        per-process forced increase; Hudi applies it to instant times only
+        (``HoodieInstantTimeGenerator#createNewInstantTime``), not to completion times
+        (``ActiveTimelineV2#createCompleteFileInMetaPath`` formats the generator's time directly).
+        Raises :class:`Interrupted` when the heartbeat reports the lock lost during the sleep (after
+        releasing a lock this call took).
         """
+        force = self.config.per_process_increase if force_increase is None else force_increase
         yield Record("time", "invoke", {"kind": kind})
         while True:
             t = yield from self._raw(lock_held)
             if t is None:
                 yield Record("time", "fail", {"kind": kind, "reason": "lock-timeout"})
                 return None
-            if not self.config.per_process_increase or self.last is None or t > self.last:
+            if not force or self.last is None or t > self.last:
                 break
             if not self.config.needs_lock:
                 yield Sleep(1)  # Hudi spins until the clock passes the last time
-        self.last = t
+        if force:
+            self.last = t
         yield Record("time", "ok", {"kind": kind, "time": t, "instant": format_time(t)})
         return t
 
@@ -155,19 +160,21 @@ class TimeGenerator:
         if self.config.kind == "local-clock":
             now: int = yield Now()
             return now
-        assert self.lock is not None
+        lock = None if lock_held else self.lock
         if not lock_held:
-            if not (yield from self.lock.try_lock()):
+            if lock is None:
+                raise ValueError("the skew-adjusting generator needs the table lock")
+            if not (yield from lock.try_lock()):
                 return None
-            yield Record("acquire", "ok", {"owner": self.lock.owner, "for": "time"})
+            yield Record("acquire", "ok", {"owner": lock.owner, "for": "time"})
         try:
             now = yield Now()
             yield Sleep(self.config.max_expected_clock_skew_ms)
         except Interrupted:
-            if not lock_held:
-                yield from release(self.lock)
+            if lock is not None:
+                yield from release(lock)
             raise
-        if not lock_held:
-            yield from release(self.lock)
-            yield Record("release", "ok", {"owner": self.lock.owner, "for": "time"})
+        if lock is not None:
+            yield from release(lock)
+            yield Record("release", "ok", {"owner": lock.owner, "for": "time"})
         return now

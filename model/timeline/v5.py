@@ -1,4 +1,7 @@
-"""Commits of a copy-on-write key-value table over file groups, as sans-I/O writers (TLA+ ``basic_cow``).
+"""The specification's writer (variant ``vanlightly-v5``): Vanlightly's v5 TLA+ ``basic_cow``, sans-I/O.
+
+Not Hudi: a run of this writer is a claim about the specification (see ``model/timeline/variants.py``;
+Hudi 1.2.1's writer is ``model/timeline/hudi_writer.py``).
 
 The table is a Hudi COPY_ON_WRITE table (:data:`TABLE`, version 8 for layout ``v8``, 6 for
 ``v6``): every writer creates ``hoodie.properties`` if absent, each file group ``n`` is partition
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Generator, Mapping
+from collections.abc import Generator
 from typing import Any
 
 from model.config import LockConfig, WorkloadConfig
@@ -64,29 +67,16 @@ from model.timeline.layout import (
     properties_key,
 )
 from model.timeline.metadata import (
-    TableSpec,
     commit_metadata,
-    decode_instant_metadata,
     encode_commit_metadata,
     partition_metadata_text,
     properties_text,
 )
+from model.timeline.modeldata import model_body, table_spec
 from model.timeline.timegen import TimeGenerator, release
 from model.workload import draw
 
 Gen = Generator[Effect, Any, Any]
-
-
-def table_spec(layout: str) -> TableSpec:
-    """The simulated COPY_ON_WRITE table of a timeline run (version 8 for layout v8, 6 for v6)."""
-    return TableSpec(
-        "timeline_sim",
-        "COPY_ON_WRITE",
-        8 if layout == "v8" else 6,
-        record_key="key",
-        partition_field="fg",
-        fields=(("key", "string"), ("value", "string"), ("fg", "string")),
-    )
 
 
 def index_key(base: str, key: str) -> str:
@@ -110,26 +100,8 @@ def slice_key(base: str, fg: int, instant_id: str) -> str:
 
 
 def fg_lock_key(base: str, fg: int) -> str:
+    """The store key of the specification's pessimistic lock on file group ``fg``."""
     return f"{base}/.hoodie/.locks/fg{fg}.lock"
-
-
-def instant_body(text: str) -> dict[str, Any]:
-    """The operation's model data in an instant file recorded as text (see :func:`model_body`)."""
-    return model_body(decode_instant_metadata(text.encode(), "instant"))
-
-
-def model_body(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    """The operation's model data in decoded commit metadata: ``{fg, slice, merge, aux}`` from its
-    ``hcc.*`` extra metadata, or ``{}`` (pending instants, the ``times`` workload)."""
-    extra = metadata.get("extraMetadata") or {}
-    if "hcc.fg" not in extra:
-        return {}
-    return {
-        "fg": int(extra["hcc.fg"]),
-        "slice": extra["hcc.slice"],
-        "merge": extra["hcc.merge"] or None,
-        "aux": json.loads(extra["hcc.aux"]),
-    }
 
 
 class _Abort(Exception):
@@ -224,8 +196,8 @@ class CowWriter:
                 return
             if waited >= self.lock.config.wait_time_ms:
                 raise _Abort("fg-lock-timeout")
-            yield Sleep(self.tl.fg_lock_poll_ms)
-            waited += self.tl.fg_lock_poll_ms
+            yield Sleep(self.tl.fg_poll_ms)
+            waited += self.tl.fg_poll_ms
 
     def _release_all(self) -> Gen:
         if self.lock.lock is not None:
@@ -238,13 +210,14 @@ class CowWriter:
 
     def _write(self, key: str, body: dict[str, Any]) -> Gen:
         data = json.dumps(body, sort_keys=True).encode()
-        result: StoreResult = yield (CreateIfAbsent(key, data) if self.tl.put_if_absent else Put(key, data))
+        pia = self.tl.put_if_absent_on
+        result: StoreResult = yield (CreateIfAbsent(key, data) if pia else Put(key, data))
         if not result.ok:
             raise _Abort(f"write-{result.outcome.name.lower()}")
 
     def _instant(self, inst: Instant, body: bytes) -> Gen:
         result: StoreResult = yield from write_instant(
-            self.base, self.tl.layout, inst, body, self.tl.put_if_absent
+            self.base, self.tl.layout, inst, body, self.tl.put_if_absent_on
         )
         if not result.ok:
             raise _Abort(f"{inst.state}-{result.outcome.name.lower()}")
@@ -330,7 +303,7 @@ class CowWriter:
         elif got.outcome.name == "NOT_FOUND":
             if op["kind"] == "delete":
                 raise _Abort("delete-of-absent-key")
-            fg, kind = self.rng.randint(1, tl.file_groups), "insert"
+            fg, kind = self.rng.randint(1, tl.file_group_count), "insert"
         else:
             raise _Abort("index-read-failed")
         if tl.cc == "pessimistic":
@@ -368,7 +341,7 @@ class CowWriter:
         # index update, with the primary-key check
         if tl.cc == "optimistic":
             yield from self._take_table_lock()
-        if kind == "insert" and tl.pk_check:
+        if kind == "insert" and tl.pk_check_on:
             now_at: StoreResult = yield Read(index_key(base, op["key"]))
             if now_at.ok and now_at.body is not None and int(now_at.body) != fg:
                 raise _Abort("primary-key-conflict")
