@@ -22,7 +22,7 @@ import hashlib
 import json
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MAGIC = b"Obj\x01"
@@ -266,18 +266,22 @@ def _fits(schema: Any, value: Any, reg: _Schemas) -> bool:
     return bool(check and check(value))
 
 
-def _encode(out: bytearray, schema: Any, value: Any, reg: _Schemas) -> None:
+def _encode(
+    out: bytearray, schema: Any, value: Any, reg: _Schemas, length: Callable[[int], bytes] = _length
+) -> None:
+    """Append ``value`` encoded with ``schema``; ``length`` writes lengths and counts (text-safe by
+    default, :func:`_long` for the minimal varints of Java's ``BinaryEncoder``)."""
     schema = reg.resolve(schema)
     if isinstance(schema, list):
         for i, branch in enumerate(schema):
             if _fits(branch, value, reg):
                 out += _long(i)
-                _encode(out, branch, value, reg)
+                _encode(out, branch, value, reg, length)
                 return
         raise AvroError(f"no branch of union {schema!r} fits {value!r}")
     kind = schema["type"] if isinstance(schema, dict) else schema
     if isinstance(kind, dict | list):
-        _encode(out, kind, value, reg)
+        _encode(out, kind, value, reg, length)
         return
     if not _fits(schema, value, reg):
         raise AvroError(f"value {value!r} does not fit Avro type {kind!r}")
@@ -293,7 +297,7 @@ def _encode(out: bytearray, schema: Any, value: Any, reg: _Schemas) -> None:
         out += struct.pack("<d", value)
     elif kind in ("bytes", "string"):
         data = value if isinstance(value, bytes) else value.encode("utf-8")
-        out += _length(len(data)) + data
+        out += length(len(data)) + data
     elif kind == "fixed":
         out += value
     elif kind in ("record", "error"):
@@ -305,22 +309,22 @@ def _encode(out: bytearray, schema: Any, value: Any, reg: _Schemas) -> None:
                 item = f["default"]
             else:
                 raise AvroError(f"record {schema.get('name')!r} needs field {name!r}")
-            _encode(out, f["type"], item, reg)
+            _encode(out, f["type"], item, reg, length)
     elif kind == "enum":
         out += _long(schema["symbols"].index(value))
     elif kind == "array":
         if value:
-            out += _length(len(value))
+            out += length(len(value))
             for item in value:
-                _encode(out, schema["items"], item, reg)
+                _encode(out, schema["items"], item, reg, length)
         out += _long(0)
     elif kind == "map":
         if value:
-            out += _length(len(value))
+            out += length(len(value))
             for key in sorted(value):
                 data = key.encode("utf-8")
-                out += _length(len(data)) + data
-                _encode(out, schema["values"], value[key], reg)
+                out += length(len(data)) + data
+                _encode(out, schema["values"], value[key], reg, length)
         out += _long(0)
 
 
@@ -346,3 +350,29 @@ def write_container(schema: Any, records: list[Any]) -> bytes:
     if records:
         out += _length(len(records)) + _length(len(block)) + block + sync
     return bytes(out)
+
+
+# ---- single datums (Avro binary encoding without a container) ------------------------------
+
+
+def encode_datum(schema: Any, value: Any) -> bytes:
+    """``value`` in Avro's binary encoding with ``schema``, with minimal varints as Java's
+    ``BinaryEncoder`` writes them (no container, no text-safe lengths): the bytes Hudi writes for
+    one record of a log data block.  Map keys are written sorted; a union takes its first branch
+    that fits.  AvroError names a value that does not fit the schema."""
+    reg = _Schemas()
+    reg.register(schema, None)
+    out = bytearray()
+    _encode(out, schema, value, reg, _long)
+    return bytes(out)
+
+
+def decode_datum(schema: Any, data: bytes, pos: int = 0) -> tuple[Any, int]:
+    """Decode one datum written with ``schema`` from ``data`` at ``pos``; returns the value and
+    the position after it.  AvroError (with the byte position in ``data``) on truncated or bad
+    data."""
+    reg = _Schemas()
+    reg.register(schema, None)
+    r = _Reader(data, pos)
+    value = _decode(r, schema, reg)
+    return value, r.pos
