@@ -56,11 +56,14 @@ def from_raw(raw: dict[str, Any]) -> TimelineScenario:
 
 
 def to_toml(ts: TimelineScenario) -> str:
-    """The timeline scenario as TOML with every default filled in."""
+    """The timeline scenario as TOML with every default filled in.
+
+    A setting left unset (its variant's default) stays unset, so the file loads back to the same
+    scenario; ``models`` says whose behaviour the run is (a comment)."""
     data: dict[str, Any] = {"protocol": "occ", **loader.to_dict(ts.scenario)}
     data.pop("checkers", None)
-    data["timeline"] = loader.to_dict(ts.timeline)
-    return tomli_w.dumps(data)
+    data["timeline"] = {k: v for k, v in loader.to_dict(ts.timeline).items() if v is not None}
+    return f"# models: {ts.models()}\n" + tomli_w.dumps(data)
 
 
 def is_timeline_scenario(name_or_path: str) -> bool:

@@ -221,6 +221,9 @@ class _Replay:
 
     def apply(self, e: Event, kind: str, parsed: Any) -> None:
         if kind == "deleted":
+            # an instant file deleted (a rollback unpublishing a commit): readers no longer see it, while
+            # the operation it committed stays in the commit log (a committed write that vanished)
+            self.instants.pop(parsed, None)
             ident = self.slice_keys.pop(parsed, None)
             if ident is not None:
                 self.slices.pop(ident, None)

@@ -447,15 +447,21 @@ class HudiWriter:
         return bool(result)
 
     def _rollback_steps(self, victim: Instant) -> Gen:
+        """BaseHoodieTableServiceClient#rollback: the instant as the timeline has it now (a rollback of an
+        instant that completed meanwhile first reverts it to inflight, unpublishing the commit)."""
         yield from self._begin()  # scheduleRollback, under the lock (executeStateChangeWithInstant)
-        if victim.requested not in {i.requested for i in to_rollback((yield from self._list()))}:
+        now = [i for i in (yield from self._list()) if i.requested == victim.requested and i.action == "commit"]
+        if not now:
             yield from self._end()
-            yield Record("rollback", "fail", {"instant": victim.id, "reason": "not-pending"})
+            yield Record("rollback", "fail", {"instant": victim.id, "reason": "not-found"})
             return False
         ts = yield from self.times.generate("instant", lock_held=True)
         rb = Instant(ms_to_instant(ts), "rollback", State.REQUESTED)
         yield from self._create(rb, b"")
         yield from self._end()
+        if now[0].is_completed:  # revertCompleteToInflight: the completed file goes first
+            yield from self._delete(instant_path(self.base, self.layout, now[0]))
+            yield Record("unpublish", "info", {"instant": victim.id})
         yield from self._create(Instant(rb.requested, "rollback", State.INFLIGHT), b"")
         deleted: dict[str, list[str]] = {}
         for p in self.partitions:
