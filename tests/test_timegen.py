@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,7 +37,8 @@ def times_run(
         storage=StorageConfig(latency_ms=latency or Dist("uniform", 5, 40)),
         lock=LockConfig(poll_ms=poll_ms),
     )
-    cfg = TimelineConfig(**{"workload": "times", "ops_per_writer": 0, "checkers": TIME_CHECKERS, **tl})  # type: ignore[arg-type]
+    settings = {"variant": "vanlightly-v5", "workload": "times", "ops_per_writer": 0, "checkers": TIME_CHECKERS, **tl}
+    cfg = TimelineConfig(**settings)  # type: ignore[arg-type]
     ts = TimelineScenario(scenario, cfg)
     events = run_timeline(ts, seed)
     return events, {v.kind for v in check_timeline_run(ts, events).violations}
@@ -48,11 +50,13 @@ def times_run(
     skew_ms=st.sampled_from([200, 350]),
     lo=st.integers(min_value=0, max_value=30),
     seed=st.integers(min_value=0, max_value=10_000),
+    variant=st.sampled_from(["vanlightly-v5", "hudi"]),
 )
 def test_skew_adjusting_gives_unique_increasing_times_while_skew_is_under_its_setting(
-    offsets: list[int], skew_ms: int, lo: int, seed: int
+    offsets: list[int], skew_ms: int, lo: int, seed: int, variant: str
 ) -> None:
-    # pairwise skew < 200 <= max_expected_clock_skew_ms; the lock is never broken
+    # pairwise skew < 200 <= max_expected_clock_skew_ms; the lock is never broken.  The generator is the
+    # same under both writers (hudi draws instant times inside startCommit's lock hold, v5 in its own).
     clocks = {f"w{i + 1}": ClockSpec(offset_ms=o) for i, o in enumerate(offsets)}
     events, violated = times_run(
         clocks,
@@ -60,17 +64,19 @@ def test_skew_adjusting_gives_unique_increasing_times_while_skew_is_under_its_se
         duration_ms=8_000,
         latency=Dist("uniform", lo, lo + 20),
         max_expected_clock_skew_ms=skew_ms,
+        variant=variant,
     )
     assert sum(1 for e in events if e.f == "time" and e.type == "ok") >= 6
     assert violated == set()
 
 
-def test_skew_beyond_the_setting_makes_times_run_backwards() -> None:
-    _, ok = times_run({"w1": ClockSpec(offset_ms=150)})
+@pytest.mark.parametrize("variant", ["vanlightly-v5", "hudi"])
+def test_skew_beyond_the_setting_makes_times_run_backwards(variant: str) -> None:
+    _, ok = times_run({"w1": ClockSpec(offset_ms=150)}, variant=variant)
     assert ok == set()
     # 800 ms: Hudi 1.2.0's lock hand-over includes the audit requests (enable-file read, START), so the
     # skew it takes to run times backwards grew (seeds 1-3 break between 420 and 600 ms)
-    _, violated = times_run({"w1": ClockSpec(offset_ms=800)}, duration_ms=60_000)
+    _, violated = times_run({"w1": ClockSpec(offset_ms=800)}, duration_ms=60_000, variant=variant)
     assert "time-not-increasing" in violated and "completion-order" in violated
 
 
@@ -103,7 +109,8 @@ def test_local_clocks_collide_without_any_skew_when_writers_start_together() -> 
         ("monotonic", set()),
     ):
         ts = TimelineScenario(
-            scenario, TimelineConfig(workload="times", time_generator=gen, ops_per_writer=2)
+            scenario,
+            TimelineConfig(variant="vanlightly-v5", workload="times", time_generator=gen, ops_per_writer=2),
         )
         kinds = {v.kind for v in check_timeline_run(ts, run_timeline(ts)).violations}
         assert expected <= kinds and (expected or kinds == set()), (gen, kinds)

@@ -1,4 +1,5 @@
-"""Copy-on-write commits under OCC in the simulated world; every timeline checker on an unsafe configuration.
+"""The specification's writer (variant ``vanlightly-v5``): copy-on-write commits in the simulated world, and
+every timeline checker on an unsafe configuration of it.  (Hudi's writer: tests/test_occ_*.py.)
 
 About 10 s in all.
 """
@@ -28,6 +29,7 @@ def kinds(ts: TimelineScenario, seed: int = 1) -> set[str]:
 def colliding(seed: int = 1, **tl: object) -> set[str]:
     cfg = TimelineConfig(
         **{
+            "variant": "vanlightly-v5",
             "time_generator": "local-clock",
             "ops_per_writer": 3,
             "keys": 1,
@@ -45,6 +47,7 @@ def test_occ_checker_catches_lost_updates_with_cc_none_and_passes_with_occ_and_p
     safe = TimelineScenario(
         ts.scenario,
         TimelineConfig(
+            variant="vanlightly-v5",
             time_generator="monotonic",
             cc="optimistic",
             put_if_absent=True,
@@ -92,6 +95,7 @@ def test_occ_without_put_if_absent_loses_a_slice_when_times_collide() -> None:
 def test_without_the_primary_key_check_a_key_lands_in_two_file_groups() -> None:
     def run(pk: bool, seed: int) -> set[str]:
         cfg = TimelineConfig(
+            variant="vanlightly-v5",
             time_generator="monotonic",
             cc="optimistic",
             put_if_absent=True,
@@ -112,6 +116,7 @@ def test_without_the_primary_key_check_a_key_lands_in_two_file_groups() -> None:
 def test_writers_that_fail_in_the_commit_phase_leave_reads_consistent_under_occ() -> None:
     scenario = Scenario(name="t", duration_ms=60_000, workload=WorkloadConfig(writers=3))
     cfg = TimelineConfig(
+        variant="vanlightly-v5",
         time_generator="skew-adjusting",
         cc="optimistic",
         put_if_absent=True,
@@ -129,8 +134,9 @@ def test_writers_that_fail_in_the_commit_phase_leave_reads_consistent_under_occ(
     assert failures >= 1
 
 
-def test_same_seed_same_history_and_table_bytes() -> None:
-    ts = cmd_timeline.load("tl-occ-put-if-absent", ["duration_ms=10000"])
+@pytest.mark.parametrize("name", ["tl-occ-put-if-absent", "tl-hudi-lazy-rollback-safe"])
+def test_same_seed_same_history_and_table_bytes(name: str) -> None:
+    ts = cmd_timeline.load(name, ["duration_ms=10000"])
     a, b = simulate_timeline(ts, 5), simulate_timeline(ts, 5)
     assert dumps(a.events) == dumps(b.events) and a.objects == b.objects
     assert any(k.endswith(".commit") for k in a.objects)  # completed instants (Avro commit metadata)

@@ -37,7 +37,6 @@ from model.timeline.layout import (
     format_instant,
     format_time,
     instant_to_ms,
-    is_base_file_name,
     parse_instant_path,
 )
 from model.timeline.modeldata import instant_body
@@ -125,8 +124,8 @@ def _table_writes(events: Sequence[Event], base: str, layout: str) -> list[tuple
         inst = parse_instant_path(key, base, layout)
         if inst is not None:
             out.append((e, "instant", inst))
-        elif (key.startswith(prefix) and not key.startswith(prefix + ".hoodie/")
-              and is_base_file_name(key.rsplit("/", 1)[-1])):
+        elif key.startswith(prefix) and not key.startswith(prefix + ".hoodie/") and key.endswith(".parquet"):
+            # a base file (the specification's salted names are no Hudi base file names)
             out.append((e, "slice", json.loads(e.value["body"])))
     return out
 
