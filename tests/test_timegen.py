@@ -37,7 +37,8 @@ def times_run(
         storage=StorageConfig(latency_ms=latency or Dist("uniform", 5, 40)),
         lock=LockConfig(poll_ms=poll_ms),
     )
-    settings = {"variant": "vanlightly-v5", "workload": "times", "ops_per_writer": 0, "checkers": TIME_CHECKERS, **tl}
+    settings = {"variant": "vanlightly-v5", "workload": "times", "ops_per_writer": 0,
+                "checkers": TIME_CHECKERS, **tl}
     cfg = TimelineConfig(**settings)  # type: ignore[arg-type]
     ts = TimelineScenario(scenario, cfg)
     events = run_timeline(ts, seed)
