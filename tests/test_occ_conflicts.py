@@ -38,8 +38,9 @@ def requested(t: int, action: str = "commit") -> Instant:
     return Instant(t, action, State.REQUESTED)
 
 
-def op(t: int, action: str = "commit", operation: str = "INSERT",
-       mutated: frozenset[tuple[str, str]] = FILE_1) -> Operation:
+def op(
+    t: int, action: str = "commit", operation: str = "INSERT", mutated: frozenset[tuple[str, str]] = FILE_1
+) -> Operation:
     return Operation(t, action, operation, mutated)
 
 

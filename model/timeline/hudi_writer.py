@@ -211,7 +211,9 @@ class HudiWriter:
         provider, self.provider = self.provider, None
         if provider is None:
             return
-        if not (yield from release(provider)):
+        if (yield from release(provider)):
+            yield Record("release", "ok", {"owner": provider.owner, "for": "commit"})
+        else:
             yield Record("release", "fail", {"owner": provider.owner, "error": provider.error})
         yield from provider.close()
 
