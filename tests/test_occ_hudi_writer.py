@@ -43,7 +43,7 @@ def run_scripted(
     duration_ms: int = 30_000,
     seed: int = 1,
 ) -> tuple[list[Event], dict[str, bytes], TimelineScenario]:
-    """Run ``script`` (every writer's operations in order) and return the history, the store and the scenario."""
+    """Run ``script`` (every writer's operations in order); the history, the store and the scenario."""
     workload = WorkloadConfig(
         writers=len(script),
         node_start_ms=starts,
@@ -92,8 +92,9 @@ def stored(events: list[Event], suffix: str) -> list[Event]:
 
 
 def test_requested_is_created_inside_the_lock_hold_that_drew_its_time() -> None:
-    # BaseHoodieWriteClient#startCommit: beginTransaction, createNewInstantTime(false), createNewInstant(REQUESTED),
-    # endTransaction.  The specification's writer creates it after the generator released the lock.
+    # BaseHoodieWriteClient#startCommit: beginTransaction, createNewInstantTime(false),
+    # createNewInstant(REQUESTED), endTransaction.  The specification's writer creates it after the
+    # generator released the lock.
     for variant, inside in (("hudi", True), ("vanlightly-v5", False)):
         events, _, _ = run_scripted(
             TimelineConfig(variant=variant),
@@ -113,8 +114,8 @@ def test_requested_is_created_inside_the_lock_hold_that_drew_its_time() -> None:
 
 
 def test_the_second_writer_to_commit_on_a_file_group_aborts() -> None:
-    # TestHoodieClientMultiWriter#testHoodieClientBasicMultiWriter: writers 002 and 003 update the same records;
-    # 002 commits first; 003's commit throws HoodieWriteConflictException
+    # TestHoodieClientMultiWriter#testHoodieClientBasicMultiWriter: writers 002 and 003 update the same
+    # records; 002 commits first; 003's commit throws HoodieWriteConflictException
     events, _, ts = run_scripted(
         TimelineConfig(preload=True),
         {"w1": [("k1", "upsert")], "w2": [("k1", "upsert")]},
@@ -131,8 +132,8 @@ def test_the_second_writer_to_commit_on_a_file_group_aborts() -> None:
 
 
 def test_inserts_into_distinct_partitions_all_commit() -> None:
-    # TestHoodieClientMultiWriter#testMultiWriterWithInsertsToDistinctPartitions: five writers insert into five
-    # partitions at once; each opens its own file group; no conflict
+    # TestHoodieClientMultiWriter#testMultiWriterWithInsertsToDistinctPartitions: five writers insert into
+    # five partitions at once; each opens its own file group; no conflict
     script: Script = {f"w{i}": [(f"k{i}", "upsert")] for i in range(1, 6)}
     events, objects, ts = run_scripted(
         TimelineConfig(partitions=5, keys=5), script, {f"w{i}": 0 for i in range(1, 6)}
@@ -164,8 +165,9 @@ def test_a_delete_of_an_absent_key_commits_an_empty_commit() -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 5])
 def test_two_writers_inserting_one_new_key_both_commit_into_two_file_groups(seed: int) -> None:
-    # SimpleConcurrentFileWritesConflictResolutionStrategy#hasConflict intersects (partition, fileId) sets: two
-    # inserts of one new key, each into a new file id, do not intersect.  The duplicate-key checker sees it.
+    # SimpleConcurrentFileWritesConflictResolutionStrategy#hasConflict intersects (partition, fileId) sets:
+    # two inserts of one new key, each into a new file id, do not intersect.  The duplicate-key checker
+    # sees it.
     script: Script = {"w1": [("k1", "upsert")], "w2": [("k1", "upsert")]}
     events, objects, ts = run_scripted(TimelineConfig(), script, {"w1": 0, "w2": 0}, seed=seed)
     assert outcomes(events) == {"w1": [("ok", "committed")], "w2": [("ok", "committed")]}
