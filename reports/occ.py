@@ -20,8 +20,9 @@ from typing import Any
 
 import pandas as pd
 
+from model.config import ConfigError
 from model.history import Event
-from model.timeline.config import TIMELINE_CHECKERS
+from model.timeline.config import TIMELINE_CHECKERS, TimelineConfig, models_text
 from model.timeline.layout import format_instant
 from reports import interactive, plots, tables
 from reports.build import MAX_ROWS, Report, Section
@@ -46,6 +47,8 @@ CHECKER_OF = {
     "completed-before-requested": "completion-order",
     "completed-instant-changed": "completed-immutable",
     "consistent-read": "consistent-read",
+    "duplicate-key": "duplicate-key",
+    "requested-out-of-order": "requested-order",
 }
 TIME_ORDER = ("duplicate-time", "time-not-increasing", "completion-order", "completed-before-requested")
 COLOURS = {
@@ -66,6 +69,26 @@ LEGEND = [
     (COLOURS["overwriter"], "the commit that overwrote it"),
     (COLOURS["generation"], "time generation (invoke to return)"),
 ]
+
+
+def fg_name(fg: object) -> str:
+    """A file group as the report names it: ``fg3`` (the specification's) or ``p0/<fileId>`` (Hudi's)."""
+    return f"fg{fg}" if isinstance(fg, int) else str(fg)
+
+
+def models_line(scenario: dict[str, Any]) -> str:
+    """Whose behaviour the run is (``TimelineScenario.models``), from the resolved scenario; a run directory
+    written before commit variants existed is the specification's writer."""
+    raw = dict(scenario.get("timeline") or {})
+    raw.setdefault("variant", "vanlightly-v5")
+    if "checkers" in raw:
+        raw["checkers"] = tuple(raw["checkers"])
+    try:
+        tl = TimelineConfig(**raw)
+        tl.validate()
+    except (TypeError, ConfigError) as e:
+        return f"(the run's timeline settings do not say: {e})"
+    return models_text(tl, int((scenario.get("workload") or {}).get("writers", 1)))
 
 
 @dataclass(frozen=True)
@@ -98,8 +121,8 @@ class LostUpdate:
             f"{self.lost.writer}'s {op.get('kind', '?')} of {op.get('key', '?')} (instant "
             f"{format_instant(self.lost.instant)}, completed {fmt_instant(self.lost.completion)}) is lost: "
             f"{self.by.writer}'s commit {format_instant(self.by.instant)} (completed "
-            f"{fmt_instant(self.by.completion)}) rewrote fg{self.by.fg} from {merged}, older than the lost "
-            "instant, and its slice is newer, so every later read of the file group misses that change."
+            f"{fmt_instant(self.by.completion)}) rewrote {fg_name(self.by.fg)} from {merged}, older than the "
+            "lost instant, and its slice is newer, so every later read of the file group misses that change."
         )
 
 
@@ -259,7 +282,7 @@ def timeline_items(
         if s.op:
             details.append(("operation", op_text(s.op)))
         if s.fg is not None:
-            details += [("file group", f"fg{s.fg}"), ("merged slice of", fmt_instant(s.merge))]
+            details += [("file group", fg_name(s.fg)), ("merged slice of", fmt_instant(s.merge))]
         if s.instant in lost_of:
             details.append(("LOST", f"overwritten by {format_instant(lost_of[s.instant].by.instant)}"))
         for u in by_of.get(s.instant, []):
@@ -311,8 +334,9 @@ def build_occ_report(run: RunData) -> Report:
     head = Section(
         "Run",
         [
-            f"Timeline scenario {run.name} (optimistic concurrency control, cc = {tl.get('cc', '?')}, "
-            f"time generator {tl.get('time_generator', '?')}, layout {layout}), seed {run.seed}: "
+            f"Timeline scenario {run.name} (variant {tl.get('variant', 'vanlightly-v5')}, "
+            f"cc = {tl.get('cc', '?')}, time generator {tl.get('time_generator', '?')}, layout {layout}), "
+            f"seed {run.seed}: "
             f"verdict {run.outcome}, "
             f"expected {run.expect} ({'as expected' if matches else 'NOT as expected'}).",
             *([str(run.scenario["description"])] if run.scenario.get("description") else []),
@@ -320,9 +344,10 @@ def build_occ_report(run: RunData) -> Report:
             f"{len(violations)} violation(s), {len(time_order)} about the order of times, {len(lost)} lost "
             f"update(s); {len(run.verdict['findings'])} finding(s). Times on the axes are simulated true "
             "time (ms).",
-            "The writers are this harness's model of Hudi 1.x writers (table version 8) on a copy-on-write "
-            "table (model/timeline/commits.py), not Hudi's code; the violations are the checkers' "
-            "(model/checkers/timeline.py) on what the store holds.",
+            f"Models: {models_line(run.scenario)}.  The writers are this harness's sans-I/O models "
+            "(model/timeline/hudi_writer.py for Hudi's commit path, model/timeline/v5.py for the "
+            "specification), not Hudi's code; the violations are the checkers' (model/checkers/timeline.py) "
+            "on what the store holds.",
         ],
     )
     head.tables.append(("Checkers", checker_table(run)))
@@ -416,7 +441,7 @@ def build_occ_report(run: RunData) -> Report:
                             "overwritten by": format_instant(u.by.instant),
                             "overwriter": u.by.writer,
                             "its merge base": fmt_instant(u.by.merge),
-                            "file group": f"fg{u.by.fg}",
+                            "file group": fg_name(u.by.fg),
                             "events": ", ".join(map(str, (*u.lost.events[-1:], *u.by.events[-1:]))),
                         }
                         for u in lost[:MAX_ROWS]
@@ -464,6 +489,7 @@ def build_occ_report(run: RunData) -> Report:
     summary = {
         "protocol": "occ",
         "scenario": run.name,
+        "models": models_line(run.scenario),
         "seed": run.seed,
         "expect": run.expect,
         "verdict": run.outcome,

@@ -335,15 +335,19 @@ class TimelineScenario:
 
     def models(self) -> str:
         """One line saying whose behaviour the run is (for ``hcc list``, reports and the README)."""
-        tl = self.timeline
-        spec = tl.spec
-        if spec.writer == "v5":
-            return f"{spec.models()}; {tl.reader_text()}"
-        if tl.cc == "optimistic":
-            mode = f"under OCC ({STRATEGY_CLASS[tl.strategy]})"
-        elif self.scenario.workload.writers > 1:
-            mode = (f"in SINGLE_WRITER mode, {self.scenario.workload.writers} of them: a configuration "
-                    "Hudi does not support")
-        else:
-            mode = "in SINGLE_WRITER mode"
-        return f"{spec.models()} {mode}; {tl.reader_text()}"
+        return models_text(self.timeline, self.scenario.workload.writers)
+
+
+def models_text(tl: TimelineConfig, writers: int) -> str:
+    """Whose behaviour a run of ``tl`` with ``writers`` writers is, in one line: the variant's writers (and,
+    for Hudi's, the concurrency mode and strategy), and how readers list files."""
+    spec = tl.spec
+    if spec.writer == "v5":
+        return f"{spec.models()}; {tl.reader_text()}"
+    if tl.cc == "optimistic":
+        mode = f"under OCC ({STRATEGY_CLASS[tl.strategy]})"
+    elif writers > 1:
+        mode = f"in SINGLE_WRITER mode, {writers} of them: a configuration Hudi does not support"
+    else:
+        mode = "in SINGLE_WRITER mode"
+    return f"{spec.models()} {mode}; {tl.reader_text()}"

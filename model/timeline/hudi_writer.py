@@ -452,7 +452,8 @@ class HudiWriter:
         """BaseHoodieTableServiceClient#rollback: the instant as the timeline has it now (a rollback of an
         instant that completed meanwhile first reverts it to inflight, unpublishing the commit)."""
         yield from self._begin()  # scheduleRollback, under the lock (executeStateChangeWithInstant)
-        now = [i for i in (yield from self._list()) if i.requested == victim.requested and i.action == "commit"]
+        listed = yield from self._list()
+        now = [i for i in listed if i.requested == victim.requested and i.action == "commit"]
         if not now:
             yield from self._end()
             yield Record("rollback", "fail", {"instant": victim.id, "reason": "not-found"})
