@@ -4,12 +4,14 @@ Both run through :func:`engines.contention.run_tasks` (one Spark task per node, 
 shared start, histories merged on the driver) with the simulated world's writers, interpreted
 on real threads against a launched backend by :func:`backends.realworld.run_node`:
 
-- ``occ``: a timeline scenario (a catalogue entry of protocol ``occ``): every node runs a
-  :class:`model.timeline.commits.CowWriter` (copy-on-write commits under the scenario's
-  ``timeline.cc``, optimistic for OCC).  The table files' bodies are recorded from the client's
-  view, and the timeline checkers (:func:`model.timeline.run.check_timeline_run`) judge the
-  merged history.  Metrics: commits, conflicts the OCC check detected (each one an abort), aborts
-  by reason and per commit, commits per second, per-writer commits and Jain's fairness.
+- ``occ``: a timeline scenario (a catalogue entry of protocol ``occ``): every node runs the
+  variant's writer (``timeline.variant``: :class:`model.timeline.hudi_writer.HudiWriter`, Hudi
+  1.2.1's commit path, by default; :class:`model.timeline.v5.CowWriter` for the specification),
+  committing copy-on-write under the scenario's ``timeline.cc``.  The table files' bodies are
+  recorded from the client's view, and the timeline checkers
+  (:func:`model.timeline.run.check_timeline_run`) judge the merged history.  Metrics: commits,
+  conflicts the OCC check detected (each one an abort), aborts by reason and per commit, commits
+  per second, per-writer commits and Jain's fairness, the variant and whose behaviour it is.
 - ``nbcc``: writers ``w1..wN`` append deltacommits of a merge-on-read table under RFC-66's
   non-blocking concurrency control, and ``w{N+1}`` runs the compaction service
   (:mod:`model.nbcc.sim_table`).  After the run the driver reads the final store back and the
@@ -19,8 +21,8 @@ on real threads against a launched backend by :func:`backends.realworld.run_node
   compactions.
 
 Both write Hudi tables (COPY_ON_WRITE for OCC, MERGE_ON_READ for NBCC) under the run's prefix.  The
-monotonic time generator works here as in simulation: its counter is an object on the server,
-taken by compare-and-swap (:mod:`model.timeline.timegen`).  Not modelled here: wire faults (no
+specification's monotonic time generator works here as in simulation: its counter is an object on
+the server, taken by compare-and-swap (:mod:`model.timeline.timegen`).  Not modelled here: wire faults (no
 fault proxy).
 """
 
@@ -135,7 +137,8 @@ def run_occ(ts: TimelineScenario, backend: str, engine: Any, *, duration_ms: int
 
     run = run_tasks(backend, engine, len(nodes), make_tasks, label=f"occ {ts.name} on {backend}")
     verdict = check_timeline_run(mapped[0], run.events)
-    metrics = {**occ_metrics(run.events, nodes, duration_ms), "cc": ts.timeline.cc}
+    metrics = {**occ_metrics(run.events, nodes, duration_ms), "cc": ts.timeline.cc,
+               "variant": ts.timeline.variant, "models": ts.models()}
     return CommitsResult("occ", ts.name, backend, run.events, verdict, metrics)
 
 

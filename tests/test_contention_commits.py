@@ -32,10 +32,15 @@ if _why:
     pytest.skip(_why, allow_module_level=True)
 
 WRITERS = ["w1", "w2", "w3", "w4"]
-# Four writers on ONE file group, no clock skew, Hudi's lock polled every 100 ms (not 1 s) so that
-# no writer starves for the table lock within a short run.
-OCC = ["workload.writers=4", "clocks.w1.offset_ms=0", "timeline.file_groups=1", "lock.poll_ms=100",
-       'workload.think_ms={kind="uniform", lo=0, hi=100}', 'workload.start_ms={kind="uniform", lo=0, hi=100}']
+# Four writers, no clock skew, Hudi's lock polled every 100 ms (not 1 s) so that no writer starves for
+# the table lock within a short run.  Hudi's writer (the default variant) on the preloaded table of
+# tl-skew-adjusting-safe: every key in one file group; the specification's on tl-occ-put-if-absent.
+TIMING = ["workload.writers=4", "clocks.w1.offset_ms=0", "lock.poll_ms=100",
+          'workload.work_ms={kind="uniform", lo=0, hi=200}',
+          'workload.think_ms={kind="uniform", lo=0, hi=100}',
+          'workload.start_ms={kind="uniform", lo=0, hi=100}']
+HUDI = ["tl-skew-adjusting-safe", *TIMING]
+V5 = ["tl-occ-put-if-absent", "timeline.file_groups=1", *TIMING]
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +50,9 @@ def engine() -> Iterator[SparkEngine]:
     session.stop()
 
 
-def _occ(engine: SparkEngine, tmp_path: Path, extra: list[str], duration_ms: int) -> CommitsResult:
-    ts = cmd_timeline.load("tl-occ-put-if-absent", OCC + extra)
+def _occ(engine: SparkEngine, tmp_path: Path, base: list[str], extra: list[str],
+         duration_ms: int) -> CommitsResult:
+    ts = cmd_timeline.load(base[0], base[1:] + extra)
     try:
         return run_occ(ts, "fake-gcs", engine, duration_ms=duration_ms, log_dir=tmp_path)
     except Unavailable as e:
@@ -56,10 +62,10 @@ def _occ(engine: SparkEngine, tmp_path: Path, extra: list[str], duration_ms: int
 def test_occ_writers_on_one_file_group_conflict_abort_and_read_consistently(
     engine: SparkEngine, tmp_path: Path
 ) -> None:
-    result = _occ(engine, tmp_path, [], 15_000)
+    result = _occ(engine, tmp_path, HUDI, [], 15_000)
     assert result.verdict.verdict == "ok", [v.message for v in result.verdict.violations]
     m = result.metrics
-    assert m["writers"] == WRITERS and m["cc"] == "optimistic"
+    assert m["writers"] == WRITERS and m["cc"] == "optimistic" and m["variant"] == "hudi"
     # OCC detected conflicts on the shared file group and aborted those commits
     assert m["conflicts"] > 0 and m["abort_reasons"]["occ-conflict"] == m["conflicts"]
     assert sum(1 for e in result.events if e.f == "conflict") == m["conflicts"]
@@ -75,8 +81,8 @@ def test_occ_writers_on_one_file_group_conflict_abort_and_read_consistently(
 def test_without_concurrency_control_the_checker_finds_lost_updates_on_real_storage(
     engine: SparkEngine, tmp_path: Path
 ) -> None:
-    # the known-unsafe configuration: the same writers, cc = none (no table lock, no OCC check)
-    result = _occ(engine, tmp_path, ['timeline.cc="none"'], 8_000)
+    # the known-unsafe configuration of the specification's writer: cc = none (no table lock, no check)
+    result = _occ(engine, tmp_path, V5, ['timeline.cc="none"'], 8_000)
     assert result.verdict.verdict == "violation"
     assert {v.kind for v in result.verdict.violations} == {"consistent-read"}
     assert result.metrics["conflicts"] == 0  # nothing was checked, nothing aborted for a conflict
@@ -100,7 +106,7 @@ def test_nbcc_writers_and_compaction_do_not_block_each_other(engine: SparkEngine
 
 def test_monotonic_times_come_from_one_counter_on_the_server(engine: SparkEngine, tmp_path: Path) -> None:
     # separate Spark tasks share the monotonic generator's counter object on the server
-    result = _occ(engine, tmp_path, ['timeline.time_generator="monotonic"'], 8_000)
+    result = _occ(engine, tmp_path, V5, ['timeline.time_generator="monotonic"'], 8_000)
     assert result.verdict.verdict == "ok", [v.message for v in result.verdict.violations]
     times = [e.value["time"] for e in result.events if e.f == "time" and e.type == "ok"]
     assert len(times) >= 8 and len(set(times)) == len(times)
