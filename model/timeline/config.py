@@ -8,12 +8,12 @@ The table is a COPY_ON_WRITE Hudi table of version 8 (layout ``v8``) or 6 (``v6`
 ``variant`` picks the writer (``model/timeline/variants.py``): ``hudi`` (Hudi 1.2.1's commit path, the
 default) or ``vanlightly-v5`` (the TLA+ specification).  A setting only one of them has is refused for
 the other, naming the field, the value and the variant.  Settings left unset (``None``) take the
-variant's default (:meth:`TimelineConfig.resolved`).
+variant's default (the ``*_on`` / ``*_count`` properties of :class:`TimelineConfig`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from model.config import ConfigError, Scenario
 from model.timeline.layout import LAYOUTS
@@ -179,24 +179,6 @@ class TimelineConfig:
         if self.heartbeat_tolerable_misses is None:
             return self.spec.default_heartbeat_tolerable_misses
         return self.heartbeat_tolerable_misses
-
-    def resolved(self) -> TimelineConfig:
-        """This configuration with every unset setting filled in with its variant's default."""
-        hudi = self.spec.writer == "hudi"
-        return replace(
-            self,
-            pk_check=self.pk_check_on,
-            put_if_absent=None if hudi else self.put_if_absent_on,
-            file_groups=None if hudi else self.file_group_count,
-            partitions=self.partition_count if hudi else None,
-            small_file_records=self.small_file_limit if hudi else None,
-            conflict_strategy=self.strategy if hudi and self.cc == "optimistic" else None,
-            metadata_table=self.metadata_table_on,
-            failed_writes=self.failed_writes_policy,
-            heartbeat_interval_ms=self.heartbeat_ms if hudi else None,
-            heartbeat_tolerable_misses=self.tolerable_misses if hudi else None,
-            fg_lock_poll_ms=None if hudi else self.fg_poll_ms,
-        )
 
     # ---- validation -----------------------------------------------------------------------
 
