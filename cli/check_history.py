@@ -85,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
     if args.model in KINDS:
         return _run_txn(args)
     for flag in ("consistency_model", "wfr_keys", "sequential_keys", "linearizable_keys"):
-        if getattr(args, flag):
+        if getattr(args, flag, None):
             return _bad(f"--{flag.replace('_', '-')} is for --model list-append or rw-register")
-    if args.format == "edn":
+    if getattr(args, "format", "auto") == "edn":
         return _bad("--format edn is for --model list-append or rw-register")
     model: Model[Any]
     if args.model == "kv":
