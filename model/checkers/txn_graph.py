@@ -17,7 +17,6 @@ transaction twice) are returned.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -203,52 +202,72 @@ def _step_state(spec: CycleSpec, s: int, bit: int) -> int:
     return nrw | (last_rw << 2) | (adj << 3) | (req << 4)
 
 
+def _tables(spec: CycleSpec) -> tuple[list[int], list[bool]]:
+    """The automaton of ``spec`` as tables: ``step[(state << 5) | bit]`` and ``accept[state]``."""
+    step = [-1] * (32 * 32)
+    for st in range(32):
+        for bit in BITS:
+            step[(st << 5) | bit] = _step_state(spec, st, bit)
+    return step, [_accepting(spec, st) for st in range(32)]
+
+
 def cycle_through(g: DepGraph, spec: CycleSpec, u: int, v: int, member: list[bool],
-                  work: list[int], tick: Callable[[], None] | None = None) -> list[Step] | None:
+                  work: list[int], tick: Callable[[], None] | None = None,
+                  limit: float = float("inf")) -> list[Step] | None:
     """The shortest simple cycle of class ``spec`` that starts with the edge ``u -> v`` (relation
-    ``spec.first``) and stays in ``member``; None when the search finds none, or when it has
-    taken ``work[0]`` steps (``work[0]`` is decreased by the steps taken)."""
+    ``spec.first``), stays in ``member`` and has fewer than ``limit`` steps; None when the search
+    finds none, or when it has taken ``work[0]`` steps (``work[0]`` is decreased by the steps
+    taken).  Breadth first, layer by layer, over (transaction, automaton state)."""
     s0 = _step_state(spec, 0, spec.first)
     if s0 < 0:
         return None
+    table, accept = _TABLES[spec] if spec in _TABLES else _TABLES.setdefault(spec, _tables(spec))
     out = g.out
     mask = spec.allowed | (RW if spec.rw != RW_NONE else 0)
     start = (v << 5) | s0
     parent: dict[int, tuple[int, int]] = {start: (-1, spec.first)}
-    queue = deque([start])
+    layer = [start]
+    depth = 1  # edges taken to reach the layer
     pops = 0
-    while queue:
-        code = queue.popleft()
-        x, s = code >> 5, code & 31
-        pops += 1
-        if not pops & 1023:
-            if tick is not None:
-                tick()
-            if pops > work[0]:
-                break
-        for y, m in out[x].items():
-            m &= mask
-            if not m or not member[y]:
-                continue
-            for bit in BITS:
-                if not m & bit:
+    while layer and depth + 1 < limit:
+        nxt: list[int] = []
+        for code in layer:
+            x, s = code >> 5, (code & 31) << 5
+            pops += 1
+            if not pops & 1023:
+                if tick is not None:
+                    tick()
+                if pops > work[0]:
+                    work[0] -= pops
+                    return None
+            for y, m in out[x].items():
+                m &= mask
+                if not m or not member[y]:
                     continue
-                s2 = _step_state(spec, s, bit)
-                if s2 < 0:
-                    continue
-                if y == u:
-                    if _accepting(spec, s2):
-                        path = _path(parent, code, u, bit)
-                        if path is not None:
-                            work[0] -= pops
-                            return [(u, v, spec.first), *path]
-                    continue
-                c2 = (y << 5) | s2
-                if c2 not in parent:
-                    parent[c2] = (code, bit)
-                    queue.append(c2)
+                for bit in BITS:
+                    if not m & bit:
+                        continue
+                    s2 = table[s | bit]
+                    if s2 < 0:
+                        continue
+                    if y == u:
+                        if accept[s2]:
+                            path = _path(parent, code, u, bit)
+                            if path is not None:
+                                work[0] -= pops
+                                return [(u, v, spec.first), *path]
+                        continue
+                    c2 = (y << 5) | s2
+                    if c2 not in parent:
+                        parent[c2] = (code, bit)
+                        nxt.append(c2)
+        layer = nxt
+        depth += 1
     work[0] -= pops
     return None
+
+
+_TABLES: dict[CycleSpec, tuple[list[int], list[bool]]] = {}
 
 
 def _path(parent: dict[int, tuple[int, int]], code: int, u: int, last_bit: int) -> list[Step] | None:
@@ -307,13 +326,23 @@ def find_cycle(g: DepGraph, spec: CycleSpec, nodes: Sequence[int], budget: int,
         member[x] = True
     out = g.out
     cands = [(a, b) for a in nodes for b, m in sorted(out[a].items()) if m & spec.first and member[b]]
+    # candidates likelier to close a cycle of the class first: for G2-item an rw edge next to
+    # another rw edge; for a variant, an edge next to a process / realtime edge
+    near = 0
+    if spec.rw == RW_MULTIPLE:
+        near |= RW
+    near |= spec.require
+    if near:
+        into = {b for a in nodes for b, m in out[a].items() if m & near and member[b]}
+        cands.sort(key=lambda e: (not (e[0] in into or any(m & near and member[y]
+                                                           for y, m in out[e[1]].items())), e))
     best: list[Step] | None = None
     left = more
     work = [budget]
     for a, b in cands:
         if work[0] <= 0:
             break
-        c = cycle_through(g, spec, a, b, member, work, tick)
+        c = cycle_through(g, spec, a, b, member, work, tick, len(best) if best is not None else float("inf"))
         if c is not None and classify(c) == spec.name and (best is None or len(c) < len(best)):
             best = c
         if best is not None:

@@ -44,9 +44,11 @@ class _Active:
 
 def simulate(n: int, *, kind: str = "list-append", level: str = "serializable", keys: int = 10,
              processes: int = 5, max_len: int = 4, seed: int = 0, abort: float = 0.0,
-             lost_reply: float = 0.0, write_ratio: float = 0.5) -> list[dict[str, Any]]:
+             lost_reply: float = 0.0, write_ratio: float = 0.5, lag: int = 0) -> list[dict[str, Any]]:
     """``n`` transactions of ``kind`` (``list-append`` or ``rw-register``) run under ``level``
-    over ``keys`` keys by ``processes`` processes; returns the history's events."""
+    over ``keys`` keys by ``processes`` processes; returns the history's events.  ``lag``: under
+    snapshot isolation, a snapshot is taken up to that many commits in the past (a lagging
+    replica: still snapshot isolation, no longer strong snapshot isolation)."""
     if level not in LEVELS:
         raise ValueError(f"unknown isolation level {level!r} (known: {', '.join(LEVELS)})")
     rng = random.Random(seed)
@@ -118,7 +120,7 @@ def simulate(n: int, *, kind: str = "list-append", level: str = "serializable", 
             started += 1
             txn = new_txn()
             events.append({"process": p, "type": "invoke", "value": [list(m) for m in txn], "time": time})
-            active[p] = _Active(txn, 0, clock, {}, [], time)
+            active[p] = _Active(txn, 0, max(0, clock - rng.randint(0, lag)) if lag else clock, {}, [], time)
             continue
         aborted = False
         if a.pc < len(a.txn) and level != "serializable":
