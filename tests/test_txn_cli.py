@@ -139,3 +139,18 @@ def test_output_is_deterministic(tmp_path: Path, capsys: pytest.CaptureFixture[s
         hcc(str(f), "--model", "rw-register", "--json", "--wfr-keys", "--html", str(page))
         outs.append((capsys.readouterr().out, page.read_text()))
     assert outs[0] == outs[1]
+
+
+def test_docs_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/check-history.md: the write-skew example and its output, as printed
+    doc = (Path(__file__).parent.parent / "docs" / "check-history.md").read_text()
+    section = doc.split("### Format")[1]
+    lines = [line for line in section.split("```")[1].splitlines() if line.startswith("{")]
+    f = tmp_path / "skew.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    command = "$ hcc check-history skew.jsonl --model list-append --consistency-model serializable\n"
+    shown = doc.split(command)[1]
+    shown = shown.split("$ echo $?")[0].replace("skew.jsonl", str(f))
+    assert hcc(str(f), "--model", "list-append", "--consistency-model", "serializable") == 1
+    assert capsys.readouterr().out == shown
+    assert hcc(str(f), "--model", "list-append", "--consistency-model", "snapshot-isolation") == 0
