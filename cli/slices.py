@@ -1,9 +1,17 @@
-"""``hcc slices TABLE_PATH [--as-of T] [--json] [--metadata] [--all]``: file slices of a Hudi table.
+"""``hcc slices TABLE_PATH [--variant V] [--listing L] [--as-of T] [--json] [--metadata] [--all]``:
+file slices of a Hudi table.
 
 Reads a table folder or a zip of one with the pure reader (:mod:`model.nbcc.timeline_reader`) and
-prints the latest snapshot's file slices (completion-time slicing for table version 8+, the
-instant-time rule for version 6), or the slices as of a time, or (``--all``) every slice of every
-file group.  Exit codes: 0 ok, 2 bad input (the message names the path or option and the value).
+prints the latest snapshot's file slices, or the slices as of a time, or (``--all``) every slice of
+every file group, built as ``--variant`` builds them (:mod:`model.nbcc.variants`; default ``hudi``,
+Hudi's newest release: what its readers would show, a file group hidden by issue #19774 included;
+``pr-19785`` for the fix).  Table version 6 (timeline layout 1) is always sliced by the instant-time
+rule, as Hudi does.  ``--listing storage`` lists the table's folders; ``metadata-table`` lists what
+the metadata table would (the files the completed commits on the active timeline wrote, derived from
+their commit metadata: files of archived commits are missing); ``auto`` (the default) does what a
+Hudi reader does by default, listing through the metadata table when the table records one, unless
+the table has an archive (then storage, as the derived listing would miss files).
+Exit codes: 0 ok, 2 bad input (the message names the path or option and the value).
 """
 
 from __future__ import annotations
@@ -14,8 +22,10 @@ import sys
 from typing import Any
 
 from backends.hudi_table_source import load_table
-from model.nbcc.slicing import FileSlice
+from model.nbcc.filegroup import build_group
+from model.nbcc.slicing import HUDI_RULES, FileSlice, Rule
 from model.nbcc.timeline import ArchivedInstantError
+from model.nbcc.variants import VARIANTS, variant
 from model.timeline.layout import format_instant, parse_instant
 
 
@@ -35,19 +45,29 @@ def register(subparsers: Any) -> None:
         "--metadata", action="store_true", help="use the table's metadata table (.hoodie/metadata)"
     )
     p.add_argument(
-        "--all", action="store_true", help="print every slice of every file group, not only the latest"
+        "--all", action="store_true", help="print every slice of every file group, not only the latest "
+        "(with Hudi's rules also the slices Hudi hides, marked hidden)"
     )
+    p.add_argument("--variant", choices=VARIANTS, default="hudi",
+                   help="whose file slicing (default hudi: Hudi's newest release; model/nbcc/variants.py)")
+    p.add_argument("--listing", choices=("auto", "storage", "metadata-table"), default="auto",
+                   help="list the table's folders, or what its metadata table would list; auto (default): "
+                        "the metadata table when the table records one and has no archive, else storage")
     p.set_defaults(func=run)
 
 
-def _row(s: FileSlice) -> dict[str, Any]:
-    return {
+def _row(s: FileSlice, hidden: bool = False) -> dict[str, Any]:
+    row = {
         "partition": s.partition,
         "file_id": s.file_id,
         "base_instant": format_instant(s.base_instant),
         "base_file": s.base_file.name if s.base_file else None,
         "log_files": [lf.name for lf in s.log_files],
     }
+    if hidden:
+        row["hidden"] = True
+        row["pending_log_files"] = [lf.name for lf in s.pending_log_files]
+    return row
 
 
 def _fail(msg: str) -> int:
@@ -77,26 +97,43 @@ def run(args: argparse.Namespace) -> int:
                 f"TABLE_PATH {args.table_path!r}: the table has no metadata table (.hoodie/metadata)"
             )
         table = table.metadata
+    chosen = variant(args.variant)
+    rule = chosen.slicing if table.layout_version >= 2 else Rule.INSTANT_TIME
+    archived = table.timeline.archive_boundary is not None
+    auto_mdt = args.listing == "auto" and table.has_metadata_table and not archived
+    mdt = args.listing == "metadata-table" or auto_mdt
+    listing = "metadata-table" if mdt else "storage"
+    hidden: list[FileSlice] = []
     try:
         if args.all:
-            slices = [s for group in table.all_slices().values() for s in group]
+            groups = table.listed_groups(mdt)
+            slices = [s for group in table.view_slices(rule, mdt).values() for s in group]
+            if rule in HUDI_RULES:
+                ct = table.completion_lookup()
+                fix = rule is Rule.PR_19785
+                hidden = [s for g in groups for s in build_group(g, ct, fix_19785=fix).hidden]
         elif as_of is not None:
-            slices = table.as_of(as_of)
+            slices = table.as_of(as_of, rule, mdt)
         else:
-            slices = table.snapshot()
+            slices = table.snapshot(rule, mdt)
     except ArchivedInstantError as exc:
         return _fail(f"TABLE_PATH {args.table_path!r}: {exc}")
-    rows = [_row(s) for s in sorted(slices, key=lambda s: (s.partition, s.file_id, s.base_instant))]
+    order = sorted([(s, False) for s in slices] + [(s, True) for s in hidden],
+                   key=lambda p: (p[0].partition, p[0].file_id, p[0].base_instant))
+    rows = [_row(s, h) for s, h in order]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    rule = table.rule.value
     print(
-        f"# {len(rows)} file slice(s); table version {table.table_version}, {table.table_type}, rule {rule}"
+        f"# {len(rows)} file slice(s); table version {table.table_version}, {table.table_type}, rule "
+        f"{rule.value} (variant {chosen.name}: {chosen.short}), {listing} listing"
     )
     for r in rows:
         where = f"{r['partition'] or '<root>'}/{r['file_id']}"
-        print(f"{where}  base_instant={r['base_instant']}  base={r['base_file'] or '-'}")
+        mark = "  (hidden: Hudi does not call this slice committed)" if r.get("hidden") else ""
+        print(f"{where}  base_instant={r['base_instant']}  base={r['base_file'] or '-'}{mark}")
         for name in r["log_files"]:
             print(f"    {name}")
+        for name in r.get("pending_log_files", ()):
+            print(f"    {name}  (pending)")
     return 0

@@ -1,5 +1,5 @@
 """The report of an NBCC run (``hcc nbcc run``): a MERGE_ON_READ table whose writers append logs to
-shared file groups while a compaction service runs, read with one slicing rule.
+shared file groups while a compaction service runs, read with one variant's slicing rule.
 
 What it shows: the file groups with their file slices under the run's rule, the late logs (their
 instant precedes a compaction of their group, their completion follows it) and the groups that
@@ -21,12 +21,13 @@ from typing import Any
 import pandas as pd
 
 from model.nbcc import checks
-from model.nbcc.config import RULES  # the rule names of [nbcc] rule and hcc nbcc run --rule
+from model.nbcc.config import reader_configuration
 from model.nbcc.findings import late_logs
 from model.nbcc.sim_checks import latest_view, rel, spec_rows, written_logs
 from model.nbcc.sim_layout import Row, load_table, parse_plan, read_slice_rows, requested_key, rows_reader
 from model.nbcc.slicing import FileGroupId, FileSlice, Rule, slicer
 from model.nbcc.timeline_reader import HudiTable
+from model.nbcc.variants import VARIANTS, variant
 from model.timeline.layout import LogFile
 from reports import interactive, plots, tables
 from reports.build import Report, Section
@@ -163,7 +164,8 @@ def _row_text(r: Row | None) -> str:
 
 
 def readers_table(
-    table: HudiTable, objects: dict[str, bytes], base: str, events: Sequence[Any], rule: Rule
+    table: HudiTable, objects: dict[str, bytes], base: str, events: Sequence[Any], rule: Rule,
+    metadata_table: bool = False,
 ) -> pd.DataFrame:
     """What each reader saw with ``rule``: the snapshot and time travel as of every completion (and just
     before it), the keys it read and those that differ from the committed writes."""
@@ -171,10 +173,11 @@ def readers_table(
     logs = written_logs(events)
     rows_of = rows_reader(objects, base)
     completions = sorted({i.completed for i in table.timeline.completed() if i.completed is not None})
+    groups = table.listed_groups(metadata_table)
     out = []
     for t in [None, *sorted({x for c in completions for x in (c - 1, c)})]:
         got: dict[str, Row] = {}
-        view = latest_view(table.groups, ct, rule, t)
+        view = latest_view(groups, ct, rule, t, metadata_table)
         for s in view:
             got.update(read_slice_rows(s.base_file, s.log_files, ct, rows_of))
         want = spec_rows(logs.values(), ct, t)
@@ -236,18 +239,39 @@ def setting(run: RunData, name: str, default: str) -> str:
     return str(run.verdict.get(name, table.get(name, default) if isinstance(table, dict) else default))
 
 
+# the [nbcc] rule names of run directories written before variants, and the rule each stood for
+LEGACY_RULES = {
+    "completion": Rule.COMPLETION_TIME,
+    "instant": Rule.INSTANT_TIME,
+    "uncommitted-anchor-bug": Rule.HUDI_1_2_0,
+}
+
+
 def rule_of(run: RunData) -> Rule:
-    """The readers' slicing rule of an NBCC run, by its value (``instant-time``) or its scenario name
-    (``instant``); RunDirError names the file and field of any other."""
+    """The readers' slicing rule of an NBCC run: its variant's (``variant`` in ``verdict.json`` or the
+    scenario's ``[nbcc]`` table), or, for a run directory written before variants, its rule by value
+    (``instant-time``) or scenario name (``instant``); RunDirError names the file and field of any other."""
+    name = setting(run, "variant", "")
+    if name:
+        if name not in VARIANTS:
+            where = ("verdict.json: field variant" if "variant" in run.verdict
+                     else "scenario.toml: field nbcc.variant")
+            raise RunDirError(run.path, f"{where} = {name!r} is not one of {', '.join(VARIANTS)}")
+        return variant(name).slicing
     name = setting(run, "rule", "completion")
-    if name in RULES:
-        return RULES[name]
+    if name in LEGACY_RULES:
+        return LEGACY_RULES[name]
     try:
         return Rule(name)
     except ValueError:
         where = "verdict.json: field rule" if "rule" in run.verdict else "scenario.toml: field nbcc.rule"
         raise RunDirError(run.path, f"{where} = {name!r} is not one of "
-                                    f"{', '.join([*RULES, *(r.value for r in Rule)])}") from None
+                                    f"{', '.join([*LEGACY_RULES, *(r.value for r in Rule)])}") from None
+
+
+def metadata_table_of(run: RunData) -> bool:
+    """Whether the run's readers listed through the metadata table (runs before that setting: no)."""
+    return setting(run, "metadata_table", "False").lower() == "true"
 
 
 def build_nbcc_report(run: RunData) -> Report:
@@ -256,6 +280,9 @@ def build_nbcc_report(run: RunData) -> Report:
     plan = run.extra
     base = str(plan.get("base", TABLE))
     rule = rule_of(run)
+    mdt = metadata_table_of(run)
+    chosen = setting(run, "variant", "")
+    follows = variant(chosen).follows if chosen in VARIANTS else f"the {rule.value} rule"
     generator = setting(run, "time_generator", "?")
     objects = read_objects(run.path, base)
     table = load_table(objects, base) if objects else None
@@ -267,18 +294,21 @@ def build_nbcc_report(run: RunData) -> Report:
     head = Section(
         "Run",
         [
-            f"NBCC run {run.name}, seed {run.seed}: readers slice by the {rule.value} rule, instant times "
-            f"from the {generator} generator; verdict {run.outcome}, expected "
+            f"NBCC run {run.name}, seed {run.seed}: readers and the compaction planner slice as {follows} "
+            f"does ({rule.value} rule), {reader_configuration(mdt)}; instant times from the {generator} "
+            f"generator; verdict {run.outcome}, expected "
             f"{run.expect} ({'as expected' if matches else 'NOT as expected'}).",
             f"{run.verdict.get('instants', len(spans))} instants ({run.verdict.get('completed', '?')} "
             f"completed), {run.verdict.get('compactions', '?')} compaction(s), "
             f"{run.verdict.get('file_groups', '?')} file groups, {run.verdict.get('log_files', '?')} log "
             f"files; {len(violations)} violation(s).",
             "The writers and the compactor are this harness's model (model/nbcc/sim_table.py) writing a Hudi "
-            "table version 8 (MERGE_ON_READ) layout; completion-time slicing is RFC-66's rule (Hudi 1.x). "
-            "The instant-time rule (model/nbcc/slicing.py, Rule.INSTANT_TIME: logs grouped by the instant in "
-            "their name, as table version 6 does) in a version-8 reader is a hypothetical reader, run here "
-            "to show what it would get wrong. Times are t<ms since the run's epoch>.",
+            "table version 8 (MERGE_ON_READ) layout. The hudi-1.2.0 and pr-19785 rules are Hudi's "
+            "HoodieFileGroup (model/nbcc/filegroup.py); completion-time is the harness's own rule "
+            "(variant pr-19786, hypothetical) and instant-time is table version 6's (variant "
+            "v6-instant-time, hypothetical), run to show what they would get wrong. The mis-sliced groups "
+            "compare each rule with the harness's completion-time rule. "
+            "Times are t<ms since the run's epoch>.",
         ],
     )
     head.tables.append(
@@ -352,7 +382,7 @@ def build_nbcc_report(run: RunData) -> Report:
                 tables=[("Compaction plans per file group", plans_table(table, objects, base))],
             )
         )
-        readers = readers_table(table, objects, base, events, rule)
+        readers = readers_table(table, objects, base, events, rule, mdt)
         bad = readers[readers["wrong keys"] > 0]
         sections.append(
             Section(
@@ -422,6 +452,8 @@ def build_nbcc_report(run: RunData) -> Report:
         "scenario": run.name,
         "seed": run.seed,
         "rule": rule.value,
+        "variant": chosen or None,
+        "metadata_table": mdt,
         "time_generator": generator,
         "expect": run.expect,
         "verdict": run.outcome,

@@ -15,6 +15,7 @@ from model.nbcc.slicing import (
     FileGroupFiles,
     FileSlice,
     Rule,
+    WriteTimeline,
     as_of,
     build_file_slices,
     incremental,
@@ -188,16 +189,18 @@ def test_maintainer_example_plan_takes_only_logs_completed_before_it() -> None:
 
 
 def test_logs_only_group_is_anchored_on_earliest_completed_log() -> None:
-    tl = Timeline.of([(1, None), (2, 5), (3, 4)])
-    g = FileGroupFiles("p", FID, (), (log(1), log(2), log(3)))
+    # another file group's commit at t0 completed first: the timeline starts before t1
+    tl = Timeline.of([(0, 0), (1, None), (2, 5), (3, 4)])
+    g = FileGroupFiles("p", FID, (), (log(1), log(2), log(3)), timeline=WriteTimeline((0, 1, 2, 3)))
     slices = slice_by_completion_time(g, tl.completion_time)
-    assert shape(slices) == {3: [2, 3]}  # earliest completed is [t3,t4]; t1 is inflight
+    assert shape(slices) == {3: [2, 3]}  # the harness's rule: earliest completed [t3,t4]; t1 is inflight
     assert check_slices(g, slices, tl.completion_time) == []
-    assert slice_with_bug(g, tl) == ()  # the Hudi bug hides the whole group
+    assert slice_with_bug(g, tl) == ()  # Hudi 1.2.0 keys the group on the inflight t1 and hides it
+    assert shape(slicer(Rule.PR_19785)(g, tl.completion_time)) == {2: [2, 3]}  # #19785: the first completed
 
 
 def slice_with_bug(g: FileGroupFiles, tl: Timeline) -> tuple[object, ...]:
-    return slicer(Rule.UNCOMMITTED_ANCHOR_BUG)(g, tl.completion_time)
+    return slicer(Rule.HUDI_1_2_0)(g, tl.completion_time)
 
 
 def test_archived_lookup_raises_instead_of_returning_nothing() -> None:
@@ -234,7 +237,7 @@ class History:
 
 
 ops = st.lists(
-    st.tuples(st.sampled_from(["log", "log", "finish", "finish", "compact"]), st.integers(0, 7)),
+    st.tuples(st.sampled_from(["log", "log", "finish", "finish", "compact", "other"]), st.integers(0, 7)),
     max_size=24,
 )
 
@@ -260,6 +263,8 @@ def histories(draw: st.DrawFn) -> History:
         if kind == "log":
             starts[t] = "deltacommit"
             logs.append(LogFile(FID, t, 1, f"{k}-{t}-0"))
+        elif kind == "other":  # a deltacommit of another file group: on the timeline, not in this group
+            starts[t] = "deltacommit"
         elif kind == "finish" and open_:
             done[open_[k % len(open_)]] = t
         elif kind == "compact":
@@ -273,7 +278,8 @@ def histories(draw: st.DrawFn) -> History:
         for i, a in starts.items()
     )
     pending = tuple(c for c in compactions if c not in done)
-    g = FileGroupFiles("", FID, tuple(bases), tuple(logs), pending)
+    g = FileGroupFiles("", FID, tuple(bases), tuple(logs), pending, WriteTimeline(tuple(sorted(starts)),
+                                                                                  frozenset(compactions)))
     return History(g, Timeline(instants), tuple(compactions), t + 1)
 
 
@@ -369,19 +375,30 @@ def test_checker_catches_instant_time_slicing_with_a_minimal_case() -> None:
     assert _violations(h, Rule.COMPLETION_TIME) == []
 
 
-def test_checker_catches_uncommitted_first_log_bug_with_a_minimal_case() -> None:
+def test_checker_catches_hudi_1_2_0_uncommitted_first_log_bug_with_a_minimal_case() -> None:
     h = hfind(
         histories(),
-        lambda h: bool(_violations(h, Rule.UNCOMMITTED_ANCHOR_BUG)),
+        lambda h: bool(_violations(h, Rule.HUDI_1_2_0)),
         settings=FIND,
     )
-    assert "membership" in _violations(h, Rule.UNCOMMITTED_ANCHOR_BUG)
-    # minimal: no base file, an inflight first log, and one later completed log
+    assert "membership" in _violations(h, Rule.HUDI_1_2_0)
+    # minimal: no base file, an inflight first log, one later completed log, and an instant of another
+    # group completed before the first log (else the slice key precedes the timeline and counts as
+    # committed, HoodieTimeline#containsOrBeforeTimelineStarts)
     assert h.group.base_files == () and len(h.group.log_files) == 2
     first, second = sorted(h.group.log_files, key=lambda x: x.instant)
     assert h.timeline.completion_time(first.instant) is None
     assert h.timeline.completion_time(second.instant) is not None
+    others = [i for i in h.timeline.completed() if i.requested < first.instant]
+    assert len(others) == 1
     assert _violations(h, Rule.COMPLETION_TIME) == []
+    assert _violations(h, Rule.PR_19785) == []  # the fix passes the same case
+
+
+@FAST
+@given(histories())
+def test_pr_19785_slicing_satisfies_every_property(h: History) -> None:
+    assert _violations(h, Rule.PR_19785) == []
 
 
 # --- the one-pass slicing gives the same slices as the algorithm it replaced -------------------

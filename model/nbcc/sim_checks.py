@@ -4,13 +4,17 @@ The final store is read with the real-table reader (:func:`model.nbcc.sim_layout
 the *specification* side comes from the history alone: the rows each writer says it wrote
 (``write-log`` events) and, from the final timeline, which deltacommits completed and when.  A
 slicing ``Rule`` is plugged into every reader view, so a buggy rule can be judged on the same run.
+Readers list through the metadata table when the table records one (``hoodie.table.metadata.partitions``
+has ``files``, what the writers of a run with ``nbcc.metadata_table`` write), else storage.
 
 Violation kinds (each names the history events that prove it):
 
 * ``membership``, ``order-1`` .. ``order-4``, ``coverage``: :mod:`model.nbcc.checks` over every
   file group of the final table, sliced by the rule;
-* ``plan``: every compaction plan in the store takes exactly the logs that completed strictly
-  before its requested time (:func:`model.nbcc.checks.check_plan`, for every file group);
+* ``plan``: for every file group a compaction plan names, the plan takes exactly the logs that
+  completed strictly before its requested time (:func:`model.nbcc.checks.check_plan`); a group the
+  plan leaves out is not compacted, which is no violation (Hudi's planner leaves out groups in a
+  pending compaction, and Hudi 1.2.0's a group whose only slice it hides);
 * ``snapshot``: the snapshot equals applying every committed write in completion-time order,
   merging by the ordering field;
 * ``time-travel``: as of T the view equals the writes completed at or before T, and shows no file
@@ -18,7 +22,10 @@ Violation kinds (each names the history events that prove it):
 * ``incremental``: (t1, t2] returns exactly the writes completed in that range; adjacent ranges
   share none; together they return every committed write;
 * ``durability``: every deltacommit or compaction a node saw succeed is completed in the store
-  with the completion time it saw.
+  with the completion time it saw;
+* ``read``: every snapshot an in-run reader recorded (``read`` events, ``model/nbcc/sim_reader.py``)
+  equals the committed writes of the instants that reader saw completed: this catches what a reader
+  saw while failed writes were still on storage, before a clean rolled them back.
 
 :func:`check_same_outcome` compares the snapshots of several runs of one plan (different
 interleavings): they must be equal when ordering values are distinct per key.
@@ -48,11 +55,11 @@ from model.nbcc.slicing import (
     FileGroupFiles,
     FileSlice,
     Rule,
-    as_of,
     incremental,
     slicer,
 )
 from model.nbcc.timeline_reader import HudiTable
+from model.nbcc.views import reader_view
 from model.timeline.layout import BaseFile, LogFile, instant_to_ms, parse_instant, parse_log_file_name
 
 MAX_PER_KIND = 5  # violations kept per kind (the first ones, in time order)
@@ -115,20 +122,15 @@ def _restrict(completion_time: CompletionLookup, lo: int | None, hi: int | None)
 
 
 def latest_view(
-    groups: Sequence[FileGroupFiles], completion_time: CompletionLookup, rule: Rule, t: int | None
+    groups: Sequence[FileGroupFiles],
+    completion_time: CompletionLookup,
+    rule: Rule,
+    t: int | None,
+    metadata_table: bool = False,
 ) -> list[FileSlice]:
-    """Snapshot (t None) or time travel as of t, with ``rule`` plugged into the slicing.  For the
-    completion-time rule this is :func:`model.nbcc.slicing.as_of` itself."""
-    if rule is Rule.COMPLETION_TIME:
-        return as_of(groups, completion_time, t)
-    lookup = completion_time if t is None else _restrict(completion_time, None, t)
-    fn = slicer(rule)
-    out = []
-    for g in groups:
-        slices = fn(replace(g, pending_compactions=()), lookup)
-        if slices and not slices[-1].is_empty:
-            out.append(replace(slices[-1], pending_log_files=()))
-    return out
+    """Snapshot (t None) or time travel as of t, with ``rule`` plugged into the slicing
+    (:func:`model.nbcc.views.reader_view`)."""
+    return reader_view(groups, completion_time, rule, t, None, metadata_table)
 
 
 def incremental_writes(
@@ -202,12 +204,14 @@ def check_history(
         return [ev_of[n] for n in names if n in ev_of]
 
     rows_of = rows_reader(objects, base)
+    mdt = table.has_metadata_table
     steps: list[Callable[[], None]] = [
         lambda: _check_slices(table, logs, rule, found, evs),
+        lambda: _check_reads(events, table, logs, found),
         lambda: _check_plans(table, objects, base, found, evs),
         lambda: _check_durability(events, table, found),
-        lambda: _check_views(table, logs, rows_of, rule, found, evs),
-        lambda: _check_incremental(table, logs, rows_of, rule, found, evs),
+        lambda: _check_views(table, logs, rows_of, rule, found, evs, mdt),
+        lambda: _check_incremental(table, logs, rows_of, rule, found, evs, mdt),
     ]
     for step in steps:
         step()
@@ -221,7 +225,7 @@ def _check_slices(
 ) -> None:
     ct = table.timeline.completion_time
     in_slices: set[str] = set()
-    for g in table.groups:
+    for g in table.listed_groups(table.has_metadata_table):
         slices = slicer(rule)(g, ct)
         in_slices.update(lf.name for s in slices for lf in s.log_files)
         for v in checks.check_slices(g, slices, ct):
@@ -249,13 +253,15 @@ def _check_plans(
         ops = {op.file_id: op for op in parse_plan(objects[key], key)}
         for g in table.groups:
             op = ops.get(g.file_id)
-            taken = [parse_log_file_name(n) for n in op.logs] if op else []
+            if op is None:  # a group the plan leaves out is not compacted (see the module docstring)
+                continue
+            taken = [parse_log_file_name(n) for n in op.logs]
             for v in checks.check_plan(g, taken, ct, inst.requested):
                 tc = ct(parse_log_file_name(v.files[0]).instant)
                 found.add(
                     "plan",
                     f"{g.file_id}: compaction requested at {rel(inst.requested)} "
-                    f"{'takes' if op and v.files[0] in op.logs else 'misses'} log "
+                    f"{'takes' if v.files[0] in op.logs else 'misses'} log "
                     f"{v.files[0]} completed at {rel(tc)}",
                     evs([*v.files, f"instant:{inst.requested}"]),
                     files=list(v.files),
@@ -284,12 +290,14 @@ def _check_views(
     rule: Rule,
     found: _Collector,
     evs: Any,
+    metadata_table: bool = False,
 ) -> None:
     ct = table.timeline.completion_time
     completions = sorted({i.completed for i in table.timeline.completed() if i.completed is not None})
     times: list[int | None] = [None, *sorted({t for c in completions for t in (c - 1, c)})]
+    groups = table.listed_groups(metadata_table)
     for t in times:
-        view = latest_view(table.groups, ct, rule, t)
+        view = latest_view(groups, ct, rule, t, metadata_table)
         got: dict[str, Row] = {}
         for s in view:
             shown: list[BaseFile | LogFile] = [s.base_file] if s.base_file else []
@@ -329,9 +337,11 @@ def _check_incremental(
     rule: Rule,
     found: _Collector,
     evs: Any,
+    metadata_table: bool = False,
 ) -> None:
     ct = table.timeline.completion_time
     instants = [i.requested for i in table.timeline.instants]
+    groups = table.listed_groups(metadata_table)
     completions = sorted({i.completed for i in table.timeline.completed() if i.completed is not None})
     if not completions:
         return
@@ -347,7 +357,7 @@ def _check_incremental(
             cuts.append(completions[-1])
         seen: dict[tuple[int, str], tuple[int, int]] = {}
         for t1, t2 in zip(cuts, cuts[1:], strict=False):
-            got = incremental_writes(table.groups, ct, rule, instants, t1, t2, rows_of)
+            got = incremental_writes(groups, ct, rule, instants, t1, t2, rows_of)
             want = {wr for wr, (tc, _) in all_writes.items() if t1 < tc <= t2}
             for wr in got:
                 if wr in seen:
@@ -368,6 +378,37 @@ def _check_incremental(
                     f"(completed {rel(all_writes.get(wr, (None, ''))[0])})",
                     evs([name]),
                     write=list(wr),
+                )
+
+
+def _check_reads(
+    events: Sequence[Event], table: HudiTable, logs: Mapping[str, WrittenLog], found: _Collector
+) -> None:
+    """Each in-run snapshot against the committed writes of the instants its reader saw completed."""
+    ct = table.timeline.completion_time
+    for e in events:
+        if e.f != "read" or e.type != "ok" or not isinstance(e.value, dict):
+            continue
+        seen = {parse_instant(i) for i in e.value["completed"]}
+
+        def lookup(instant: int, seen: set[int] = seen) -> int | None:
+            return ct(instant) if instant in seen else None
+
+        want = {k: (r.ts, r.rid) for k, r in spec_rows(logs.values(), lookup, None).items()}
+        got = {k: (int(v[0]), str(v[1])) for k, v in e.value["rows"].items()}
+        newest = max((tc for i in seen if (tc := ct(i)) is not None), default=None)
+        for key in sorted(set(want) | set(got)):
+            if want.get(key) != got.get(key):
+                hidden = e.value.get("hidden") or []
+                found.add(
+                    "read",
+                    f"{e.process}'s snapshot as of {rel(newest)}: key {key} should be "
+                    f"{want.get(key, 'absent')} but reads {got.get(key, 'absent')}"
+                    + (f" (file groups hidden: {', '.join(hidden)})" if hidden else ""),
+                    [e.index],
+                    key=key,
+                    reader=e.process,
+                    hidden=hidden,
                 )
 
 
@@ -396,7 +437,8 @@ def snapshot_rows(
     ct = table.timeline.completion_time
     rows: dict[str, Row] = {}
     rows_of = rows_reader(objects, base)
-    for s in latest_view(table.groups, ct, rule, None):
+    mdt = table.has_metadata_table
+    for s in latest_view(table.listed_groups(mdt), ct, rule, None, mdt):
         rows.update(read_slice_rows(s.base_file, s.log_files, ct, rows_of))
     return {k: (r.ts, r.rid) for k, r in sorted(rows.items())}
 

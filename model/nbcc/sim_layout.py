@@ -56,8 +56,17 @@ PARTITION = "p0"
 LAYOUT = "v8"
 
 
-def table_spec(buckets: int) -> TableSpec:
-    """The simulated table: MERGE_ON_READ, version 8, a bucket index of ``buckets``, under NBCC."""
+# The simulated writers keep no metadata table; with ``metadata_table`` the table says so under a key of
+# the harness's own (Hudi's ``hoodie.table.metadata.partitions`` would send hudi-rs to a metadata table
+# that is not there), and the model's readers list what its ``files`` partition would hold
+# (:meth:`~model.nbcc.timeline_reader.HudiTable.listed_groups`).
+MODEL_METADATA_TABLE = "hcc.model.metadata.table"
+
+
+def table_spec(buckets: int, metadata_table: bool = False) -> TableSpec:
+    """The simulated table: MERGE_ON_READ, version 8, a bucket index of ``buckets``, under NBCC; with
+    ``metadata_table`` its readers list through the (modelled) metadata table's ``files`` partition."""
+    mdt = {MODEL_METADATA_TABLE: "files"} if metadata_table else {}
     return TableSpec(
         "nbcc_sim",
         "MERGE_ON_READ",
@@ -70,6 +79,7 @@ def table_spec(buckets: int) -> TableSpec:
             "hoodie.index.type": "BUCKET",
             "hoodie.bucket.index.num.buckets": str(buckets),
             "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
+            **mdt,
         },
     )
 
@@ -266,13 +276,21 @@ def load_table(objects: Mapping[str, bytes], base: str) -> HudiTable:
     return read_table(paths, lambda p: objects[prefix + p], with_metadata=False)
 
 
-def needed_for_load(key: str, base: str) -> bool:
+def needed_for_load(key: str, base: str, metadata_table: bool = False) -> bool:
     """True for the objects :func:`load_table` reads (besides listing): the properties and the
-    bodies of compaction and commit instants.  A sans-I/O reader fetches only these."""
+    bodies of compaction and commit instants; with ``metadata_table`` the completed deltacommits too
+    (the files they wrote are what the metadata table lists).  A sans-I/O reader fetches only these;
+    every one of them is immutable once written."""
     if key == properties_key(base):
         return True
     inst = parse_instant_path(key, base, LAYOUT)
-    return inst is not None and (inst.requested_action == "compaction" or inst.action == "commit")
+    if inst is None:
+        return False
+    return (
+        inst.requested_action == "compaction"
+        or inst.action == "commit"
+        or (metadata_table and inst.is_completed and inst.action == "deltacommit")
+    )
 
 
 def rows_reader(objects: Mapping[str, bytes], base: str) -> Callable[[BaseFile | LogFile], list[Row]]:

@@ -1,12 +1,18 @@
 """File slicing by completion time (RFC-66), compaction plans, and the snapshot, time-travel and
-incremental selections; plus the legacy/buggy rules kept as explicit alternatives for checkers.
+incremental selections; the slicing rules a variant can choose (:class:`Rule`).
+
+Hudi's own file-group building (``HoodieFileGroup`` of Hudi 1.2.0 and of PR #19785) is transcribed
+in :mod:`model.nbcc.filegroup`; :func:`slicer` and :func:`build_file_slices` dispatch to it for
+:attr:`Rule.HUDI_1_2_0` and :attr:`Rule.PR_19785`.  The rest of this module is the harness's own
+completion-time rule (the ``pr-19786`` variant) and the version-6 instant-time rule.
 
 All functions are pure.  Instants are instant numbers (:mod:`model.timeline.layout`).  A completion-time
 lookup is any ``Callable[[int], int | None]`` (e.g. :meth:`Timeline.completion_time`): it returns
 the completion time of the instant requested at the given time, None when that instant has not
 completed, and raises (never returns None) when the answer lies in an unloaded archive.
 
-Rules implemented by :func:`slice_by_completion_time`, for one file group:
+Rules implemented by :func:`slice_by_completion_time` (the harness's rule, ``Rule.COMPLETION_TIME``), for
+one file group:
 
 * a committed base file (its instant completed) starts a slice at its instant; so does a
   *requested* compaction that covers the group (``pending_compactions``), even before its base
@@ -33,7 +39,7 @@ import enum
 import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from model.timeline.layout import BaseFile, LogFile
 
@@ -49,14 +55,38 @@ class FileGroupId:
 
 
 @dataclass(frozen=True)
+class WriteTimeline:
+    """The table's write timeline as Hudi's file-system view holds it: the requested time of every
+    commit, deltacommit and compaction on the active timeline (completed or pending), sorted, and
+    which of them are compactions.  Hudi's view keeps completed instants and every compaction, pending
+    or not (``filterCompletedAndCompactionInstants().getWriteTimeline()``); Hudi's committed-slice
+    check (:mod:`model.nbcc.filegroup`) needs its first instant.  One object is shared by every
+    group of a table."""
+
+    instants: tuple[int, ...] = ()
+    compactions: frozenset[int] = frozenset()
+
+    def first_visible(self, completion_time: CompletionLookup) -> int | None:
+        """The first instant of the view's timeline: the earliest one completed (by ``completion_time``)
+        or a compaction; None when the timeline is empty."""
+        for i in self.instants:
+            if i in self.compactions or completion_time(i) is not None:
+                return i
+        return None
+
+
+@dataclass(frozen=True)
 class FileGroupFiles:
-    """Everything listed for one file group: the input to slicing."""
+    """Everything listed for one file group: the input to slicing.  ``timeline`` is the table's
+    write timeline (set by the table reader; None for a group built by hand, when Hudi's slicing
+    derives it from the group's own files)."""
 
     partition: str
     file_id: str
     base_files: tuple[BaseFile, ...] = ()
     log_files: tuple[LogFile, ...] = ()
     pending_compactions: tuple[int, ...] = ()
+    timeline: WriteTimeline | None = field(default=None, compare=False, repr=False)
 
     @property
     def group_id(self) -> FileGroupId:
@@ -89,45 +119,24 @@ class FileSlice:
 
 
 class Rule(enum.Enum):
-    """Which slicing rule to apply.  Only COMPLETION_TIME is correct for table version 8+."""
+    """Which slicing rule to apply (a variant's ``slicing``, :mod:`model.nbcc.variants`)."""
 
+    # Hudi's HoodieFileGroup of 1.2.0 (apache/hudi 50fc937e): a log-only group's first slice is keyed
+    # on its first log even while that log is pending, and the committed-slice check hides it (#19774)
+    HUDI_1_2_0 = "hudi-1.2.0"
+    # PR #19785 (apache/hudi 1d3a0aff): the earliest completed log opens a log-only group's first slice
+    PR_19785 = "pr-19785"
+    # the harness's rule: a group's early completed logs are anchored on the earliest-completing one
     COMPLETION_TIME = "completion-time"
     INSTANT_TIME = "instant-time"  # v6 rule; wrong under NBCC (late logs land in the old slice)
-    UNCOMMITTED_ANCHOR_BUG = "uncommitted-anchor-bug"  # Hudi bug: a pending first log anchors
+
+
+HUDI_RULES = frozenset({Rule.HUDI_1_2_0, Rule.PR_19785})
+"""The rules transcribed from Hudi's HoodieFileGroup (:mod:`model.nbcc.filegroup`)."""
 
 
 def _log_order(logs: Iterable[LogFile]) -> tuple[LogFile, ...]:
     return tuple(sorted(logs, key=lambda lf: lf.sort_key))
-
-
-def _assign(
-    group: FileGroupFiles,
-    barriers: list[int],
-    keyed_logs: list[tuple[int, LogFile]],
-    pending_logs: list[LogFile],
-    visible_bases: Mapping[int, BaseFile],
-) -> tuple[FileSlice, ...]:
-    """Put each (key, log) into the newest barrier <= key; pending logs into the newest barrier."""
-    if not barriers:
-        return ()
-    members: dict[int, list[LogFile]] = {b: [] for b in barriers}
-    for key, log in keyed_logs:
-        idx = bisect.bisect_right(barriers, key) - 1
-        if idx < 0:  # cannot happen once anchored; guard keeps the invariant explicit
-            raise AssertionError(f"log {log.name} precedes every slice of {group.file_id}")
-        members[barriers[idx]].append(log)
-    latest = barriers[-1]
-    return tuple(
-        FileSlice(
-            group.partition,
-            group.file_id,
-            b,
-            visible_bases.get(b),
-            _log_order(members[b]),
-            _log_order(pending_logs) if b == latest else (),
-        )
-        for b in barriers
-    )
 
 
 def _visible_bases(group: FileGroupFiles, completion_time: CompletionLookup) -> dict[int, BaseFile]:
@@ -229,44 +238,19 @@ def slice_by_instant_time(group: FileGroupFiles, completion_time: CompletionLook
     return _slices(group, _cached(completion_time), by_completion=False)
 
 
-def slice_with_uncommitted_anchor_bug(
-    group: FileGroupFiles, completion_time: CompletionLookup
-) -> tuple[FileSlice, ...]:
-    """The Hudi bug, kept for checkers: a group without a base file is anchored on its earliest
-    log by instant time *even if that log is uncommitted*, and slices whose base instant is not
-    committed are then dropped, which hides every committed log of the group."""
-    bases = _visible_bases(group, completion_time)
-    starts = set(bases) | set(group.pending_compactions)
-    if group.log_files:
-        first = min(group.log_files, key=lambda lf: lf.sort_key)
-        if not starts or first.instant < min(starts):
-            starts.add(first.instant)
-    completed = sorted(
-        ((tc, log) for log in group.log_files if (tc := completion_time(log.instant)) is not None),
-        key=lambda p: (p[0], p[1].sort_key),
-    )
-    pending = [log for log in group.log_files if completion_time(log.instant) is None]
-    if completed and starts and completed[0][0] < min(starts):
-        starts.add(completed[0][1].instant)
-    slices = _assign(group, sorted(starts), completed, pending, bases)
-    return tuple(
-        s
-        for s in slices
-        if s.base_instant in bases
-        or s.base_instant in group.pending_compactions
-        or completion_time(s.base_instant) is not None
-    )
-
-
 _RULES: dict[Rule, Callable[[FileGroupFiles, CompletionLookup], tuple[FileSlice, ...]]] = {
     Rule.COMPLETION_TIME: slice_by_completion_time,
     Rule.INSTANT_TIME: slice_by_instant_time,
-    Rule.UNCOMMITTED_ANCHOR_BUG: slice_with_uncommitted_anchor_bug,
 }
 
 
 def slicer(rule: Rule) -> Callable[[FileGroupFiles, CompletionLookup], tuple[FileSlice, ...]]:
-    """The slicing function for ``rule``."""
+    """The slicing function for ``rule``: one group and a completion-time lookup in, its slices out
+    (for Hudi's rules, the slices Hudi calls committed, :mod:`model.nbcc.filegroup`)."""
+    if rule in HUDI_RULES:
+        from model.nbcc.filegroup import hudi_slicer  # it builds on this module's types
+
+        return hudi_slicer(rule)
     return _RULES[rule]
 
 
@@ -277,10 +261,11 @@ def build_file_slices(
     instant's completion time is looked up once for all groups."""
     lookup = _cached(completion_time)
     out: dict[FileGroupId, tuple[FileSlice, ...]] = {}
+    fn = slicer(rule) if rule in HUDI_RULES else None
     with _collector_paused():
         for g in groups:
-            if rule is Rule.UNCOMMITTED_ANCHOR_BUG:
-                slices = slice_with_uncommitted_anchor_bug(g, lookup)
+            if fn is not None:
+                slices = fn(g, lookup)
             else:
                 slices = _slices(g, lookup, by_completion=rule is Rule.COMPLETION_TIME)
             if slices:

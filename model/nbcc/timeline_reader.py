@@ -18,7 +18,16 @@ folder or a zip.  The reader understands:
 
 Slicing uses :mod:`model.nbcc.slicing`: completion time for layout 2; for layout 1 the log's name
 carries its base instant and no completion time exists, so the instant-time rule is used with the
-request time standing in for the completion time (Hudi 0.x semantics).
+request time standing in for the completion time (Hudi 0.x semantics).  Every group carries the
+table's write timeline (:class:`~model.nbcc.slicing.WriteTimeline`), which Hudi's committed-slice
+check needs (:mod:`model.nbcc.filegroup`).
+
+Listing: ``groups`` are what a storage listing finds.  :meth:`HudiTable.listed_groups` gives, with
+``metadata_table``, what the metadata table's ``files`` partition would list instead: the data files
+named by the write stats of the completed commits (``HoodieTableMetadataUtil`` turns each commit's
+write stats into ``files`` records, and readers take only records of completed data-table instants).
+That is derived here from the commit metadata on the active timeline; files of archived commits are
+therefore missing from it (real tables with an archive: use the storage listing).
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from model.nbcc.slicing import (
@@ -35,7 +44,7 @@ from model.nbcc.slicing import (
     FileGroupId,
     FileSlice,
     Rule,
-    as_of,
+    WriteTimeline,
     build_file_slices,
 )
 from model.nbcc.timeline import Timeline
@@ -58,6 +67,11 @@ ReadBytes = Callable[[str], bytes]
 
 PROPERTIES = ".hoodie/hoodie.properties"
 METADATA_DIR = ".hoodie/metadata"
+METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+MODEL_METADATA_TABLE = "hcc.model.metadata.table"  # a simulated table's (model/nbcc/sim_layout.py)
+WRITE_ACTIONS = frozenset(
+    {"commit", "deltacommit", "compaction", "replacecommit", "clustering", "logcompaction"}
+)
 JUNK_COMPONENTS = frozenset({"__MACOSX", ".DS_Store"})
 
 
@@ -97,11 +111,39 @@ class HudiTable:
     rollbacks: tuple[RollbackRecord, ...] = ()
     metadata: HudiTable | None = None
     unrecognized_files: tuple[str, ...] = ()
+    # data file names each completed instant's commit metadata records (write stat paths)
+    written_files: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def rule(self) -> Rule:
-        """The slicing rule Hudi uses for this table version."""
+        """The slicing rule of this table version when none is asked for: the harness's completion-time
+        rule for layout 2, the instant-time rule for layout 1 (Hudi 0.x)."""
         return Rule.COMPLETION_TIME if self.layout_version >= 2 else Rule.INSTANT_TIME
+
+    @property
+    def has_metadata_table(self) -> bool:
+        """True when ``hoodie.properties`` records a metadata table with a ``files`` partition (readers
+        with ``hoodie.metadata.enable`` then list through it): Hudi's key, or for a simulated table the
+        harness's own (``hcc.model.metadata.table``: the writers' metadata table is modelled, not written)."""
+        return any("files" in self.properties.get(key, "").split(",")
+                   for key in (METADATA_PARTITIONS, MODEL_METADATA_TABLE))
+
+    def listed_groups(self, metadata_table: bool) -> tuple[FileGroupFiles, ...]:
+        """The file groups a reader lists: storage's (``groups``), or with ``metadata_table`` only the
+        files the completed commits wrote (see the module docstring); pending compactions stay."""
+        if not metadata_table:
+            return self.groups
+        listed = {name for names in self.written_files.values() for name in names}
+        out = []
+        for g in self.groups:
+            kept = replace(
+                g,
+                base_files=tuple(b for b in g.base_files if b.name in listed),
+                log_files=tuple(lf for lf in g.log_files if lf.name in listed),
+            )
+            if kept.base_files or kept.log_files or kept.pending_compactions:
+                out.append(kept)
+        return tuple(out)
 
     def completion_lookup(self) -> CompletionLookup:
         """Completion times (layout 2), or request times of committed instants (layout 1)."""
@@ -115,16 +157,33 @@ class HudiTable:
         return by_request_time
 
     def all_slices(self, rule: Rule | None = None) -> dict[FileGroupId, tuple[FileSlice, ...]]:
-        """Every slice of every file group (replaced groups included), by ``rule``."""
+        """Every slice of every file group (replaced groups included), by ``rule`` (for Hudi's rules,
+        the slices Hudi calls committed), from the storage listing."""
         return build_file_slices(self.groups, self.completion_lookup(), rule or self.rule)
 
-    def snapshot(self) -> list[FileSlice]:
-        """The latest snapshot: one slice per live file group."""
-        return as_of(self.groups, self.completion_lookup(), None, self.replaced)
+    def view_slices(
+        self, rule: Rule | None = None, metadata_table: bool = False
+    ) -> dict[FileGroupId, tuple[FileSlice, ...]]:
+        """:meth:`all_slices` from the storage listing or (``metadata_table``) the metadata table's."""
+        groups = self.listed_groups(metadata_table)
+        return build_file_slices(groups, self.completion_lookup(), rule or self.rule)
 
-    def as_of(self, t: int) -> list[FileSlice]:
+    def snapshot(self, rule: Rule | None = None, metadata_table: bool = False) -> list[FileSlice]:
+        """The latest snapshot: one slice per live file group, sliced by ``rule`` (default :attr:`rule`)
+        from the storage listing or (``metadata_table``) the metadata table's."""
+        return self.view(None, rule, metadata_table)
+
+    def as_of(self, t: int, rule: Rule | None = None, metadata_table: bool = False) -> list[FileSlice]:
         """Time travel: the files completed at or before ``t`` (request time on layout 1)."""
-        return as_of(self.groups, self.completion_lookup(), t, self.replaced)
+        return self.view(t, rule, metadata_table)
+
+    def view(self, t: int | None, rule: Rule | None = None, metadata_table: bool = False) -> list[FileSlice]:
+        """What a reader reads as of ``t`` (None: the latest snapshot), ``views.reader_view``."""
+        from model.nbcc.views import reader_view  # views build on this module's neighbours, not on it
+
+        groups = self.listed_groups(metadata_table)
+        lookup = self.completion_lookup()
+        return reader_view(groups, lookup, rule or self.rule, t, self.replaced, metadata_table)
 
 
 def clean_listing(paths: Iterable[str]) -> list[str]:
@@ -289,7 +348,15 @@ def read_table(paths: Iterable[str], read: ReadBytes, *, with_metadata: bool = T
         if inst.is_completed and inst.action == "rollback":
             rollbacks.append(_rollback_record(inst.requested, meta(ri, "completed")))
 
-    groups, unrecognized = _data_files(listing, pending_compactions)
+    write_timeline = WriteTimeline(
+        tuple(i.requested for i in timeline.instants if i.requested_action in WRITE_ACTIONS),
+        frozenset(i.requested for i in timeline.instants if i.requested_action == "compaction"),
+    )
+    written: dict[int, tuple[str, ...]] = {}
+    for inst in timeline.instants:
+        if inst.is_completed and inst.requested_action in WRITE_ACTIONS:
+            written[inst.requested] = _written_files(meta(raw[inst.requested], "completed"))
+    groups, unrecognized = _data_files(listing, pending_compactions, write_timeline)
     mdt: HudiTable | None = None
     if with_metadata and f"{METADATA_DIR}/{PROPERTIES}" in listing:
         prefix = METADATA_DIR + "/"
@@ -307,6 +374,7 @@ def read_table(paths: Iterable[str], read: ReadBytes, *, with_metadata: bool = T
         tuple(rollbacks),
         mdt,
         unrecognized,
+        written,
     )
 
 
@@ -344,6 +412,17 @@ def _compaction_records(
     return out
 
 
+def _written_files(commit: Mapping[str, Any]) -> tuple[str, ...]:
+    """The data files a commit's write stats name (their ``path``)."""
+    out = []
+    for stats in (commit.get("partitionToWriteStats") or {}).values():
+        for st in stats or ():
+            path = st.get("path")
+            if path:
+                out.append(posixpath.basename(str(path)))
+    return tuple(out)
+
+
 def _rollback_record(instant: int, md: Mapping[str, Any]) -> RollbackRecord:
     rolled = tuple(
         sorted(i for i in map(_parse_opt_instant, md.get("commitsRollback") or ()) if i is not None)
@@ -355,7 +434,9 @@ def _rollback_record(instant: int, md: Mapping[str, Any]) -> RollbackRecord:
 
 
 def _data_files(
-    listing: Iterable[str], pending_compactions: Mapping[FileGroupId, list[int]]
+    listing: Iterable[str],
+    pending_compactions: Mapping[FileGroupId, list[int]],
+    write_timeline: WriteTimeline | None = None,
 ) -> tuple[tuple[FileGroupFiles, ...], tuple[str, ...]]:
     bases: dict[FileGroupId, list[BaseFile]] = {}
     logs: dict[FileGroupId, list[LogFile]] = {}
@@ -381,6 +462,7 @@ def _data_files(
             tuple(sorted(bases.get(gid, ()))),
             tuple(sorted(logs.get(gid, ()), key=lambda lf: lf.sort_key)),
             tuple(sorted(pending_compactions.get(gid, ()))),
+            write_timeline,
         )
         for gid in sorted(set(bases) | set(logs))
     )
