@@ -230,7 +230,8 @@ class SimNetwork:
         Doing its work at once is then the same run, provided nothing else runs before SimPy would
         pop it: the caller is the only callback of the event being processed.  A process woken by an
         event only it waits for (a Timeout, a reply, its start) is that event's only callback
-        (``request``: ``_SOLE_WAITER``), and after sending it only yields the reply.
+        (``request``: ``_SOLE_WAITER``), and once its request is sent the task only yields the reply.
+        Events queued at this instant (of any priority) leave the request to its start event.
         """
         env = self.env
         return env.peek() > env.now
