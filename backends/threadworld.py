@@ -64,8 +64,8 @@ class _Timeout:
         return self.deadline - time.monotonic()
 
 
-# Guards the few fields of every Signal: held for a handful of instructions and never waited under, so one
-# lock serves them all (a lock per signal cost an allocation per task, two signals per task).
+# Guards the few fields of every Signal: held only while they change and never waited under, so one lock
+# serves them all.
 _SIGNALS = threading.Lock()
 
 
@@ -224,7 +224,7 @@ class Handle:
         if stepped and self.finished:
             self.alarm()  # an ended task runs nothing more: a worker waiting for it may see that at once
         elif step is not None:  # the interrupter is in a step: wake this task once the step ends, as SimPy
-            step[1].append(self)  # resumes an interrupted process only after the interrupter yields
+            step.wakes.append(self)  # resumes an interrupted process only after the interrupter yields
         elif stepped:
             self.alarm()  # a worker waiting for it sees it ended (or waiting anew)
         else:
@@ -278,8 +278,7 @@ class _Timer:
 
     def __init__(self, dispatch: Callable[[Handle], None]) -> None:
         self._dispatch = dispatch
-        # taken directly where nothing waits: a Condition's with costs two Python calls more
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the condition's lock, taken directly where nothing waits on it
         self._cond = threading.Condition(self._lock)
         self._heap: list[tuple[float, int, Handle]] = []
         self._seq = itertools.count()
@@ -348,11 +347,21 @@ class _Timer:
                 self._planned = -math.inf
 
 
+class _Step:
+    """A step a thread takes: what is left for its end, and whose own worker takes it."""
+
+    __slots__ = ("starts", "wakes", "own")
+
+    def __init__(self, own: Handle | None) -> None:
+        self.starts: list[Handle] = []  # the generators it started: first stepped when it ends
+        self.wakes: list[Handle] = []  # the tasks it interrupted: woken when it ends
+        # the handle whose own worker takes the step; None for a first step taken by the starting thread,
+        # or a step taken by an interrupting thread
+        self.own = own
+
+
 class _Steps(threading.local):
-    # The step this thread takes, if any: [the generators it started, the tasks it interrupted (first
-    # stepped / woken when it ends), the handle whose own worker takes it (None: a first step taken by
-    # the starting thread, or a step taken by an interrupting thread)].
-    step: list[Any] | None = None
+    step: _Step | None = None  # the step this thread takes, if any
 
 
 class ThreadWorld:
@@ -413,14 +422,14 @@ class ThreadWorld:
         not wait for it.
         """
         step = self._local.step
-        if step is None or step[2] is None:
+        if step is None or step.own is None:
             return Request(self._perform, node, effect)
-        starts, wakes = step[0], step[1]
+        starts, wakes = step.starts, step.wakes
         if starts or wakes:
-            step[0], step[1] = [], []
+            step.starts, step.wakes = [], []
             self._end_step(starts, wakes)
         result = self._perform(node, effect)  # not recalled: a cause that comes meanwhile waits for it
-        if step[2].causes:
+        if step.own.causes:
             req = Request(self._perform, node, effect)
             req.sent, req.result = True, result
             return req
@@ -437,7 +446,7 @@ class ThreadWorld:
             handles.append(h)
         step = self._local.step
         if step is not None:
-            step[0].append(h)
+            step.starts.append(h)
         else:
             self.dispatch(h)
         return h
@@ -463,12 +472,12 @@ class ThreadWorld:
         """
         local = self._local
         outer = local.step
-        local.step = step = [[], [], h if own else None]
+        local.step = step = _Step(h if own else None)
         try:
             h.step(send, throw)
         finally:
             local.step = outer
-            self._end_step(step[0], step[1])
+            self._end_step(step.starts, step.wakes)
 
     def _end_step(self, starts: list[Handle], wakes: list[Handle]) -> None:
         """What follows a step: the first step of each generator it started, then the wakes it left."""

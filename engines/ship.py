@@ -27,7 +27,7 @@ from typing import Any
 PACKAGES = ("model", "backends", "scenarios", "reports", "engines", "analyses", "cli")
 SUFFIXES = (".py", ".toml")  # code and the package data (scenario catalogues, grids)
 # What run_task imports from PyPI (the project's core dependencies); pyspark's own come with Spark.
-EXECUTOR_REQUIREMENTS = ("simpy==4.1.2", "tomli-w>=1.0")
+EXECUTOR_REQUIREMENTS = ("simpy>=4.1,<5", "tomli-w>=1.0")
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed zip timestamps: the same sources give the same bytes
 KEEP_UNUSED_S = 7 * 24 * 3600  # zips not used for this long are deleted when a new one is built
 

@@ -28,15 +28,13 @@ Semantics of the simulated network:
 from __future__ import annotations
 
 import functools
-import heapq
-import operator
 import posixpath
 import random
 from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
-from simpy.events import NORMAL, URGENT, Initialize, Timeout
+from simpy.events import NORMAL, URGENT, EventPriority, Initialize, Timeout
 
 from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
@@ -54,7 +52,8 @@ from model.workloads.lock import LockWorkload
 ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "412": Outcome.PRECONDITION_FAILED, "429": Outcome.THROTTLED,
                   "503": Outcome.UNAVAILABLE}
 
-__all__ = ["SimWorld", "WriterContext", "WriterFactory", "node_clocks", "retry_policy", "run_scenario"]
+__all__ = ["SimEnvironment", "SimWorld", "WriterContext", "WriterFactory", "node_clocks", "retry_policy",
+           "run_scenario"]
 
 
 def node_clocks(scenario: Scenario, nodes: list[str] | None = None) -> dict[str, NodeClock]:
@@ -88,8 +87,9 @@ def sampler(rng: random.Random, dist: Dist) -> Callable[[], int]:
 
     A uniform draw is ``randint(lo, hi)``: ``lo`` + one ``_randbelow(hi - lo + 1)``, which is
     CPython's rejection sampling on ``getrandbits`` (``Random._randbelow_with_getrandbits``),
-    written out here to spare every latency draw (two per request) three Python calls
-    (``tests/test_sim_fast_paths.py`` holds it to ``draw``).
+    written out here (``tests/test_sim_fast_paths.py`` holds it to ``draw``): ``rfc91-safe`` runs
+    about 4% more lock operations per second than with ``draw`` (20,970 against 20,040, CPU time,
+    least of 7 fresh processes each, as ``benchmarks/bench_lock_model.py`` measures).
     """
     if dist.kind != "uniform":
         return functools.partial(draw, rng, dist)
@@ -105,6 +105,39 @@ def sampler(rng: random.Random, dist: Dist) -> Callable[[], int]:
     return uniform
 
 
+class _Start(simpy.Event):
+    """A request's start: due at the current instant before its normal events, as a new process's start is."""
+
+    priority = URGENT
+
+
+class _Ranked(Timeout):
+    """A scripted timer or hop: due in ``delay``, after every unranked event of its instant, in rank order."""
+
+    def __init__(self, env: simpy.Environment, delay: int, rank: int) -> None:
+        self.priority = EventPriority(2 + rank)  # any int orders events
+        super().__init__(env, delay)
+
+
+_OWN_PRIORITY = frozenset({_Start, _Ranked})
+
+
+class SimEnvironment(simpy.Environment):
+    """SimPy's environment, where an event of ``_OWN_PRIORITY`` is queued with the priority it names.
+
+    ``Environment.schedule`` is the documented method through which SimPy queues every event; this
+    override changes only the priority of a request's start (urgent, as the SimPy process that each
+    request once was) and of a scripted timer (its rank), so both are made with SimPy's public
+    ``Event.succeed`` and ``Timeout``.
+    """
+
+    def schedule(self, event: simpy.Event, priority: EventPriority = NORMAL, delay: float = 0) -> None:
+        """Queue ``event`` (see ``simpy.Environment.schedule``), with its own priority if it names one."""
+        if type(event) in _OWN_PRIORITY:
+            priority = event.priority  # type: ignore[attr-defined]
+        super().schedule(event, priority, delay)
+
+
 class ScriptedTimes:
     """A :class:`~model.config.Schedule` applied to a SimPy environment (see there).
 
@@ -113,41 +146,21 @@ class ScriptedTimes:
     ranked ones; else SimPy's own timeout.  ``latency()`` gives the next scripted latency, or None.
     """
 
-    def __init__(self, env: simpy.Environment, schedule: Schedule) -> None:
+    def __init__(self, env: SimEnvironment, schedule: Schedule) -> None:
         self.env = env
         self._ranks = iter(schedule.ranks)
         self._latencies = iter(schedule.latencies_ms)
 
-    def timeout(self, ms: int) -> Any:
+    def timeout(self, ms: int) -> Timeout:
+        """The next timer or hop, due in ``ms`` (ranked while the schedule has ranks left)."""
         rank = next(self._ranks, None)
         if rank is None:
             return self.env.timeout(ms)
-        event = simpy.Event(self.env)
-        event._ok, event._value = True, None  # triggered, as a Timeout is when it is made
-        self.env.schedule(event, 2 + rank, ms)  # type: ignore[arg-type]  # any int orders events
-        return event
+        return _Ranked(self.env, ms, rank)
 
     def latency(self) -> int | None:
+        """The next scripted latency, or None when the schedule has no more."""
         return next(self._latencies, None)
-
-
-_new_object = object.__new__  # SimPy events made with their fields set inline (no __init__ call)
-
-
-def timeouts(env: simpy.Environment) -> Callable[[int], Timeout]:
-    """``env.timeout`` without its two Python-level calls (``Timeout.__init__``, ``env.schedule``):
-    the same Timeout, due at the same place in the queue (a timeout is made for every sleep and hop)."""
-    push, eid = functools.partial(heapq.heappush, env._queue), env._eid
-
-    def timeout(ms: int) -> Timeout:
-        if ms < 0:
-            raise ValueError(f"Negative delay {ms}")
-        timer = _new_object(Timeout)
-        timer.env, timer.callbacks, timer._value, timer._delay, timer._ok = env, [], None, ms, True
-        push((env._now + ms, NORMAL, next(eid), timer))
-        return timer
-
-    return timeout
 
 
 def uuid4_string(bits: int) -> str:
@@ -166,17 +179,10 @@ class _Reply(simpy.Event):
 _SOLE_WAITER = frozenset({Timeout, Initialize, _Reply})
 
 
-class _Step:
-    """What ``simpy.events.Initialize`` calls back: a function instead of a process's generator."""
-
-    def __init__(self, fn: Callable[[Any], Any]) -> None:
-        self._resume = fn
-
-
 class SimNetwork:
     """Carries a node's request to the store and its reply back, with latency and the fault plan."""
 
-    def __init__(self, env: simpy.Environment, scenario: Scenario, store: Store, rng: random.Random,
+    def __init__(self, env: SimEnvironment, scenario: Scenario, store: Store, rng: random.Random,
                  matcher: FaultMatcher, observe: Callable[[Node, str, bytes, str | None], None],
                  script: ScriptedTimes | None = None) -> None:
         self.env = env
@@ -189,9 +195,8 @@ class SimNetwork:
         self.script = script
         self.last_write_at: dict[str, int] = {}
         self.latency = sampler(rng, self.cfg.latency_ms)
-        self._push = functools.partial(heapq.heappush, env._queue)  # env.schedule's heap, its event ids
-        self._eid = env._eid
-        self._timeout = timeouts(env)
+        # a schedule orders the timers of an instant: each is made by the script
+        self._timeout: Callable[[int], Timeout] = env.timeout if script is None else script.timeout
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
         """Send one attempt; the returned SimPy event fires with its StoreResult.
@@ -203,63 +208,36 @@ class SimNetwork:
         instead, without the event.
         """
         env = self.env
-        reply = _new_object(_Reply)  # Event.__init__, inlined
-        reply.env, reply.callbacks = env, []
+        reply = _Reply(env)
         flight = _Flight(self, node, effect, reply)
-        proc = env._active_proc
-        if proc is not None and type(proc._target) in _SOLE_WAITER and self._runs_next(URGENT):
+        proc = env.active_process
+        if proc is not None and type(proc.target) in _SOLE_WAITER and self._runs_next():
             flight.send()
             return reply
-        start = _new_object(simpy.Event)  # what Initialize is, with a callback instead of a process
-        start.env, start._ok, start._value, start.callbacks = env, True, None, [flight.send]
-        self._push((env._now, URGENT, next(self._eid), start))
+        start = _Start(env)
+        start.callbacks.append(flight.send)
+        start.succeed()
         return reply
 
     def answer(self, reply: Any, result: StoreResult) -> None:
-        """``reply.succeed(result)`` without its two Python calls (a reply is answered once); its waiter
-        resumes at once, without the event, when the event would be the next thing SimPy does."""
-        reply._ok, reply._value = True, result
-        if self._runs_next(NORMAL):
-            callbacks, reply.callbacks = reply.callbacks, None  # what Environment.step does with it
-            for callback in callbacks:
-                callback(reply)
-            return
-        self._push((self.env._now, NORMAL, next(self._eid), reply))
+        """Hand the request's waiter its result (an event of its own, at the current instant)."""
+        reply.succeed(result)
 
-    def _runs_next(self, priority: int) -> bool:
-        """True when an event scheduled now with ``priority`` would be the next one SimPy processes:
-        every queued event is later, in time then priority (a new event's id is the largest).
+    def _runs_next(self) -> bool:
+        """True when nothing is queued at the current instant, so that an event scheduled now would be the
+        next one SimPy processes (``Environment.peek``: the time of the next queued event).
 
         Doing its work at once is then the same run, provided nothing else runs before SimPy would
-        pop it: the caller is the only callback of the event being processed.  A network hop's
-        timeout has one callback (``answer``); a process woken by an event only it waits for (a
-        Timeout, a reply, its start) is that event's only callback (``request``: ``_SOLE_WAITER``).
+        pop it: the caller is the only callback of the event being processed.  A process woken by an
+        event only it waits for (a Timeout, a reply, its start) is that event's only callback
+        (``request``: ``_SOLE_WAITER``), and once its request is sent the task only yields the reply.
+        Events queued at this instant (of any priority) leave the request to its start event.
         """
         env = self.env
-        queue = env._queue
-        return not (queue and queue[0][0] == env._now and queue[0][1] <= priority)
+        return env.peek() > env.now
 
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
-        """Call ``then`` ``ms`` of true time from now, on a timeout of its own; or at once, the clock moved
-        to that time, when the timeout would be the next event SimPy processes.
-
-        Only a request's steps call this, and each is the last thing to run in its SimPy step: the
-        only callback of its event (a start, a hop), or a request started inside a task's step that
-        :meth:`request` let go at once, after which the task only yields its reply.  So when every
-        queued event is later, nothing at all runs before the timeout would fire, and running
-        ``then`` now is the same run (a reply answered this way is one the task finds answered when
-        it yields it, and SimPy hands it the value at once).
-        """
-        if self.script is not None:  # a schedule orders the timers of an instant: keep every one
-            self.script.timeout(ms).callbacks.append(then)
-            return
-        env = self.env
-        queue = env._queue
-        due = env._now + ms
-        if not queue or queue[0][0] > due:
-            env._now = due
-            then(None)
-            return
+        """Call ``then`` ``ms`` of true time from now, on a timeout of its own."""
         self._timeout(ms).callbacks.append(then)
 
     def _hop(self, then: Callable[[Any], None]) -> None:
@@ -276,7 +254,7 @@ class SimNetwork:
         ``key`` is the effect's key (a listing's prefix); ``write`` says whether it may change the store.
         """
         cfg = self.cfg
-        now = int(self.env._now)
+        now = int(self.env.now)
         if (
             write
             and cfg.conflict_prob > 0
@@ -307,7 +285,7 @@ class _Flight:
 
     def send(self, _: Any = None) -> None:
         net, effect = self.net, self.effect
-        self.sent = sent = int(net.env._now)
+        self.sent = sent = int(net.env.now)
         self.key = key = effect_key(effect)
         self.write = write = is_write(effect)
         self.action = action = net.matcher.decide(self.node.name, write, key, sent)
@@ -323,13 +301,13 @@ class _Flight:
         else:
             self.result = net._apply(self.node, self.effect, self.key, self.write)
         if action == "lost-reply":
-            net._later(max(0, self.sent + net.timeout_ms - int(net.env._now)), self.time_out)
+            net._later(max(0, self.sent + net.timeout_ms - int(net.env.now)), self.time_out)
             return
         net._hop(self.back)
 
     def back(self, _: Any) -> None:
         net = self.net
-        late = net.env._now - self.sent > net.timeout_ms
+        late = net.env.now - self.sent > net.timeout_ms
         net.answer(self.reply, BARE[Outcome.TIMEOUT] if late else self.result)
 
     def time_out(self, _: Any) -> None:
@@ -341,21 +319,25 @@ class SimPyWorld:
 
     Interrupt: type[BaseException] = simpy.Interrupt
 
-    def __init__(self, env: simpy.Environment) -> None:
+    def __init__(self, env: SimEnvironment) -> None:
         self.env = env
         self.lock: Lock | None = None  # tasks never run in parallel
-        # the hot primitives are SimPy's own (virtual times are integers: every delay is)
-        self.timeout: Callable[[int], Any] = timeouts(env)
+        # the primitives are SimPy's own (virtual times are integers: every delay is)
+        self.timeout: Callable[[int], Any] = env.timeout
         self.event: Callable[[], Any] = env.event
         self.any_of: Callable[[list[Any]], Any] = env.any_of
         self.start: Callable[[Generator[Any, Any, Any]], Any] = env.process
-        # env.now is a Python property: read SimPy's clock through C-level calls only
-        self.now: Callable[[], int] = functools.partial(operator.attrgetter("_now"), env)
+
+    def now(self) -> int:
+        """True time: SimPy's clock, ms since the run started."""
+        return int(self.env.now)
 
     def read_clock(self, node: Node) -> int:
-        return node.clock.read(self.env._now)  # type: ignore[arg-type]
+        """``node``'s wall clock now."""
+        return node.clock.read(int(self.env.now))
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
+        """Send a storage request (see :meth:`attach`)."""
         raise RuntimeError("no network: SimPyWorld.attach one first")
 
     def attach(self, network: SimNetwork) -> None:
@@ -383,7 +365,7 @@ class SimWorld:
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
         self.workload: Workload = workload or LockWorkload(scenario)
-        self.env = simpy.Environment()
+        self.env = SimEnvironment()
         self.store: Store = store or ObjectStore(scenario.storage.flavor)
         if scenario.lock.audit:  # the table has Hudi's lock audit enabled (hudi-cli "locks audit enable")
             self.store.apply(Put(enable_key(scenario.lock.base_path), enable_body()))

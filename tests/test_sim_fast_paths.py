@@ -2,8 +2,9 @@
 
 Each fast path is compared with the straightforward code it replaced, on inputs that reach
 every branch: the history line of an event, the lock file and audit bytes, the network's
-latency draws, the fault plan's rule matching, the timeouts made without SimPy's
-``Timeout.__init__``.  And a simulated run is the same history,
+latency draws, the fault plan's rule matching, the environment that lets a request's start
+and a scripted timer name their priority (SimPy's events are queued as SimPy queues them), a
+request started without an event of its own.  And a simulated run is the same history,
 byte for byte, when run twice from one seed.
 """
 
@@ -23,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lockstrategies import fast_scenario, safe_plans
 
-from model import history, lockfile
+from model import history, lockfile, sim
 from model.client import Call, RetryPolicy
 from model.config import (
     ClockSpec,
@@ -33,6 +34,7 @@ from model.config import (
     FaultPlan,
     Pause,
     Scenario,
+    Schedule,
     StorageConfig,
     WorkloadConfig,
 )
@@ -66,7 +68,16 @@ from model.kernel import WriterContext
 from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData, LockFile
 from model.objectstore import ObjectStore, StoredObject
-from model.sim import SimNetwork, SimWorld, run_scenario, sampler, timeouts, uuid4_string
+from model.sim import (
+    ScriptedTimes,
+    SimEnvironment,
+    SimNetwork,
+    SimWorld,
+    _Start,
+    run_scenario,
+    sampler,
+    uuid4_string,
+)
 from model.workload import draw, register_body, register_value
 from model.workloads.plugins import PLUGINS
 from scenarios import catalogue
@@ -222,39 +233,65 @@ def test_one_seed_gives_the_same_history_bytes_twice() -> None:
     assert runs[0] == runs[1] and runs[0].count("\n") > 100
 
 
-def _firing_order(make_timeout: str) -> tuple[list[tuple[int, str]], list[tuple[int, int, int]]]:
-    """Timeouts and processes of one instant and later, made by ``env.timeout`` or ``sim.timeouts``:
-    the order they fire in, and the queue entries (time, priority, id) the timeouts were given."""
-    env = simpy.Environment()
-    timeout = env.timeout if make_timeout == "simpy" else timeouts(env)
+def _firing_order(base: type[simpy.Environment]) -> tuple[list[tuple[int, str]], list[tuple[int, int, str]]]:
+    """Timeouts, events and processes of one instant and later, in an environment of class ``base``: the
+    order they fire in, and what each call of ``Environment.schedule`` queued (time, priority, event kind)."""
+    queued: list[tuple[int, int, str]] = []
+
+    class Recording(base):  # type: ignore[valid-type, misc]
+        def schedule(self, event: simpy.Event, priority: simpy.events.EventPriority = simpy.events.NORMAL,
+                     delay: float = 0) -> None:
+            super().schedule(event, priority, delay)
+            queued.append((int(self.now + delay), int(priority), type(event).__name__))
+
+    env = Recording()
     fired: list[tuple[int, str]] = []
 
     def proc(name: str, delays: list[int]) -> simpy.events.ProcessGenerator:
         for ms in delays:
-            yield timeout(ms)
+            yield env.timeout(ms)
             fired.append((int(env.now), name))
+        signal = env.event()
+        signal.callbacks.append(lambda _, name=name: fired.append((int(env.now), f"{name} signalled")))
+        signal.succeed()
 
     for i, delays in enumerate([[0, 5, 5], [5, 0, 0], [3, 2, 0], [10]]):
         env.process(proc(f"p{i}", delays))
-    made = [timeout(ms) for ms in (5, 0, 7)]
+    made = [env.timeout(ms) for ms in (5, 0, 7)]
     for n, t in enumerate(made):
         t.callbacks.append(lambda _, n=n: fired.append((int(env.now), f"t{n}")))
-    entries = [(at, prio, eid) for at, prio, eid, event in sorted(env._queue) if event in made]
     env.run()
-    return fired, entries
+    return fired, queued
 
 
-def test_sim_timeouts_fire_in_simpys_order() -> None:
-    assert _firing_order("sim") == _firing_order("simpy")
+def test_the_sim_environment_queues_simpys_events_as_simpy_does() -> None:
+    assert _firing_order(SimEnvironment) == _firing_order(simpy.Environment)
+
+
+def test_a_start_is_urgent_and_scripted_timers_run_last_by_rank() -> None:
+    env = SimEnvironment()
+    fired: list[tuple[int, str]] = []
+
+    def note(name: str) -> Callable[[Any], None]:
+        return lambda _: fired.append((int(env.now), name))
+
+    script = ScriptedTimes(env, Schedule(ranks=(1, 0)))
+    made = [("rank 1", script.timeout(5)), ("rank 0", script.timeout(5)), ("plain", script.timeout(5)),
+            ("normal", env.event()), ("start", _Start(env))]
+    for name, event in made:
+        event.callbacks.append(note(name))
+        if not event.triggered:
+            event.succeed()
+    env.run()
+    assert fired == [(0, "start"), (0, "normal"), (5, "plain"), (5, "rank 0"), (5, "rank 1")]
     with pytest.raises(ValueError, match="Negative delay -1"):
-        timeouts(simpy.Environment())(-1)
+        script.timeout(-1)
 
 
 def _every_event(m: pytest.MonkeyPatch) -> None:
-    """Each request starts, each hop of it happens, and each reply wakes its task, through an event of its
-    own (as before the shortcuts of ``SimNetwork._runs_next`` and ``SimNetwork._later``)."""
-    m.setattr(SimNetwork, "_runs_next", lambda self, priority: False)
-    m.setattr(SimNetwork, "_later", lambda self, ms, then: self._timeout(ms).callbacks.append(then))
+    """Each request starts through an event of its own (as before the shortcut of ``SimNetwork._runs_next``;
+    every hop and reply has one)."""
+    m.setattr(SimNetwork, "_runs_next", lambda self: False)
 
 
 def _history_and_steps(scenario: Scenario, seed: int, monkeypatch: pytest.MonkeyPatch,
@@ -297,25 +334,33 @@ def test_requests_without_their_own_events_keep_every_history_byte(
         assert fast_steps < plain_steps * 0.9 and fast.count("try-lock") > 20  # the shortcut was taken
 
 
-def _eager_later(self: SimNetwork, ms: int, then: Callable[[Any], None]) -> None:
-    """SimNetwork._later with one mistake: it also runs a hop at once when an event is queued at the hop's
-    own time (SimPy would process that event first)."""
-    env = self.env
-    due = env._now + ms
-    if not env._queue or env._queue[0][0] >= due:
-        env._now = due
-        then(None)
-        return
-    self._timeout(ms).callbacks.append(then)
+class _AnyEvent:
+    """``model.sim._SOLE_WAITER`` in a mistaken shortcut: every event counts as awaited by one task."""
+
+    def __contains__(self, kind: object) -> bool:
+        return True
 
 
-def test_the_byte_comparison_catches_a_hop_run_at_once_too_eagerly(monkeypatch: pytest.MonkeyPatch) -> None:
-    scenario = _lockstep(Dist("fixed", 10))
-    plain, _ = _history_and_steps(scenario, 1, monkeypatch, every_event=True)
-    with monkeypatch.context() as m:
-        m.setattr(SimNetwork, "_later", _eager_later)
-        eager, _ = _history_and_steps(scenario, 1, monkeypatch, every_event=False)
-    assert eager != plain
+def test_the_byte_comparison_catches_a_request_started_at_once_too_eagerly(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # two tasks woken by one event (see _TwoWaiters): a request started at once (whoever else waits for the
+    # event that woke its task, whatever is queued at the instant) reaches the store before the other task's
+    # equally long sleep ends
+    scenario = Scenario(duration_ms=5_000, storage=StorageConfig(latency_ms=Dist("fixed", 10)),
+                        workload=WorkloadConfig(writers=1))
+
+    def history_bytes(every_event: bool, eager: bool = False) -> str:
+        with monkeypatch.context() as m:
+            if every_event:
+                _every_event(m)
+            if eager:
+                m.setattr(sim, "_SOLE_WAITER", _AnyEvent())
+                m.setattr(SimNetwork, "_runs_next", lambda self: True)
+            return history.dumps(SimWorld(scenario, workload=_TwoWaiters()).run())
+
+    plain = history_bytes(every_event=True)
+    assert history_bytes(every_event=False) == plain
+    assert history_bytes(every_event=False, eager=True) != plain
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

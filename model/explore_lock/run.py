@@ -15,6 +15,7 @@ exactly (``model/explore_lock/counterexample.py``).
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
@@ -35,13 +36,21 @@ from model.explore_lock.bounds import (
     Reductions,
 )
 from model.explore_lock.statekey import Encoder, canonical, shape
-from model.explore_lock.world import GLOBAL, ExploreNetwork, ExploreWorld, FaultState, Pending, Suspend
+from model.explore_lock.world import (
+    GLOBAL,
+    ExploreNetwork,
+    ExploreWorld,
+    FaultState,
+    Pending,
+    ReadableProcess,
+    Suspend,
+)
 from model.faults import KEY_CLASSES, FaultMatcher
 from model.history import Event
 from model.kernel import Kernel
 from model.lock_audit import enable_body, enable_key
 from model.objectstore import ObjectStore
-from model.sim import node_clocks, retry_policy
+from model.sim import SimEnvironment, node_clocks, retry_policy
 from model.taskloop import interrupt_policy
 from model.workloads.lock import LockWorkload
 
@@ -307,7 +316,7 @@ class Run:
         sc = self.scenario
         self.seed = sc.seed
         self.id_rng = random.Random(f"{self.seed}/ids")
-        self.env = simpy.Environment()
+        self.env = SimEnvironment()
         self.world = ExploreWorld(self.env, self.tick, self.bounds.latency_ticks)
         self.store = ObjectStore(sc.storage.flavor)
         if sc.lock.audit:  # as the simulated world does: the table has Hudi's lock audit enabled
@@ -334,7 +343,7 @@ class Run:
 
     def _drain(self) -> None:
         env = self.env
-        while env._queue:
+        while env.peek() < math.inf:
             env.step()
             if self.stopped:  # stopped inside a process (SimPy turned the exception into its failure)
                 raise Stop()
@@ -345,7 +354,7 @@ class Run:
         k.record("-", "nemesis", "info", "run-start", {"seed": self.seed, "scenario": self.scenario.name})
         for node in k.nodes.values():
             k.start_writer(node)
-        self.env.process(k.nemesis())
+        ReadableProcess(self.env, k.nemesis())
         while True:
             self._drain()
             due, nxt, can_wait = world.scan()
@@ -375,7 +384,7 @@ class Run:
                 self._advance(nxt)
                 continue
             world.fire(due[i])
-        self.env._now = self.now() + self.tick  # a replay in simulation runs until here (duration_ms)
+        self._clock_to(self.now() + self.tick)  # a replay in simulation runs until here (duration_ms)
         k.record("-", "nemesis", "info", "run-end", {})
         return End(self.now(), k.events)
 
@@ -398,7 +407,14 @@ class Run:
         gap = self.liveness_gap(to)
         if gap > self.worst_gap:
             self.worst_gap = gap
-        self.env._now = to
+        self._clock_to(to)
+
+    def _clock_to(self, to: int) -> None:
+        """Move SimPy's clock to ``to``, with nothing queued (SimPy processes one timeout, due then)."""
+        env = self.env
+        assert env.peek() == math.inf, "time advanced before SimPy reached quiescence"
+        env.timeout(to - self.now())
+        env.step()
 
     def gap(self, now: int) -> int:
         """The longest liveness gap of the run so far (see :meth:`liveness_gap`)."""
@@ -467,7 +483,7 @@ class Run:
             node = k.nodes[n]
             tasks = []
             for name, t in sorted(node.tasks.items()):
-                gen: Any = t.handle._generator if isinstance(t.handle, simpy.Process) else None
+                gen: Any = t.handle.generator if isinstance(t.handle, ReadableProcess) else None
                 if gen is not None and gen.gi_frame is not None:  # the task and its protocol generator
                     tasks.append((name, shape(gen), shape(gen.gi_frame.f_locals.get("gen"))))
             # the clock (its offset: with skew, writers differ by it) keeps apart nodes that no renaming

@@ -123,7 +123,7 @@ class Encoder:
     def enc(self, obj: Any) -> Hashable:
         """The encoding of any value of the run (dispatched on its type)."""
         kind = type(obj)
-        if kind is str:  # the commonest values first, without a handler call (hot: every key walks ~100s)
+        if kind is str:  # the commonest values, looked up before the handler table
             got: str | None = self._texts.get(obj)
             return got if got is not None else self.text(obj)
         if obj is None or kind is bool:
@@ -299,7 +299,7 @@ def _event(e: Encoder, ev: simpy.Event) -> Hashable:
     timer = e.timers(ev)
     if timer is not None:
         return ("T", timer.lo - e.now, e._events(ev))
-    return ("E", ev.triggered, e.enc(ev._value) if ev.triggered else None, e._events(ev))
+    return ("E", ev.triggered, e.enc(ev.value) if ev.triggered else None, e._events(ev))
 
 
 def _mutable(body: Callable[[Encoder, Any], Hashable]) -> Callable[[Encoder, Any], Hashable]:
@@ -323,8 +323,8 @@ def _handler_for(kind: type) -> Callable[[Encoder, Any], Hashable]:
             return (name, *[e._named(n, getattr(obj, n)) for n in names])
 
         return frozen
-    if issubclass(kind, simpy.Process):
-        return _mutable(lambda e, p: ("p", e.enc(p._generator), e.enc(p._target), e._events(p)))
+    if issubclass(kind, simpy.Process):  # the explorer's processes keep their generator (ReadableProcess)
+        return _mutable(lambda e, p: ("p", e.enc(p.generator), e.enc(p.target), e._events(p)))
     if issubclass(kind, simpy.Event):
         return _mutable(_event)
     if issubclass(kind, BaseException):

@@ -29,6 +29,7 @@ processes steps due at one instant in rank order, after what they trigger.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -41,11 +42,19 @@ from model.effects import FencedPut, StorageEffect, StoreResult
 from model.faults import FaultMatcher
 from model.kernel import Lock, Node, Task
 from model.objectstore import Store, is_write
-from model.sim import SimNetwork, _Step
+from model.sim import SimEnvironment, SimNetwork, _Start
 
 Gen = Generator[Any, Any, Any]
 Sid = tuple[Any, ...]
 GLOBAL = "*"
+
+
+class ReadableProcess(simpy.Process):
+    """A SimPy process that keeps its generator where the state key reads it (``generator``)."""
+
+    def __init__(self, env: simpy.Environment, generator: Gen) -> None:
+        self.generator = generator
+        super().__init__(env, generator)
 
 
 class Suspend(Exception):
@@ -102,7 +111,7 @@ class ExploreWorld:
     Interrupt: type[BaseException] = simpy.Interrupt
     lock: Lock | None = None  # tasks never run in parallel
 
-    def __init__(self, env: simpy.Environment, tick: int, latency_ticks: int) -> None:
+    def __init__(self, env: SimEnvironment, tick: int, latency_ticks: int) -> None:
         self.env = env
         self.nodes: dict[str, Node] = {}  # the kernel's nodes, once it has them
         self.tick = tick
@@ -124,13 +133,16 @@ class ExploreWorld:
     # ---- the World protocol ----------------------------------------------------------------
 
     def now(self) -> int:
-        return int(self.env._now)
+        """True time: SimPy's clock."""
+        return int(self.env.now)
 
     def read_clock(self, node: Node) -> int:
-        return node.clock.read(self.env._now)  # type: ignore[arg-type]
+        """``node``'s wall clock now."""
+        return node.clock.read(int(self.env.now))
 
     def start(self, gen: Gen) -> simpy.Process:
-        proc = self.env.process(gen)
+        """Run ``gen`` as a process named by its node, task, incarnation and spawn count (its ``sid``)."""
+        proc = ReadableProcess(self.env, gen)
         owner, name = _process_owner(gen)
         count = self._spawns.get((owner, name), 0)
         self._spawns[(owner, name)] = count + 1
@@ -141,15 +153,16 @@ class ExploreWorld:
         return proc
 
     def timeout(self, ms: int) -> simpy.Event:
-        event = simpy.Event(self.env)
-        event._ok, event._value = True, None  # triggered, as a Timeout is when it is made
+        """A timer: an event that :meth:`fire` triggers when the run chooses it, due ``ms`` from now."""
+        event = self.env.event()
         pid, owner = self.current()
-        due = int(self.env._now) + ms
+        due = int(self.env.now) + ms
         step = self._add(Pending((*pid, "timer"), "timer", owner, due, due, 0, event=event))
         self._timers[id(event)] = step
         return event
 
     def request(self, node: Node, effect: StorageEffect) -> Any:
+        """Send a storage request over the explored network."""
         assert self.network is not None
         return self.network.request(node, effect)
 
@@ -178,7 +191,7 @@ class ExploreWorld:
         Time goes to the next tick while a due hop may still wait, else to the next step's instant
         (None: nothing is pending); it may not go while a due step's last instant is now.
         """
-        now = int(self.env._now)
+        now = int(self.env.now)
         due: list[Pending] = []
         alive: list[Pending] = []
         later: int | None = None
@@ -203,12 +216,17 @@ class ExploreWorld:
         return due, nxt, can_wait and nxt is not None
 
     def fire(self, step: Pending) -> None:
-        """Make ``step`` happen now (the caller then runs SimPy to quiescence)."""
+        """Make ``step`` happen now (the caller then runs SimPy to quiescence).
+
+        SimPy's queue is empty here (a step runs to quiescence), so the timer's event is the next one
+        processed, whatever its priority.
+        """
+        assert self.env.peek() == math.inf, "a step fired before SimPy reached quiescence"
         self.pending.remove(step)
-        self.fired.append(Fired(int(self.env._now), step))
+        self.fired.append(Fired(int(self.env.now), step))
         if step.event is not None:
             self._timers.pop(id(step.event), None)
-            self.env.schedule(step.event, simpy.events.URGENT)
+            step.event.succeed()
         else:
             assert self.network is not None and step.then is not None
             self.network.deliver(step)
@@ -216,7 +234,7 @@ class ExploreWorld:
     def drain(self) -> None:
         """Process everything SimPy has due at this instant."""
         env = self.env
-        while env._queue:
+        while env.peek() < math.inf:
             env.step()
 
 
@@ -264,7 +282,9 @@ class ExploreNetwork(SimNetwork):
             finally:
                 self._req, self._kind = saved
 
-        simpy.events.Initialize(self.env, _Step(send))  # type: ignore[arg-type]
+        start = _Start(self.env)  # due now, urgent: as the SimPy process that a request once was
+        start.callbacks.append(send)
+        start.succeed()
         return reply
 
     def answer(self, reply: Any, result: StoreResult) -> None:
