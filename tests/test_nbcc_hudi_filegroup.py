@@ -9,7 +9,9 @@ says so.  Sources, apache/hudi:
 * ``hudi-common/src/test/java/org/apache/hudi/common/table/view/TestHoodieTableFileSystemView.java``
   (1.x stored text, index id 147503340, commit not shown), ``testViewForFileSlicesWithNoBaseFile``;
 * ``BaseHoodieCompactionPlanGenerator#generateCompactionPlan``'s documented sequence (stored 1.x text,
-  index id 203896726): a log pending when the plan is made stays out of it.
+  index id 203896726): a log pending when the plan is made stays out of it;
+* ``TestSparkNonBlockingConcurrencyControl`` (package ``org.apache.hudi.table.functional``; 1.x stored
+  text, index id 71022129, commit not shown), ``testNonBlockingConcurrencyControlWithInflightInstant``.
 
 Instants are small integers; a completion lookup maps an instant to its completion time.
 """
@@ -158,3 +160,50 @@ def test_the_compaction_planner_leaves_out_a_group_hudi_1_2_0_hides() -> None:
     planned = plan_group(group, ct, 9, Rule.PR_19785)
     assert planned is not None and planned.base_instant == 2
     assert [lf.instant for lf in planned.log_files] == [2]
+
+
+def test_non_blocking_concurrency_control_with_inflight_instant() -> None:
+    # TestSparkNonBlockingConcurrencyControl#testNonBlockingConcurrencyControlWithInflightInstant: txn 1
+    # and txn 2 write logs to one log-only file group; txn 1 commits; a compaction is scheduled while
+    # txn 2 is inflight; txn 3 writes and commits; the compaction runs and commits.  "read optimized
+    # result is [(id1,Danny,null,1)] because 2nd commit is in inflight state and the data files belongs
+    # 3rd commit is not included in the last compaction": the plan takes txn 1's log only.
+    t1, t2, c1, tc, t3, c3, ctc = 1, 2, 3, 4, 5, 6, 7
+    at_plan = FileGroupFiles("", FID, (), (log(t1), log(t2)), timeline=WriteTimeline((t1, t2)))
+    for rule in (Rule.HUDI_1_2_0, Rule.PR_19785):
+        planned = plan_group(at_plan, lookup({t1: c1}), tc, rule)
+        assert planned is not None and planned.base_instant == t1
+        assert [lf.instant for lf in planned.log_files] == [t1], rule
+        after = FileGroupFiles("", FID, (base(tc),), (log(t1), log(t2), log(t3)),
+                               timeline=WriteTimeline((t1, t2, tc, t3), frozenset({tc})))
+        ct = lookup({t1: c1, tc: ctc, t3: c3})
+        read = group_view(after, ct, rule, None, False)
+        # the read-optimized view reads the compaction's base file: txn 1's row only
+        assert read is not None and read.base_file == base(tc)
+        # the snapshot adds txn 3's log (completed after the plan) and never txn 2's (pending)
+        assert [lf.instant for lf in read.log_files] == [t3], rule
+
+
+def test_the_same_test_with_the_later_transaction_committing_first_finds_issue_19774() -> None:
+    # The Java test above with txn 2 committing instead of txn 1: the group's first log (txn 1) is
+    # pending when the compaction is scheduled.  Hudi 1.2.0 keys the group's only slice on txn 1
+    # (getBaseInstantTime) and hides it (isFileSliceCommitted): scheduleCompaction finds nothing to
+    # compact (the Java test's .get() would throw) and a snapshot read misses txn 2's committed row.
+    # PR #19785 opens the slice at txn 2's completed log: the plan takes it and the read shows it.
+    # An earlier commit (t0, on another file group) must be on the timeline: were txn 1 the table's
+    # first instant, isFileSliceCommitted would take its key for one before the timeline starts
+    # (containsOrBeforeTimelineStarts) and show the slice.
+    t0, c0, t1, t2, c2, tc = 0, 1, 2, 3, 4, 5
+    fresh = FileGroupFiles("", FID, (), (log(t1), log(t2)), timeline=WriteTimeline((t1, t2)))
+    assert plan_group(fresh, lookup({t2: c2}), tc, Rule.HUDI_1_2_0) is not None
+    group = FileGroupFiles("", FID, (), (log(t1), log(t2)), timeline=WriteTimeline((t0, t1, t2)))
+    ct = lookup({t0: c0, t2: c2})
+    assert plan_group(group, ct, tc, Rule.HUDI_1_2_0) is None
+    assert group_view(group, ct, Rule.HUDI_1_2_0, None, False) is None
+    planned = plan_group(group, ct, tc, Rule.PR_19785)
+    assert planned is not None and [lf.instant for lf in planned.log_files] == [t2]
+    read = group_view(group, ct, Rule.PR_19785, None, False)
+    assert read is not None and [lf.instant for lf in read.log_files] == [t2]
+    # through the metadata table txn 1's pending log is not listed: 1.2.0 anchors on txn 2 and shows it
+    read_mdt = group_view(group, ct, Rule.HUDI_1_2_0, None, True)
+    assert read_mdt is not None and [lf.instant for lf in read_mdt.log_files] == [t2]

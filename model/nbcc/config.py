@@ -50,7 +50,9 @@ class NbccConfig:
     auto_clean: bool = True
     read_every_ms: int = 0
     read_until_ms: int = 0
-    rule: str = ""  # removed: ConfigError naming the variant to write instead
+    # removed (before variants): a file that sets it gets a ConfigError naming the variant to write
+    # instead; the metadata asks writers of TOML (scenarios.loader.to_dict) to leave it out
+    rule: str = field(default="", metadata={"removed": "nbcc.variant"})
 
     def validate(self) -> None:
         """Raise ConfigError naming the first bad field (``nbcc.<field>``) and its value."""
