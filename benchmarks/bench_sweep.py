@@ -2,7 +2,10 @@
 
 For one grid (default: ``smoke`` with 32 seeds per cell, 128 simulated runs), measured in one run:
 
-1. simulated runs per second in one process (the local engine);
+1. simulated runs per second in one process (the local engine), and with ``--engine local --jobs N``
+   (``--jobs``, default 2: worker processes; the ratio one process / jobs N is the figure; the first
+   run, which starts the workers, is reported apart, the timed ones reuse them, as a sweep or a
+   boundary search does after its first probe); ``--local-only`` stops there (no Spark);
 2. simulated runs per second on Spark ``local[1]`` and ``local[2]``, each after a warm-up job
    (the first job of a session starts the Python workers), in ``--rounds`` rounds of alternating
    order (the JVM warms up in the first session), best per master; session starts are reported apart.
@@ -17,7 +20,7 @@ Every timed configuration is repeated ``--repeats`` times and the best time is k
 average is printed before and after: other work on the machine lowers the ratio.
 
 Run: python benchmarks/bench_sweep.py [--grid smoke] [--seeds 32] [--repeats 2] [--rounds 2]
-     [--tasks-per-core 3] [--unbatched]
+     [--tasks-per-core 3] [--unbatched] [--jobs 2] [--local-only]
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="sessions per master, in alternating order")
     parser.add_argument("--tasks-per-core", type=int, default=TASKS_PER_CORE)
     parser.add_argument("--unbatched", action="store_true", help="also time one Spark task per run")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes of the local engine")
+    parser.add_argument("--local-only", action="store_true", help="time the local engine only (no Spark)")
     args = parser.parse_args()
 
     g = grid.load(args.grid)
@@ -59,8 +64,26 @@ def main() -> None:
 
     local = LocalEngine(quiet=True)
     reference = local.run(tasks)
-    t_local = best_of(args.repeats, lambda: local.run(tasks))
+    pooled = LocalEngine(quiet=True, jobs=args.jobs)
+    try:
+        started = time.perf_counter()
+        assert pooled.run(tasks) == reference, f"--jobs {args.jobs} rows differ from one process's"
+        first = time.perf_counter() - started
+        # Alternating, best of each: other work on the machine comes and goes during the run.
+        t_local = t_pooled = float("inf")
+        for _ in range(args.repeats):
+            t_local = min(t_local, best_of(1, lambda: local.run(tasks)))
+            t_pooled = min(t_pooled, best_of(1, lambda: pooled.run(tasks)))
+    finally:
+        pooled.close()
     print(f"one process      : {t_local:7.2f} s  {n / t_local:7.1f} runs/s")
+    print(f"local --jobs {args.jobs:<3} : {t_pooled:7.2f} s  {n / t_pooled:7.1f} runs/s  (first run, "
+          f"starting the workers: {first:.2f} s); one process / --jobs {args.jobs}: "
+          f"{t_local / t_pooled:.2f}x ({t_local / first:.2f}x counting the start); "
+          f"load {os.getloadavg()[0]:.1f}")
+    if args.local_only:
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        return
 
     # Rounds in alternating orders, best per master: the JVM warms up during the first session, and
     # other work on the machine comes and goes.
