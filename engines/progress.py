@@ -64,7 +64,8 @@ class Progress:
         self.tty = is_terminal(self.stream)
         self.every = every if every is not None else (BAR_EVERY if self.tty else LINE_EVERY)
         self.started = time.monotonic()
-        self._last = -1.0e9
+        # a bar is drawn at once; a plain line only after ``every`` seconds (a short count says nothing)
+        self._last = -1.0e9 if self.tty else self.started
         self._state: tuple[int, int, int] | None = None
         self._width = 0  # of the bar last drawn, to blank what a shorter one leaves
 
@@ -107,6 +108,7 @@ class Steps:
         self.quiet = quiet
         self.started = time.monotonic()
         self.seconds: dict[str, float] = {}
+        self._said = -1.0e9  # when :meth:`status` last printed
 
     def elapsed(self) -> float:
         """Seconds since the command started."""
@@ -118,6 +120,13 @@ class Steps:
             return
         self.stream.write(f"{self.command} [{seconds_text(self.elapsed()):>6}] {text}\n")
         self.stream.flush()
+
+    def status(self, text: str, every: float = LINE_EVERY) -> None:
+        """A line on how a part goes where no count is known; at most one every ``every`` seconds."""
+        now = time.monotonic()
+        if now - self._said >= every:
+            self._said = now
+            self.say(text)
 
     @contextlib.contextmanager
     def part(self, name: str, done: Callable[[], str] | None = None) -> Iterator[None]:
