@@ -14,11 +14,13 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import pytest
 
 pytest.importorskip("h11")
+
+from http_reader import read_response  # noqa: E402
 
 from backends.fault_proxy import FaultProxy  # noqa: E402
 from model.config import ErrorRule  # noqa: E402
@@ -94,29 +96,6 @@ def _proxy(url: str, tmp_path: Path, **kw: Any) -> FaultProxy:
 def _connect(p: FaultProxy) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", p.ports["w1"]), timeout=10)
     return sock
-
-
-def read_response(f: BinaryIO, head: bool = False) -> tuple[int, dict[str, str], bytes]:
-    """One response from a buffered reader: status, lower-cased headers, body (Content-Length or chunked;
-    none for a reply to HEAD)."""
-    line = f.readline()
-    if not line:
-        raise EOFError("connection closed")
-    status = int(line.split()[1])
-    headers: dict[str, str] = {}
-    while (h := f.readline()) not in (b"\r\n", b""):
-        k, v = h.decode("latin-1").split(":", 1)
-        headers[k.strip().lower()] = v.strip()
-    if 100 <= status < 200 or head:
-        return status, headers, b""
-    if headers.get("transfer-encoding", "").lower() == "chunked":
-        body = b""
-        while size := int(f.readline().split(b";")[0], 16):
-            body += f.read(size)
-            f.readline()
-        f.readline()
-        return status, headers, body
-    return status, headers, f.read(int(headers.get("content-length", "0")))
 
 
 def test_a_chunked_request_body_reaches_the_server_whole(upstream: Any, tmp_path: Path) -> None:
