@@ -5,7 +5,9 @@ For one grid (default: ``smoke`` with 32 seeds per cell, 128 simulated runs), me
 1. simulated runs per second in one process (the local engine), and with ``--engine local --jobs N``
    (``--jobs``, default 2: worker processes; the ratio one process / jobs N is the figure; the first
    run, which starts the workers, is reported apart, the timed ones reuse them, as a sweep or a
-   boundary search does after its first probe); ``--local-only`` stops there (no Spark);
+   boundary search does after its first probe), with the CPU time per run of each (the workers'
+   from /proc, and the parent's: what the pool costs, which the load does not change much);
+   ``--local-only`` stops there (no Spark);
 2. simulated runs per second on Spark ``local[1]`` and ``local[2]``, each after a warm-up job
    (the first job of a session starts the Python workers), in ``--rounds`` rounds of alternating
    order (the JVM warms up in the first session), best per master; session starts are reported apart.
@@ -28,11 +30,24 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 from engines import cells
 from engines.local import LocalEngine
 from engines.spark import TASKS_PER_CORE, SparkEngine, start_session
 from scenarios import grid
+
+
+def _cpu_of(pids: list[int]) -> float:
+    """CPU seconds (user + system) the processes ``pids`` have used so far (Linux /proc; nan elsewhere)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def best_of(repeats: int, fn) -> float:  # type: ignore[no-untyped-def]
@@ -71,9 +86,15 @@ def main() -> None:
         first = time.perf_counter() - started
         # Alternating, best of each: other work on the machine comes and goes during the run.
         t_local = t_pooled = float("inf")
+        cpu_local = cpu_workers = cpu_parent = float("inf")
         for _ in range(args.repeats):
+            cpu0 = time.process_time()
             t_local = min(t_local, best_of(1, lambda: local.run(tasks)))
+            cpu_local = min(cpu_local, time.process_time() - cpu0)
+            cpu0, workers0 = time.process_time(), _cpu_of(pooled.worker_pids())
             t_pooled = min(t_pooled, best_of(1, lambda: pooled.run(tasks)))
+            cpu_parent = min(cpu_parent, time.process_time() - cpu0)
+            cpu_workers = min(cpu_workers, _cpu_of(pooled.worker_pids()) - workers0)
     finally:
         pooled.close()
     print(f"one process      : {t_local:7.2f} s  {n / t_local:7.1f} runs/s")
@@ -81,6 +102,10 @@ def main() -> None:
           f"starting the workers: {first:.2f} s); one process / --jobs {args.jobs}: "
           f"{t_local / t_pooled:.2f}x ({t_local / first:.2f}x counting the start); "
           f"load {os.getloadavg()[0]:.1f}")
+    if cpu_workers == cpu_workers and cpu_workers < float("inf"):  # /proc was readable
+        print(f"CPU per run      : one process {cpu_local / n * 1000:.1f} ms; --jobs {args.jobs}: workers "
+              f"{cpu_workers / n * 1000:.1f} ms + parent {cpu_parent / n * 1000:.1f} ms "
+              "(what the pool costs, whatever the load)")
     if args.local_only:
         print(f"load average after: {os.getloadavg()[0]:.2f}")
         return
