@@ -87,6 +87,7 @@ def _work(conn: Any) -> None:
         if message is None:
             return
         index, fn, task = message
+        reply: tuple[int, Any, str | None]
         try:
             reply = (index, fn(task), None)
         except Exception as e:  # noqa: BLE001 - reported to the parent, which names the task
