@@ -7,6 +7,8 @@ For one grid (default: ``smoke`` with 32 seeds per cell, 128 simulated runs), me
    run, which starts the workers, is reported apart, the timed ones reuse them, as a sweep or a
    boundary search does after its first probe), with the CPU time per run of each (the workers'
    from /proc, and the parent's: what the pool costs, which the load does not change much);
+   and the machine's ceiling measured between the rounds (``--jobs`` plain busy processes against
+   the same work one after the other: the other work on a shared machine takes cores);
    ``--local-only`` stops there (no Spark);
 2. simulated runs per second on Spark ``local[1]`` and ``local[2]``, each after a warm-up job
    (the first job of a session starts the Python workers), in ``--rounds`` rounds of alternating
@@ -36,6 +38,34 @@ from engines import cells
 from engines.local import LocalEngine
 from engines.spark import TASKS_PER_CORE, SparkEngine, start_session
 from scenarios import grid
+
+
+def _burn(n: int = 4_000_000) -> int:
+    """A fixed amount of pure-Python CPU work."""
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def machine_ceiling(jobs: int) -> float:
+    """How much faster ``jobs`` busy processes finish than the same work one after the other, now: the
+    most any pool can gain on this machine at this moment (other work on it takes cores)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                                      else "spawn")
+    procs = [ctx.Process(target=_burn) for _ in range(jobs)]
+    started = time.perf_counter()
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    parallel = time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(jobs):
+        _burn()
+    return (time.perf_counter() - started) / parallel
 
 
 def _cpu_of(pids: list[int]) -> float:
@@ -87,7 +117,9 @@ def main() -> None:
         # Alternating, best of each: other work on the machine comes and goes during the run.
         t_local = t_pooled = float("inf")
         cpu_local = cpu_workers = cpu_parent = float("inf")
+        ceilings = []
         for _ in range(args.repeats):
+            ceilings.append(machine_ceiling(args.jobs))
             cpu0 = time.process_time()
             t_local = min(t_local, best_of(1, lambda: local.run(tasks)))
             cpu_local = min(cpu_local, time.process_time() - cpu0)
@@ -102,6 +134,9 @@ def main() -> None:
           f"starting the workers: {first:.2f} s); one process / --jobs {args.jobs}: "
           f"{t_local / t_pooled:.2f}x ({t_local / first:.2f}x counting the start); "
           f"load {os.getloadavg()[0]:.1f}")
+    print(f"machine ceiling  : {args.jobs} plain busy processes ran "
+          f"{' / '.join(f'{c:.2f}x' for c in ceilings)} faster than one after the other, measured between "
+          "the rounds (the most a pool can gain now)")
     if cpu_workers == cpu_workers and cpu_workers < float("inf"):  # /proc was readable
         print(f"CPU per run      : one process {cpu_local / n * 1000:.1f} ms; --jobs {args.jobs}: workers "
               f"{cpu_workers / n * 1000:.1f} ms + parent {cpu_parent / n * 1000:.1f} ms "
