@@ -216,3 +216,19 @@ def test_a_script_without_a_main_guard_fails_to_start_its_workers_and_says_so(tm
                           timeout=120)
     assert done.returncode == 1
     assert "WorkersFailed: a worker process failed to start" in done.stderr
+
+
+def test_boundary_probes_in_workers_are_those_of_one_process() -> None:
+    from analyses.boundary import Prober, bisect
+
+    fast = ["lock.validity_secs=10", "lock.renew_interval_secs=1", "duration_ms=40000",
+            "faults.pauses[0].at_ms=5000"]
+    pause = "faults.pauses[0].duration_ms"
+    pooled = LocalEngine(quiet=True, jobs=2)
+    try:
+        in_workers = bisect(pause, 0, 30_000, 500, Prober("rfc91-long-pause", fast, pause, [1, 2, 3], pooled))
+    finally:
+        pooled.close()
+    one = LocalEngine(quiet=True)
+    alone = bisect(pause, 0, 30_000, 500, Prober("rfc91-long-pause", fast, pause, [1, 2, 3], one))
+    assert in_workers.outcome == "found" and in_workers.probes == alone.probes
