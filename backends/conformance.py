@@ -20,6 +20,13 @@ Properties (each passes or fails, with a counterexample when it fails):
 Separately from failures, every *deviation* from the documented behaviour of
 AWS S3, GCS or Azure Blob (by the backend's dialect) is reported: a different
 status code, a refused but valid precondition, a 5xx where a 412 was due.
+
+Every property is timed, and the requests that waited out the client timeout
+(``timeout_s``, 10 s by default) are counted per property: a slow suite says
+where its time went (in the JSON, ``seconds`` and ``timeouts`` per property;
+in the table, a note per property that had any).  ``log`` gets a line as each
+property starts and ends; ``rounds_done(property, done, rounds)`` is called
+after each round of a race (a progress bar).
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ DOCUMENTED: dict[str, dict[str, tuple[int, str]]] = {
 DEFAULT_CLIENTS = 32
 DEFAULT_ROUNDS = 50
 LIN_TIMEOUT_S = 60.0  # per round; a race of 32 clients is decided in milliseconds
+WAITED_OUT = 0.9  # a request with no answer after this share of the client timeout waited it out
 
 
 @dataclass
@@ -87,10 +95,15 @@ class PropertyResult:
     seconds: float = 0.0
     verdict: lin.Verdict | None = None
     timeline: str | None = None
+    timeouts: int = 0  # requests that waited out the client timeout
+    timeout_seconds: float = 0.0  # the time they waited
 
     def to_json(self) -> dict[str, Any]:
-        """``name``, ``passed``, ``detail``; a non-linearizable race adds ``counterexample``, ``timeline``."""
-        out: dict[str, Any] = {"name": self.name, "passed": self.passed, "detail": self.detail}
+        """``name``, ``passed``, ``detail``, ``seconds``, ``timeouts`` (requests that waited out the client
+        timeout) and ``timeout_seconds``; a non-linearizable race adds ``counterexample``, ``timeline``."""
+        out: dict[str, Any] = {"name": self.name, "passed": self.passed, "detail": self.detail,
+                               "seconds": round(self.seconds, 3), "timeouts": self.timeouts,
+                               "timeout_seconds": round(float(self.timeout_seconds), 3)}
         if self.verdict is not None:
             out["counterexample"] = self.verdict.to_json()
         if self.timeline is not None:
@@ -121,6 +134,7 @@ class Report:
     deviations: list[Deviation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     run_id: str = ""
+    timeout_s: float = 0.0  # the clients' timeout
 
     @property
     def passed(self) -> bool:
@@ -144,7 +158,13 @@ class Report:
             "properties": [p.to_json() for p in self.properties],
             "deviations": [d.to_json() for d in self.deviations],
             "notes": list(self.notes),
+            "timeout_s": self.timeout_s,
+            "seconds": round(sum(p.seconds for p in self.properties), 3),
         }
+
+    def slow_notes(self) -> list[str]:
+        """One line per property whose requests waited out the client timeout: where the time went."""
+        return [f"{p.name}: {_waits(p, self.timeout_s)}" for p in self.properties if p.timeouts]
 
     def dumps(self) -> str:
         """The JSON form as text."""
@@ -165,12 +185,18 @@ class Report:
             lines += [f"    - {d.property}: {d.detail}" for d in self.deviations]
         else:
             lines.append("  deviations from documented behaviour: none")
-        lines += [f"  note: {n}" for n in self.notes]
+        lines += [f"  note: {n}" for n in self.notes + self.slow_notes()]
         verdict = "PASS" if self.passed else "FAIL"
         failed = sum(not p.passed for p in self.properties)
         lines.append(f"  => {verdict} ({len(self.properties) - failed} passed, {failed} failed, "
                      f"{len(self.deviations)} deviations)")
         return "\n".join(lines)
+
+
+def _waits(p: PropertyResult, timeout_s: float) -> str:
+    many = "request" if p.timeouts == 1 else "requests"
+    return (f"{p.timeouts} {many} waited out the {timeout_s:g} s client timeout "
+            f"({p.timeout_seconds:.1f} s of its {p.seconds:.1f} s)")
 
 
 def _raw(backend: Backend) -> str:
@@ -190,7 +216,8 @@ class Suite:
 
     def __init__(self, name: str, endpoint: Endpoint, *, rounds: int = DEFAULT_ROUNDS,
                  clients: int = DEFAULT_CLIENTS, timeout_s: float = 10.0, client: str | None = None,
-                 log: Callable[[str], None] | None = None) -> None:
+                 log: Callable[[str], None] | None = None,
+                 rounds_done: Callable[[str, int, int], None] | None = None) -> None:
         if rounds < 1 or clients < 2:
             raise ValueError(f"need rounds >= 1 and clients >= 2, got rounds={rounds} clients={clients}")
         self.name = name
@@ -200,6 +227,9 @@ class Suite:
         self.timeout_s = timeout_s
         self.client = client
         self.log = log or (lambda _msg: None)
+        self.rounds_done = rounds_done or (lambda _prop, _done, _rounds: None)
+        self._waits_lock = threading.Lock()
+        self._waits: list[float] = []  # this property's requests that waited out the timeout: their seconds
         self.run_id = uuid.uuid4().hex[:10]
         self.prefix = f"hcc-conformance/{self.run_id}/"
         self.report: Report | None = None
@@ -223,7 +253,7 @@ class Suite:
         """
         with self.backend() as b:
             rep = Report(self.name, b.describe(), b.dialect, notes=list(self.endpoint.notes),
-                         run_id=self.run_id)
+                         run_id=self.run_id, timeout_s=self.timeout_s)
             self.report = rep
             pre = b.perform(ListPrefix(self.prefix))
             if pre.outcome is Outcome.NOT_FOUND:
@@ -247,8 +277,22 @@ class Suite:
                 rep.properties.append(self._timed(pname, functools.partial(self.lost_reply, kw)))
         return rep
 
+    def perform(self, b: Backend, effect: StorageEffect) -> StoreResult:
+        """``b.perform(effect)``, noting a request that waited out the client timeout (any thread)."""
+        t0 = time.monotonic()
+        res = b.perform(effect)
+        self._note_wait(res, time.monotonic() - t0)
+        return res
+
+    def _note_wait(self, res: StoreResult, seconds: float) -> None:
+        if res.outcome is Outcome.TIMEOUT and seconds >= WAITED_OUT * self.timeout_s:
+            with self._waits_lock:
+                self._waits.append(seconds)
+
     def _timed(self, name: str, fn: Callable[[], PropertyResult]) -> PropertyResult:
-        self.log(f"{self.name}: {name} ...")
+        self.log(f"{name} ...")
+        with self._waits_lock:
+            self._waits = []
         t0 = time.monotonic()
         try:
             res = fn()
@@ -258,7 +302,10 @@ class Suite:
         except Exception as e:  # noqa: BLE001 - a crash of one property must not hide the others
             res = PropertyResult(name, False, f"error: {type(e).__name__}: {e}")
         res.seconds = time.monotonic() - t0
-        self.log(f"{self.name}: {name} {'pass' if res.passed else 'FAIL'} ({res.seconds:.1f}s)")
+        with self._waits_lock:
+            res.timeouts, res.timeout_seconds = len(self._waits), sum(self._waits)
+        slow = f"; {_waits(res, self.timeout_s)}" if res.timeouts else ""
+        self.log(f"{name} {'pass' if res.passed else 'FAIL'} in {res.seconds:.1f}s{slow}")
         return res
 
     def _deviate(self, prop: str, detail: str) -> None:
@@ -281,14 +328,14 @@ class Suite:
     def create_existing(self, b: Backend) -> PropertyResult:
         """Create-if-absent on an existing key is refused and changes nothing."""
         k = self.key("create-existing")
-        first = b.perform(CreateIfAbsent(k, b"first"))
+        first = self.perform(b, CreateIfAbsent(k, b"first"))
         if not first.ok:
             return PropertyResult("create-existing", False, f"setup create answered {first.outcome.name} "
                                   f"({_raw(b)})")
-        second = b.perform(CreateIfAbsent(k, b"second"))
+        second = self.perform(b, CreateIfAbsent(k, b"second"))
         raw = _raw(b)
         self._grade_status("create-existing", b, protocol_412=True)
-        now = b.perform(Read(k))
+        now = self.perform(b, Read(k))
         if second.ok or now.body != b"first":
             return PropertyResult("create-existing", False,
                                   f"second create answered {second.outcome.name} ({raw}); object now "
@@ -301,16 +348,16 @@ class Suite:
     def replace_stale(self, b: Backend) -> PropertyResult:
         """Replace-if-match with a stale tag is refused and changes nothing."""
         k = self.key("replace-stale")
-        v1 = b.perform(CreateIfAbsent(k, b"v1"))
+        v1 = self.perform(b, CreateIfAbsent(k, b"v1"))
         if not v1.ok or not v1.version:
             return PropertyResult("replace-stale", False, f"setup create answered {v1.outcome.name} "
                                   f"({_raw(b)})")
-        v2 = b.perform(ReplaceIfMatch(k, b"v2", v1.version))
+        v2 = self.perform(b, ReplaceIfMatch(k, b"v2", v1.version))
         if not v2.ok:
             raw = _raw(b)
             why = f"replace with the current tag {v1.version} answered {v2.outcome.name} ({raw})"
             if v1.version.startswith('"') and v2.outcome is Outcome.PRECONDITION_FAILED:
-                bare = b.perform(ReplaceIfMatch(k, b"v2", v1.version.strip('"')))
+                bare = self.perform(b, ReplaceIfMatch(k, b"v2", v1.version.strip('"')))
                 if bare.ok:
                     why += "; the same tag without quotes is accepted (If-Match compared literally)"
             self._deviate("replace-stale", f"refused a valid precondition: {why}")
@@ -318,10 +365,10 @@ class Suite:
         if v1.version == v2.version:
             return PropertyResult("replace-stale", False,
                                   f"version tag did not change on write ({v1.version})")
-        stale = b.perform(ReplaceIfMatch(k, b"v3", v1.version or ""))
+        stale = self.perform(b, ReplaceIfMatch(k, b"v3", v1.version or ""))
         raw = _raw(b)
         self._grade_status("replace-stale", b, protocol_412=True)
-        now = b.perform(Read(k))
+        now = self.perform(b, Read(k))
         if stale.ok or now.body != b"v2":
             return PropertyResult("replace-stale", False, f"stale replace answered {stale.outcome.name} "
                                   f"({raw}); object now {now.body!r} (condition ignored)")
@@ -333,15 +380,15 @@ class Suite:
     def replace_missing(self, b: Backend) -> PropertyResult:
         """Replace-if-match on a missing key is refused (404 or 412) and creates nothing."""
         k = self.key("replace-missing-src")
-        src = b.perform(CreateIfAbsent(k, b"src"))
+        src = self.perform(b, CreateIfAbsent(k, b"src"))
         if not src.ok:
             return PropertyResult("replace-missing", False, f"setup create answered {src.outcome.name} "
                                   f"({_raw(b)})")
         missing = self.key("replace-missing")
-        res = b.perform(ReplaceIfMatch(missing, b"ghost", src.version or ""))
+        res = self.perform(b, ReplaceIfMatch(missing, b"ghost", src.version or ""))
         raw = _raw(b)
         self._grade_status("replace-missing", b, protocol_412=False)
-        now = b.perform(Read(missing))
+        now = self.perform(b, Read(missing))
         if res.ok or now.ok:
             return PropertyResult("replace-missing", False, f"replace on a missing key answered "
                                   f"{res.outcome.name} ({raw}); object now {now.body!r}")
@@ -377,7 +424,7 @@ class Suite:
                 barrier.wait(timeout=60)
                 t0 = time.monotonic_ns()
                 try:
-                    res = b.perform(effect)
+                    res = self.perform(b, effect)
                     answers = b.last_answers()
                 except StorageError as err:
                     res, answers = StoreResult(Outcome.UNAVAILABLE), []
@@ -411,7 +458,7 @@ class Suite:
             if any(t.is_alive() for t in threads):
                 return PropertyResult(prop, False, f"round {rnd}: clients still running after the deadline")
             t_read = time.monotonic_ns()
-            final = b.perform(Read(key))
+            final = self.perform(b, Read(key))
             if final.outcome in (Outcome.OK, Outcome.NOT_FOUND):
                 events.append(lin.Event("final-read", lin.INVOKE, "read", None, (t_read - t_start) / 1e6))
                 events.append(lin.Event("final-read", lin.OK, "read", final.body if final.ok else None,
@@ -420,6 +467,7 @@ class Suite:
                 if e.type in stats:
                     stats[e.type] += 1
             verdict = lin.check(events, initial=initial, timeout=LIN_TIMEOUT_S)
+            self.rounds_done(prop, rnd + 1, self.rounds)
             if verdict.result == lin.UNKNOWN:
                 worst = f"round {rnd}: linearizability undecided: {verdict.explain()}"
                 break
@@ -465,7 +513,7 @@ class Suite:
         def setup(rnd: int) -> tuple[Any, str | None]:
             k = self.key(f"replace-race/{rnd}")
             base = f"base-{rnd}".encode()
-            res = b.perform(CreateIfAbsent(k, base))
+            res = self.perform(b, CreateIfAbsent(k, base))
             if not res.ok or not res.version:
                 return f"create answered {res.outcome.name} ({_raw(b)})", None
             tags[rnd] = res.version
@@ -513,10 +561,12 @@ class Suite:
                 k = self.key(f"lost-reply/{uuid.uuid4().hex[:8]}")
                 relay.arm()
                 # the harness's client policy retries once (the SDK's own retries are off), or the SDK does
+                t0 = time.monotonic()
                 res = b.perform(CreateIfAbsent(k, b"mine")) if native else call(b, CreateIfAbsent(k, b"mine"),
                                                                                   RetryPolicy(1, 50))
+                self._note_wait(res, time.monotonic() - t0)
                 raw = _raw(b)
-                now = b.perform(Read(k))
+                now = self.perform(b, Read(k))
         except _Skip as s:
             return PropertyResult(name, True, f"skipped: {s}")
         if relay.dropped != 1:
@@ -545,6 +595,10 @@ class _Skip(Exception):
 
 def run_suite(name: str, endpoint: Endpoint, *, rounds: int = DEFAULT_ROUNDS, clients: int = DEFAULT_CLIENTS,
               only: set[str] | None = None, client: str | None = None,
-              log: Callable[[str], None] | None = None) -> Report:
-    """Run the conformance suite against ``endpoint`` and return its report."""
-    return Suite(name, endpoint, rounds=rounds, clients=clients, client=client, log=log).run(only)
+              log: Callable[[str], None] | None = None,
+              rounds_done: Callable[[str, int, int], None] | None = None,
+              timeout_s: float = 10.0) -> Report:
+    """Run the conformance suite against ``endpoint`` and return its report (``log``, ``rounds_done``:
+    progress as for :class:`Suite`; ``timeout_s``: the clients' timeout)."""
+    return Suite(name, endpoint, rounds=rounds, clients=clients, client=client, log=log,
+                 rounds_done=rounds_done, timeout_s=timeout_s).run(only)

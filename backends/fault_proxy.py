@@ -2,13 +2,19 @@
 
 One proxy serves every node of a run; **each node gets its own listening port**
 on 127.0.0.1 (``proxy.url(node)``), which is how the proxy knows whose request
-it is.  Requests are parsed (request line, headers, a body by Content-Length or
-chunked), the object key is read from the URL (S3 path style, Azure
-``/account/container/key``, GCS JSON API incl. the ``name`` of a multipart
-upload), and the run's fault plan decides what happens, through the simulated network's own
-:class:`model.faults.FaultMatcher` (node, key class ``lock`` / ``register`` /
-``any`` or a key prefix, method ``read`` / ``write``, window in ms since the
-run started, ``prob`` from a seeded RNG, ``count``):
+it is.  The HTTP/1.1 framing on both sides is h11's (a maintained sans-I/O
+HTTP/1.1 implementation), not the proxy's own: request line, headers, bodies by
+Content-Length or chunked, ``Expect: 100-continue``, pipelined requests and
+keep-alive on the client side; the same for the replies read from the server.
+A framing bug would look like a storage fault the server never produced.
+
+Each request is read whole before anything is decided; the object key is read
+from the URL (S3 path style, Azure ``/account/container/key``, GCS JSON API incl.
+the ``name`` of a multipart upload), and the run's fault plan decides what
+happens, through the simulated network's own :class:`model.faults.FaultMatcher`
+(node, key class ``lock`` / ``register`` / ``any`` or a key prefix, method
+``read`` / ``write``, window in ms since the run started, ``prob`` from a seeded
+RNG, ``count``):
 
 - ``409`` / ``429`` / ``503``: answered by the proxy, not forwarded (not applied);
 - ``timeout``: not forwarded; the proxy holds the connection until the client
@@ -21,7 +27,15 @@ run started, ``prob`` from a seeded RNG, ``count``):
   forwarding and again before replying.
 
 ``Expect: 100-continue`` is answered by the proxy itself (the body is read
-before any decision).  Every request is logged as one line to ``log_path``.
+before any decision; the request goes upstream without the header).  A request
+that is not valid HTTP/1.1 (a bad request line or header, a bad chunk, a bad
+Content-Length) is answered ``400`` by the proxy, logged as ``bad-request``, and
+the connection closed: nothing of it is forwarded.  A kept-alive connection to
+the server that the server closed meanwhile is opened again once for the
+request; a fresh connection that fails is the server's failure
+(``upstream-failed``: the client's connection is closed, as a dead server's).
+Every request is logged as one line to ``log_path``:
+``<ms> <node> <method> <key> <action> <status>``.
 """
 
 from __future__ import annotations
@@ -37,14 +51,20 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backends.launchers.process import HOST
 from model.config import Cutoff, Dist, ErrorRule
 from model.faults import FaultMatcher
 from model.workload import draw
 
+if TYPE_CHECKING:  # h11 is imported where it is used: the command line loads this module without it
+    import h11
+
 ERROR_REASONS = {409: "Conflict", 412: "Precondition Failed", 429: "Too Many Requests",
                  503: "Service Unavailable"}
+RECV = 65536
+Headers = list[tuple[bytes, bytes]]
 
 
 class ProxyError(ValueError):
@@ -53,13 +73,26 @@ class ProxyError(ValueError):
 
 @dataclass
 class Request:
-    """One parsed HTTP request (``raw`` is what goes upstream)."""
+    """One whole HTTP request as the client sent it (headers as sent, body de-chunked)."""
 
     method: str
     target: str
-    headers: dict[str, str]
+    headers: Headers
     body: bytes
-    raw: bytes
+
+
+@dataclass
+class Reply:
+    """One whole reply of the server (headers as sent, body de-chunked)."""
+
+    status: int
+    reason: bytes
+    headers: Headers
+    body: bytes
+
+
+class BadRequest(Exception):
+    """The client's bytes are not a valid HTTP/1.1 request (h11's reason)."""
 
 
 @dataclass
@@ -72,73 +105,115 @@ class ProxyStats:
         self.actions[action] = self.actions.get(action, 0) + 1
 
 
-def _read_until(sock: socket.socket, buf: bytearray, marker: bytes) -> int:
-    """Read into ``buf`` until ``marker`` appears; return its end offset; -1 on EOF."""
+def _header(headers: Headers, name: bytes) -> bytes | None:
+    for k, v in headers:
+        if k.lower() == name:
+            return v
+    return None
+
+
+def read_request(sock: socket.socket, conn: h11.Connection) -> Request | None:
+    """The next whole request on ``conn`` (None: the client closed, between requests or in one).
+
+    ``Expect: 100-continue`` is answered here (the body is read before any decision).  Raises
+    :class:`BadRequest` for bytes that are not HTTP/1.1, OSError when the socket fails.
+    """
+    import h11
+
+    head: h11.Request | None = None
+    body = bytearray()
+    eof = False
     while True:
-        i = buf.find(marker)
-        if i >= 0:
-            return i + len(marker)
-        data = sock.recv(65536)
-        if not data:
-            return -1
-        buf += data
+        try:
+            event = conn.next_event()
+        except h11.RemoteProtocolError as e:
+            if eof:  # the bytes stopped mid-request (a client that gave up): nothing to answer
+                return None
+            raise BadRequest(str(e)) from None
+        if event is h11.NEED_DATA:
+            if conn.they_are_waiting_for_100_continue:
+                sock.sendall(conn.send(h11.InformationalResponse(status_code=100, headers=[])) or b"")
+            data = sock.recv(RECV)
+            eof = not data
+            conn.receive_data(data)
+        elif isinstance(event, h11.Request):
+            head = event
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            assert head is not None
+            return Request(head.method.decode("ascii"), head.target.decode("latin-1"),
+                           list(head.headers.raw_items()), bytes(body))
+        elif isinstance(event, h11.ConnectionClosed):
+            return None
 
 
-def _read_exact(sock: socket.socket, buf: bytearray, n: int) -> bool:
-    while len(buf) < n:
-        data = sock.recv(65536)
-        if not data:
-            return False
-        buf += data
-    return True
+def send_reply(sock: socket.socket, conn: h11.Connection, status: int, reason: bytes, headers: Headers,
+               body: bytes) -> None:
+    """Send one whole reply on the client's connection (h11 frames it for the request it answers)."""
+    import h11
+
+    if (_header(headers, b"content-length") is None and _header(headers, b"transfer-encoding") is None
+            and status >= 200 and status not in (204, 304)):
+        headers = [*headers, (b"Content-Length", str(len(body)).encode())]  # a reply read until close
+    out = conn.send(h11.Response(status_code=status, reason=reason, headers=headers)) or b""
+    if body:
+        out += conn.send(h11.Data(data=body)) or b""
+    out += conn.send(h11.EndOfMessage()) or b""
+    sock.sendall(out)
 
 
-def _parse_headers(head: bytes) -> tuple[str, dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if ":" in line:
-            k, v = line.split(":", 1)
-            headers[k.strip().lower()] = v.strip()
-    return lines[0], headers
+class _Upstream:
+    """One connection to the server with its h11 client state."""
 
+    def __init__(self, address: tuple[str, int], timeout: float) -> None:
+        import h11
 
-def _read_body(sock: socket.socket, buf: bytearray, start: int, headers: dict[str, str],
-               until_close: bool) -> int | None:
-    """Make ``buf`` hold a whole message whose body starts at ``start``; return its end (None: EOF)."""
-    if headers.get("transfer-encoding", "").lower() == "chunked":
-        pos = start
+        self.sock = socket.create_connection(address, timeout=timeout)
+        self.conn = h11.Connection(our_role=h11.CLIENT)
+
+    def exchange(self, req: Request, host: bytes) -> Reply:
+        """Send ``req`` (without ``Expect``) and read the whole reply; OSError or h11's errors if it fails."""
+        import h11
+
+        headers = [(k, v) for k, v in req.headers if k.lower() != b"expect"]
+        if _header(headers, b"host") is None:  # an HTTP/1.0 client may omit it; HTTP/1.1 needs it
+            headers.insert(0, (b"Host", host))
+        out = self.conn.send(h11.Request(method=req.method, target=req.target, headers=headers)) or b""
+        if req.body:
+            out += self.conn.send(h11.Data(data=req.body)) or b""
+        out += self.conn.send(h11.EndOfMessage()) or b""
+        self.sock.sendall(out)
+        head: h11.Response | None = None
+        body = bytearray()
         while True:
-            end = _read_until_from(sock, buf, b"\r\n", pos)
-            if end < 0:
-                return None
-            size = int(bytes(buf[pos:end - 2]).split(b";")[0], 16)
-            pos = end
-            if size == 0:
-                end = _read_until_from(sock, buf, b"\r\n", pos)  # no trailers expected
-                return None if end < 0 else end
-            if not _read_exact(sock, buf, pos + size + 2):
-                return None
-            pos += size + 2
-    if "content-length" in headers:
-        n = int(headers["content-length"])
-        return start + n if _read_exact(sock, buf, start + n) else None
-    if until_close:
-        while data := sock.recv(65536):
-            buf += data
-        return len(buf)
-    return start
+            event = self.conn.next_event()
+            if event is h11.NEED_DATA:
+                self.conn.receive_data(self.sock.recv(RECV))
+            elif isinstance(event, h11.Response):
+                head = event
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                assert head is not None
+                headers = list(head.headers.raw_items())
+                return Reply(head.status_code, bytes(head.reason), headers, bytes(body))
+            elif isinstance(event, h11.ConnectionClosed):
+                raise ConnectionResetError("the server closed the connection before its reply")
+            # an InformationalResponse (100 Continue) is not the reply: read on
 
+    def reusable(self) -> bool:
+        """True when both sides finished the exchange and the server keeps the connection alive."""
+        import h11
 
-def _read_until_from(sock: socket.socket, buf: bytearray, marker: bytes, pos: int) -> int:
-    while True:
-        i = buf.find(marker, pos)
-        if i >= 0:
-            return i + len(marker)
-        data = sock.recv(65536)
-        if not data:
-            return -1
-        buf += data
+        if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
+            self.conn.start_next_cycle()
+            return True
+        return False
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
 
 
 def object_key(method: str, target: str, body: bytes, dialect: str) -> str:
@@ -283,52 +358,14 @@ class FaultProxy:
                 self._socks.append(client)
             threading.Thread(target=self._serve, args=(client, node), daemon=True).start()
 
-    def _note(self, node: str, req: Request, key: str, action: str, status: int | str) -> None:
+    def _note(self, node: str, method: str, key: str, action: str, status: int | str) -> None:
         self.stats.add(action)
         with contextlib.suppress(ValueError):
-            self._log.write(f"{self.clock_ms()} {node} {req.method} {key!r} {action} {status}\n")
+            self._log.write(f"{self.clock_ms()} {node} {method} {key!r} {action} {status}\n")
 
-    def _read_request(self, client: socket.socket, buf: bytearray) -> Request | None:
-        end = _read_until(client, buf, b"\r\n\r\n")
-        if end < 0:
-            return None
-        line, headers = _parse_headers(bytes(buf[:end]))
-        head = bytes(buf[:end])
-        if headers.get("expect", "").lower() == "100-continue":
-            client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-            head = re.sub(rb"(?im)^expect:[^\r\n]*\r\n", b"", head)
-        stop = _read_body(client, buf, end, headers, until_close=False)
-        if stop is None:
-            return None
-        body = bytes(buf[end:stop])
-        raw = head + body
-        del buf[:stop]
-        method, _, rest = line.partition(" ")
-        return Request(method, rest.rpartition(" ")[0], headers, body, raw)
-
-    def _exchange(self, up: socket.socket, req: Request) -> bytes | None:
-        """Send one request upstream and read its whole reply (None: the server closed or failed)."""
-        up.sendall(req.raw)
-        buf = bytearray()
-        while True:
-            end = _read_until(up, buf, b"\r\n\r\n")
-            if end < 0:
-                return None
-            line, headers = _parse_headers(bytes(buf[:end]))
-            status = int(line.split(" ")[1])
-            if 100 <= status < 200:
-                del buf[:end]
-                continue
-            no_body = req.method == "HEAD" or status in (204, 304)
-            if no_body:
-                return bytes(buf[:end])
-            until_close = "content-length" not in headers and "chunked" not in headers.get(
-                "transfer-encoding", "")
-            stop = _read_body(up, buf, end, headers, until_close=until_close)
-            return None if stop is None else bytes(buf[:stop])
-
-    def _error_reply(self, status: int) -> bytes:
-        reason = ERROR_REASONS.get(status, "Error")
+    def _error_reply(self, status: int) -> tuple[bytes, Headers, bytes]:
+        """The reason, headers and body of an injected error, in the dialect's own shape."""
+        reason = ERROR_REASONS.get(status, "Error").encode()
         if self.dialect == "gcs":
             body = json.dumps({"error": {"code": status, "message": f"injected {status}",
                                          "errors": [{"reason": "injected", "message": "injected"}]}}).encode()
@@ -341,9 +378,10 @@ class FaultProxy:
             body = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code>'
                     f"<Message>injected {status}</Message></Error>").encode()
             ctype = "application/xml"
-        extra = f"x-ms-error-code: {code}\r\n" if self.dialect == "azure" else ""
-        return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n"
-                f"{extra}\r\n").encode() + body
+        headers: Headers = [(b"Content-Type", ctype.encode()), (b"Content-Length", str(len(body)).encode())]
+        if self.dialect == "azure":
+            headers.append((b"x-ms-error-code", code.encode()))
+        return reason, headers, body
 
     def _hold(self, client: socket.socket, seconds: float) -> None:
         """Keep the connection open and silent until the client closes it or ``seconds`` pass."""
@@ -351,72 +389,96 @@ class FaultProxy:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not self._closed.is_set():
             try:
-                if not client.recv(65536):
+                if not client.recv(RECV):
                     return
             except TimeoutError:
                 continue
             except OSError:
                 return
 
+    def _forward(self, up: _Upstream | None, req: Request) -> tuple[_Upstream | None, Reply | None]:
+        """Send ``req`` to the server and read its reply: (the connection to keep, the reply or None).
+
+        A kept-alive connection that the server closed meanwhile is opened again once; a fresh one
+        that fails is the server's failure.
+        """
+        import h11
+
+        host = f"{self.upstream[0]}:{self.upstream[1]}".encode()
+        for _ in range(2):
+            fresh = up is None
+            if up is None:
+                try:
+                    up = _Upstream(self.upstream, self.hold_s)
+                except OSError:
+                    return None, None
+                with self._lock:
+                    self._socks.append(up.sock)
+            try:
+                reply = up.exchange(req, host)
+            except (OSError, h11.ProtocolError) as e:
+                up.close()
+                up = None
+                if fresh or isinstance(e, TimeoutError):  # a slow server may have applied it: never twice
+                    return None, None
+                continue
+            if not up.reusable():
+                up.close()
+                up = None
+            return up, reply
+        return None, None
+
     def _serve(self, client: socket.socket, node: str) -> None:
-        up: socket.socket | None = None
-        buf = bytearray()
+        import h11
+
+        conn = h11.Connection(our_role=h11.SERVER)
+        up: _Upstream | None = None
         try:
             while not self._closed.is_set():
-                req = self._read_request(client, buf)
+                try:
+                    req = read_request(client, conn)
+                except BadRequest as e:
+                    self._note(node, "-", "", "bad-request", f"400 {str(e)!r}")
+                    body = f"bad request: {e}\n".encode()
+                    headers = [(b"Content-Type", b"text/plain"), (b"Connection", b"close")]
+                    send_reply(client, conn, 400, b"Bad Request", headers, body)
+                    return
                 if req is None:
                     return
                 key = object_key(req.method, req.target, req.body, self.dialect)
                 action = self.decide(node, req.method, key)
                 if action in ("409", "412", "429", "503"):
                     self._delay()
-                    client.sendall(self._error_reply(int(action)))
-                    self._note(node, req, key, f"error-{action}", action)
-                    continue
-                if action in ("timeout", "cutoff"):
-                    self._note(node, req, key, action, "held")
+                    self._note(node, req.method, key, f"error-{action}", action)
+                    send_reply(client, conn, int(action), *self._error_reply(int(action)))
+                elif action in ("timeout", "cutoff"):
+                    self._note(node, req.method, key, action, "held")
                     self._hold(client, self.hold_s)
                     return
-                self._delay()
-                reply: bytes | None = None
-                for _ in range(2):  # a kept-alive upstream connection may have been closed by the server
-                    if up is None:
-                        try:
-                            up = socket.create_connection(self.upstream, timeout=self.hold_s)
-                        except OSError:
-                            break
-                        with self._lock:
-                            self._socks.append(up)
-                    try:
-                        reply = self._exchange(up, req)
-                    except OSError:
-                        reply = None
-                    if reply is not None:
-                        break
-                    with contextlib.suppress(OSError):
-                        up.close()
-                    up = None
-                if reply is None:
-                    self._note(node, req, key, "upstream-failed", "closed")
-                    return  # the client sees a broken connection, as with a dead server
-                status = reply.split(b" ", 2)[1].decode()
-                if action == "lost-reply":
-                    self._note(node, req, key, "lost-reply", status)
-                    if self.lost_reply_hold_s:
-                        self._hold(client, self.lost_reply_hold_s)
-                    return
-                self._delay()
-                client.sendall(reply)
-                self._note(node, req, key, "forward", status)
-                if reply.lower().find(b"\r\nconnection: close") >= 0:
-                    return
-        except (OSError, ValueError, IndexError):
+                else:
+                    self._delay()
+                    up, reply = self._forward(up, req)
+                    if reply is None:
+                        self._note(node, req.method, key, "upstream-failed", "closed")
+                        return  # the client sees a broken connection, as with a dead server
+                    if action == "lost-reply":
+                        self._note(node, req.method, key, "lost-reply", reply.status)
+                        if self.lost_reply_hold_s:
+                            self._hold(client, self.lost_reply_hold_s)
+                        return
+                    self._delay()
+                    self._note(node, req.method, key, "forward", reply.status)
+                    send_reply(client, conn, reply.status, reply.reason, reply.headers, reply.body)
+                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                    return  # either side asked to close (Connection: close, HTTP/1.0)
+                conn.start_next_cycle()  # a pipelined request may already be buffered
+        except (OSError, h11.ProtocolError):
             return
         finally:
-            for s in (client, up):
-                if s is not None:
-                    with contextlib.suppress(OSError):
-                        s.close()
+            with contextlib.suppress(OSError):
+                client.close()
+            if up is not None:
+                up.close()
 
 
 @contextlib.contextmanager

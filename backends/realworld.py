@@ -100,13 +100,15 @@ class RealWorld:
     ms since then, so histories of several processes merge; ``health`` is
     polled and returns a reason when the server is gone.  ``workload`` as for
     :class:`model.sim.SimWorld` (default: the lock workload of ``scenario``).
+    ``on_tick(now_ms, duration_ms)`` is called while the run waits out its duration (progress).
     """
 
     def __init__(self, scenario: Scenario, backends: Mapping[str, Backend], *, seed: int | None = None,
                  sink: Callable[[Event], None] | None = None, nodes: Sequence[str] | None = None,
                  duration_ms: int | None = None, start_epoch: float | None = None,
                  health: Callable[[], str | None] | None = None,
-                 workload: Workload | None = None) -> None:
+                 workload: Workload | None = None,
+                 on_tick: Callable[[int, int], None] | None = None) -> None:
         scenario.validate()
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
@@ -114,6 +116,7 @@ class RealWorld:
         if self.duration_ms <= 0:
             raise ConfigError("duration_ms", self.duration_ms, "must be > 0")
         self.health = health
+        self.on_tick = on_tick
         names = list(nodes) if nodes is not None else scenario.workload.nodes()
         for n in names:
             if n not in scenario.workload.nodes():
@@ -193,6 +196,8 @@ class RealWorld:
             time.sleep(min(0.1, max(0.001, (self.duration_ms - self.now_ms()) / 1000)))
             if self._fatal is not None:
                 return self._fatal
+            if self.on_tick is not None:
+                self.on_tick(min(self.now_ms(), self.duration_ms), self.duration_ms)
             if self.health is not None and time.monotonic() >= next_health:
                 next_health = time.monotonic() + 0.5
                 died = self.health()
@@ -338,10 +343,12 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
                   seed: int | None = None,
                   sink: Callable[[Event], None] | None = None, log_dir: Path | None = None,
                   latency: Dist | None = None, client: str | None = None,
-                  duration_ms: int | None = None) -> RealWorldResult:
+                  duration_ms: int | None = None,
+                  on_tick: Callable[[int, int], None] | None = None) -> RealWorldResult:
     """Run every node of ``scenario`` against ``ep`` (keys under ``prefix``, cleared first) and check it.
 
     Raises :class:`ServerDied` (its ``events`` hold the partial history) when the server dies.
+    ``on_tick(now_ms, duration_ms)``: progress while the run goes.
     """
     seed = scenario.seed if seed is None else seed
     scenario = map_scenario_keys(scenario, prefix)
@@ -354,7 +361,7 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
                        clock_ms=lambda: holder[0].now_ms() if holder else 0, client=client,
                        latency=latency) as (backends, proxy):
         world = RealWorld(scenario, backends, seed=seed, sink=sink, duration_ms=duration_ms,
-                          health=endpoint_health(ep))
+                          health=endpoint_health(ep), on_tick=on_tick)
         holder.append(world)
         events = world.run()
         actions = dict(proxy.stats.actions) if proxy is not None else {}

@@ -2,7 +2,14 @@
 
 For one grid (default: ``smoke`` with 32 seeds per cell, 128 simulated runs), measured in one run:
 
-1. simulated runs per second in one process (the local engine);
+1. simulated runs per second in one process (the local engine), and with ``--engine local --jobs N``
+   (``--jobs``, default 2: worker processes; the ratio one process / jobs N is the figure; the first
+   run, which starts the workers, is reported apart, the timed ones reuse them, as a sweep or a
+   boundary search does after its first probe), with the CPU time per run of each (the workers'
+   from /proc, and the parent's: what the pool costs, which the load does not change much);
+   and the machine's ceiling measured between the rounds (``--jobs`` plain busy processes against
+   the same work one after the other: the other work on a shared machine takes cores);
+   ``--local-only`` stops there (no Spark);
 2. simulated runs per second on Spark ``local[1]`` and ``local[2]``, each after a warm-up job
    (the first job of a session starts the Python workers), in ``--rounds`` rounds of alternating
    order (the JVM warms up in the first session), best per master; session starts are reported apart.
@@ -17,7 +24,7 @@ Every timed configuration is repeated ``--repeats`` times and the best time is k
 average is printed before and after: other work on the machine lowers the ratio.
 
 Run: python benchmarks/bench_sweep.py [--grid smoke] [--seeds 32] [--repeats 2] [--rounds 2]
-     [--tasks-per-core 3] [--unbatched]
+     [--tasks-per-core 3] [--unbatched] [--jobs 2] [--local-only]
 """
 
 from __future__ import annotations
@@ -25,11 +32,52 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 from engines import cells
 from engines.local import LocalEngine
 from engines.spark import TASKS_PER_CORE, SparkEngine, start_session
 from scenarios import grid
+
+
+def _burn(n: int = 4_000_000) -> int:
+    """A fixed amount of pure-Python CPU work."""
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def machine_ceiling(jobs: int) -> float:
+    """How much faster ``jobs`` busy processes finish than the same work one after the other, now: the
+    most any pool can gain on this machine at this moment (other work on it takes cores)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                                      else "spawn")
+    procs = [ctx.Process(target=_burn) for _ in range(jobs)]
+    started = time.perf_counter()
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    parallel = time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(jobs):
+        _burn()
+    return (time.perf_counter() - started) / parallel
+
+
+def _cpu_of(pids: list[int]) -> float:
+    """CPU seconds (user + system) the processes ``pids`` have used so far (Linux /proc; nan elsewhere)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def best_of(repeats: int, fn) -> float:  # type: ignore[no-untyped-def]
@@ -49,6 +97,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="sessions per master, in alternating order")
     parser.add_argument("--tasks-per-core", type=int, default=TASKS_PER_CORE)
     parser.add_argument("--unbatched", action="store_true", help="also time one Spark task per run")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes of the local engine")
+    parser.add_argument("--local-only", action="store_true", help="time the local engine only (no Spark)")
     args = parser.parse_args()
 
     g = grid.load(args.grid)
@@ -59,8 +109,41 @@ def main() -> None:
 
     local = LocalEngine(quiet=True)
     reference = local.run(tasks)
-    t_local = best_of(args.repeats, lambda: local.run(tasks))
+    pooled = LocalEngine(quiet=True, jobs=args.jobs)
+    try:
+        started = time.perf_counter()
+        assert pooled.run(tasks) == reference, f"--jobs {args.jobs} rows differ from one process's"
+        first = time.perf_counter() - started
+        # Alternating, best of each: other work on the machine comes and goes during the run.
+        t_local = t_pooled = float("inf")
+        cpu_local = cpu_workers = cpu_parent = float("inf")
+        ceilings = []
+        for _ in range(args.repeats):
+            ceilings.append(machine_ceiling(args.jobs))
+            cpu0 = time.process_time()
+            t_local = min(t_local, best_of(1, lambda: local.run(tasks)))
+            cpu_local = min(cpu_local, time.process_time() - cpu0)
+            cpu0, workers0 = time.process_time(), _cpu_of(pooled.worker_pids())
+            t_pooled = min(t_pooled, best_of(1, lambda: pooled.run(tasks)))
+            cpu_parent = min(cpu_parent, time.process_time() - cpu0)
+            cpu_workers = min(cpu_workers, _cpu_of(pooled.worker_pids()) - workers0)
+    finally:
+        pooled.close()
     print(f"one process      : {t_local:7.2f} s  {n / t_local:7.1f} runs/s")
+    print(f"local --jobs {args.jobs:<3} : {t_pooled:7.2f} s  {n / t_pooled:7.1f} runs/s  (first run, "
+          f"starting the workers: {first:.2f} s); one process / --jobs {args.jobs}: "
+          f"{t_local / t_pooled:.2f}x ({t_local / first:.2f}x counting the start); "
+          f"load {os.getloadavg()[0]:.1f}")
+    print(f"machine ceiling  : {args.jobs} plain busy processes ran "
+          f"{' / '.join(f'{c:.2f}x' for c in ceilings)} faster than one after the other, measured between "
+          "the rounds (the most a pool can gain now)")
+    if cpu_workers == cpu_workers and cpu_workers < float("inf"):  # /proc was readable
+        print(f"CPU per run      : one process {cpu_local / n * 1000:.1f} ms; --jobs {args.jobs}: workers "
+              f"{cpu_workers / n * 1000:.1f} ms + parent {cpu_parent / n * 1000:.1f} ms "
+              "(what the pool costs, whatever the load)")
+    if args.local_only:
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        return
 
     # Rounds in alternating orders, best per master: the JVM warms up during the first session, and
     # other work on the machine comes and goes.

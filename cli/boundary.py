@@ -2,7 +2,7 @@
 
 Bisection over ``[LO, HI]`` for the smallest value of one setting at which a violation
 appears.  Each probe is a small sweep: the scenario with the setting at that value, run
-with ``--seeds`` seeds (on Spark, or in this process with ``--engine local``); a probe
+with ``--seeds`` seeds (on Spark, or with ``--engine local`` in ``--jobs`` worker processes); a probe
 violates when any seed does.  The search assumes the property is monotone in the setting
 (safe below some value, unsafe above) and says so when the ends do not fit.
 
@@ -50,7 +50,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seeds", type=int, default=4, help="seeds per probe (default 4)")
     p.add_argument("--first-seed", type=int, default=1, help="first seed (default 1)")
     p.add_argument("--tolerance", help="stop when the bracket is this narrow (default (HI-LO)/1000)")
-    p.add_argument("--engine", default="spark", help="spark (default) or local")
+    p.add_argument("--engine", default="spark", help="spark (default) or local (no Spark)")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="--engine local: worker processes (default: the machine's cores; 1: this process)")
     p.add_argument("--master", help="Spark master URL (default local[*])")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field of the scenario")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -60,7 +62,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Bisect, print the probes, the boundary, its evidence and (for pauses) the hand derivation."""
-    from engines import open_engine
+    from engines.local import TaskFailed, WorkersFailed, open_engine
 
     lo, hi = parse_range(args.range_)
     if args.seeds < 1:
@@ -84,10 +86,13 @@ def run(args: argparse.Namespace) -> int:
         f"boundary of {args.param} in [{lo}, {hi}] for {base.name}: {len(seeds)} seeds per probe "
         f"({seeds[0]}..{seeds[-1]}), tolerance {tolerance}, engine {args.engine}"
     )
-    engine = open_engine(args.engine, args.master, quiet=args.quiet)
+    engine = open_engine(args.engine, args.master, quiet=args.quiet, jobs=args.jobs)
     try:
         prober.engine = engine
         search = bisect(args.param, lo, hi, tolerance, prober, log)
+    except (TaskFailed, WorkersFailed) as e:  # a worker's failure that no row can hold
+        log(f"hcc boundary: {e}")
+        return 1
     finally:
         engine.close()
     result: dict[str, Any] = {

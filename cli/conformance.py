@@ -10,6 +10,11 @@ A race that is not linearizable is drawn as an HTML/SVG timeline (one row per cl
 longest linearizable prefix and the writes that cannot follow it marked) under
 ``--timeline-dir`` (default ``out/conformance``); the table and the JSON name the file.
 
+While it runs, stderr says what it does: the server's start, each property as it starts and
+ends with its seconds and the requests that waited out the client timeout, the rounds of a race
+(a bar in a terminal).  The JSON has ``seconds`` and ``timeouts`` per property and ``phases``
+(seconds of the start and the suite).
+
 Exit status: 0 every property passed, 1 a property failed (or the server could
 not start), 2 bad input (the message names the value).
 """
@@ -17,6 +22,8 @@ not start), 2 bad input (the message names the value).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -26,6 +33,7 @@ from backends import registry
 from backends.conformance import DEFAULT_CLIENTS, DEFAULT_ROUNDS, Report, run_suite
 from backends.launchers.process import LaunchError, Unavailable
 from backends.secrets import redact, redact_url
+from engines.progress import Progress, Steps
 from engines.rundir import write_atomic
 from reports.linearizability import render_timeline
 
@@ -87,17 +95,29 @@ def run(args: argparse.Namespace) -> int:
     if args.clients < 2:
         return _bad("--clients", args.clients, "must be at least 2")
     name = redact_url(args.backend)  # what outputs may show of the backend
-    log = None if args.quiet or args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    steps = Steps(f"hcc conformance {name}", quiet=args.quiet)
+    bars: dict[str, Progress | None] = {}
+
+    def rounds_done(prop: str, done: int, rounds: int) -> None:
+        if prop not in bars:
+            bars[prop] = steps.progress(prop, rounds, unit="rounds")
+        bar = bars[prop]
+        if bar is not None:
+            bar.update(done)
+
     try:
-        with registry.open_endpoint(args.backend) as ep:
+        with contextlib.ExitStack() as stack:
+            with steps.part(f"start {name}"):
+                ep = stack.enter_context(registry.open_endpoint(args.backend))
             if args.client and ep.kind != "s3":
                 return _bad("--client", args.client,
                             f"only applies to S3 backends ({name} is {ep.kind})")
             if getattr(args, "create_bucket", False):
                 with ep.backend("hcc-conformance/") as b:
                     b.ensure_container()
-            report = run_suite(name, ep, rounds=args.rounds, clients=args.clients, client=args.client,
-                               log=log)
+            with steps.part("suite"):
+                report = run_suite(name, ep, rounds=args.rounds, clients=args.clients, client=args.client,
+                                   log=steps.say, rounds_done=rounds_done)
     except Unavailable as e:
         print(f"hcc conformance: {name} unavailable here: {redact(str(e))}", file=sys.stderr)
         return 1
@@ -111,5 +131,8 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             print(f"hcc conformance: cannot write the timeline under {folder}: {e.strerror or e}",
                   file=sys.stderr)
-    print(redact(report.dumps() if args.json else report.table()))
+    if args.json:
+        print(redact(json.dumps({**report.to_json(), "phases": steps.seconds}, indent=2)))
+    else:
+        print(redact(report.table()))
     return 0 if report.passed else 1

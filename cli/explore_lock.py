@@ -13,7 +13,9 @@ bounded liveness.  A violation comes with a shortest counterexample: a step tabl
 shortest only without partial-order reduction (reordering independent steps can change the number of
 decisions); ``--shortest`` proves it otherwise, or when the search stops at its budget, by iterative
 deepening over depth-bounded searches (``--shortest-seconds``; JSON ``shortest_proved``,
-``lower_bound``, ``deepening``).  ``--scenario FILE`` takes the lock,
+``lower_bound``, ``deepening``).  While it runs, stderr says what it does: the search (and the
+deepening) with its states so far every few seconds, then the replay of each counterexample,
+each part with its seconds (JSON ``timings``).  ``--scenario FILE`` takes the lock,
 storage and workload sections of a scenario (any variant the provider knows) instead of the
 bound options.  Exit codes: 0 holds, 1 violated, 2 bad input, 3 stopped by ``--max-states`` or
 ``--max-seconds`` before the search was complete.
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engines.progress import Steps
 from engines.rundir import write_atomic
 from model.config import ConfigError
 from model.explore_lock import Bounds, ExploreResult, Found, Reductions, explore
@@ -95,6 +98,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the counterexample as a scenario TOML (hcc run FILE replays it)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 
 
@@ -189,17 +193,29 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         return _fail(str(e))
     reductions = Reductions(hashing=not args.no_hashing, symmetry=not args.no_symmetry, por=not args.no_por)
+    steps = Steps("hcc explore-lock", quiet=args.quiet)
+    searches = [0, -1]  # searches begun so far, the states of the last report (fewer: a new search)
+
+    def progress(points: int, states: int, runs: int) -> None:
+        if states < searches[1] or searches[0] == 0:
+            searches[0] += 1
+        searches[1] = states
+        which = "search" if searches[0] == 1 else f"iterative deepening (search {searches[0]})"
+        steps.status(f"{which}: {states:,} states, {points:,} decision points, {runs:,} runs so far")
+
     started = time.perf_counter()
-    res = explore(bounds, reductions, max_states=max_states, max_seconds=max_seconds, first=args.first,
-                  shortest=args.shortest, shortest_seconds=shortest_seconds)
+    with steps.part("search", done=lambda: res.verdict):
+        res = explore(bounds, reductions, max_states=max_states, max_seconds=max_seconds, first=args.first,
+                      shortest=args.shortest, shortest_seconds=shortest_seconds, progress=progress)
     seconds = time.perf_counter() - started
     out: dict[str, Any] = result_json(res, seconds)
     plan = bounds.plan()
     shown: list[tuple[str, Found, Replayed, tuple[bool, int | None]]] = []
     for label, found in ([("violation", res.found)] if res.found else []) + sorted(res.findings.items()):
-        replayed = replay(plan, found.path, reductions)
-        scenario = scenario_of(replayed, bounds.decisive_checkers())
-        exact = replays_exactly(scenario, replayed)
+        with steps.part(f"replay {label}"):
+            replayed = replay(plan, found.path, reductions)
+            scenario = scenario_of(replayed, bounds.decisive_checkers())
+            exact = replays_exactly(scenario, replayed)
         shown.append((label, found, replayed, exact))
         if label == "violation":
             out["violation"].update(found_json(found, replayed, exact))
@@ -209,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
                 out["violation"]["scenario"] = str(args.out)
         else:
             out["findings"][label] = found_json(found, replayed, exact)
+    out["timings"] = dict(steps.seconds)
     if args.json:
         print(json.dumps(out, sort_keys=True))
         return {"holds": 0, "violated": 1}.get(res.verdict, 3)

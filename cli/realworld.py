@@ -17,6 +17,10 @@ written so far stays in OUT/history.jsonl and is checked.
 A server that never started (or a URL that does not answer) ends the run
 folder with ``verdict.json`` saying ``not-started`` and why, and exit 2.
 
+While it runs, stderr says what it does (the server's start, the run with a bar of its
+duration in a terminal, reading the table, checking), each part with its seconds; the JSON and
+``verdict.json`` have them as ``timings``.
+
 Exit status: 0 the verdict is the scenario's expected one, 1 it is not (or
 the server died mid-run), 2 bad input or a backend that did not start.
 """
@@ -24,6 +28,7 @@ the server died mid-run), 2 bad input or a backend that did not start.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from typing import Any
@@ -32,6 +37,7 @@ from backends import registry
 from backends.launchers.process import LaunchError, Unavailable
 from backends.realworld import ServerDied, Unreachable, map_scenario_keys, read_prefix, run_realworld
 from backends.secrets import redact, redact_url
+from engines.progress import Progress, Steps
 from engines.rundir import (
     HISTORY,
     SCENARIO,
@@ -68,6 +74,7 @@ def register(subparsers: Any) -> None:
                                  "(default: a new folder out/runs/SCENARIO-BACKEND/seedN-TIME)")
     p.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)
 
 
@@ -101,6 +108,16 @@ def run(args: argparse.Namespace) -> int:
     objects: dict[str, bytes] = {}
     head = {"scenario": scenario.name, "seed": seed, "world": "real", "backend": backend,
             "expect": scenario.expect}
+    steps = Steps(f"hcc realworld {scenario.name} on {backend}", quiet=args.quiet)
+    bar: list[Progress | None] = []
+
+    def on_tick(now_ms: int, duration_ms: int) -> None:
+        total = max(1, round(duration_ms / 1000))  # seconds of real time the run lasts
+        if not bar:
+            bar.append(steps.progress("run", total, unit="s"))
+        if bar[0] is not None:
+            bar[0].update(min(total, now_ms // 1000))
+
     with marks_interrupted(out, head), open(out / HISTORY, "w") as history:
 
         def sink(event: Event) -> None:
@@ -108,11 +125,15 @@ def run(args: argparse.Namespace) -> int:
             history.flush()
 
         try:
-            with registry.open_endpoint(args.backend) as ep:
-                result = run_realworld(scenario, ep, prefix=args.prefix, seed=seed, sink=sink, log_dir=out,
-                                       latency=latency, client=args.client)
+            with contextlib.ExitStack() as stack:
+                with steps.part(f"start {backend}"):
+                    ep = stack.enter_context(registry.open_endpoint(args.backend))
+                with steps.part("run"):
+                    result = run_realworld(scenario, ep, prefix=args.prefix, seed=seed, sink=sink,
+                                           log_dir=out, latency=latency, client=args.client, on_tick=on_tick)
                 events, actions = result.events, result.proxy_actions
-                objects = read_prefix(ep, args.prefix)  # the table the run left, audit trail included
+                with steps.part("read the table"):
+                    objects = read_prefix(ep, args.prefix)  # the table the run left, audit trail included
         except (Unavailable, LaunchError, Unreachable) as e:
             reason = redact(str(e))
             print(f"hcc realworld: backend {backend} did not start: {reason}; nothing ran ({out})",
@@ -125,13 +146,15 @@ def run(args: argparse.Namespace) -> int:
         except ServerDied as e:
             error, events, actions = redact(str(e)), e.events, {}
             print(f"hcc realworld: {error}; history kept in {out / HISTORY}", file=sys.stderr)
-    verdict = check_lock_history(events, scenario.checkers)
-    metrics = lock_metrics(events)
-    found, audit = keep_lock_table(out, objects, map_scenario_keys(scenario, args.prefix).lock.base_path,
-                                   verdict)
+    with steps.part("check"):
+        verdict = check_lock_history(events, scenario.checkers)
+        metrics = lock_metrics(events)
+        found, audit = keep_lock_table(out, objects, map_scenario_keys(scenario, args.prefix).lock.base_path,
+                                       verdict)
     summary = {**head, "protocol": "lock",
                "matches_expectation": error is None and verdict.verdict == scenario.expect,
-               "error": error, "proxy": actions, "out": str(out), **found, "audit": audit}
+               "error": error, "proxy": actions, "out": str(out), **found, "audit": audit,
+               "timings": dict(steps.seconds)}
     finish_run(out, {**summary, "metrics": metrics}, report=False)
     if args.json:
         print(json.dumps({**summary, "metrics": metrics}, sort_keys=True))

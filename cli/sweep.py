@@ -1,7 +1,8 @@
-"""``hcc sweep GRID.toml|NAME [--engine spark|local] [--master URL] [--seeds N] [--out DIR]``.
+"""``hcc sweep GRID.toml|NAME [--engine spark|local] [--master URL] [--jobs N] [--seeds N] [--out DIR]``.
 
 Runs every (cell, seed) of a grid in the simulated world (on Spark, a few tasks per core with
-many runs each; or all in this process with ``--engine local``) and writes under ``--out`` (default
+many runs each; or without Spark with ``--engine local``, in ``--jobs`` worker processes, by default
+one per core; the rows are the same either way) and writes under ``--out`` (default
 a new folder ``out/sweeps/GRID/TIME``, linked as ``out/sweeps/GRID/latest``; a used ``--out`` is
 refused unless ``--force``): ``rows/part-00000.parquet`` (one row per run), ``summary.csv`` and
 ``summary.json`` (one line per cell) and ``sweep.json`` (what ran, and the row schema).
@@ -28,8 +29,10 @@ def register(subparsers: Any) -> None:
         description="Run every (cell, seed) of a grid file in the simulated world and write rows (Parquet) "
                     "and a per-cell summary (CSV, JSON).")
     p.add_argument("grid", help="grid name (scenarios/grids) or path to a grid TOML file")
-    p.add_argument("--engine", default="spark", help="spark (default) or local (one process)")
+    p.add_argument("--engine", default="spark", help="spark (default) or local (no Spark)")
     p.add_argument("--master", help="Spark master URL (default local[*])")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="--engine local: worker processes (default: the machine's cores; 1: this process)")
     p.add_argument("--seeds", type=int, help="seeds per cell (default: the grid's)")
     p.add_argument("--first-seed", type=int, help="first seed (default: the grid's)")
     p.add_argument("--out", help="output folder, new or empty (default: a new folder out/sweeps/GRID/TIME, "
@@ -49,7 +52,8 @@ def _fmt(value: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Load the grid, run it on the chosen engine, write the outputs and print the per-cell summary."""
-    from engines import cells, open_engine
+    from engines import cells
+    from engines.local import TaskFailed, WorkersFailed, open_engine
     from scenarios import grid
 
     g = grid.load(args.grid)
@@ -65,12 +69,15 @@ def run(args: argparse.Namespace) -> int:
     out = claim_out(Path(args.out), args.force) if args.out else new_run_dir(g.name, store=SWEEPS)
     print(f"sweep {g.name}: base {g.scenario}, {len(g.cells())} cells x {len(seeds)} seeds = "
           f"{len(tasks)} runs", file=sys.stderr)
-    engine = open_engine(args.engine, args.master, quiet=args.quiet)
+    engine = open_engine(args.engine, args.master, quiet=args.quiet, jobs=args.jobs)
     try:
         started = time.monotonic()
         rows = engine.run(tasks, label=f"sweep {g.name}")
         seconds = time.monotonic() - started
         described = engine.describe()
+    except (TaskFailed, WorkersFailed) as e:  # a worker's failure that no row can hold
+        print(f"hcc sweep: {e}", file=sys.stderr)
+        return 1
     finally:
         engine.close()
     meta = {"grid": g.name, "source": g.source, "scenario": g.scenario, "keys": g.keys,

@@ -133,3 +133,29 @@ def test_bad_settings_name_the_field(tmp_path: Path) -> None:
     with pytest.raises(ProxyError, match=r"errors\[0\].node"):
         FaultProxy("http://127.0.0.1:1", ["w1"], dialect="s3", log_path=tmp_path / "l",
                    errors=[ErrorRule(node="w9")])
+
+
+def test_chunked_upload_with_100_continue_through_the_proxy_reaches_the_server(
+        fake_gcs_endpoint: Endpoint, tmp_path: Path) -> None:  # noqa: F811
+    """A GCS media upload sent chunked, after waiting for 100 Continue, then a pipelined read of it:
+    h11 on both sides of the proxy, Go's net/http behind it."""
+    import socket
+
+    from http_reader import read_response
+
+    ep = fake_gcs_endpoint
+    upload = f"/upload/storage/v1/b/{ep.bucket}/o?uploadType=media&name=px-chunked/k"
+    with _proxy(ep, tmp_path) as p, socket.create_connection(("127.0.0.1", p.ports["w1"]), 10) as sock:
+        f = sock.makefile("rb")
+        sock.sendall(f"POST {upload} HTTP/1.1\r\n"
+                     "Host: x\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n"
+                     "Expect: 100-continue\r\n\r\n".encode())
+        assert read_response(f)[0] == 100
+        sock.sendall(b"6\r\nchunk-\r\n4\r\ned!!\r\n0\r\n\r\n"
+                     + f"GET /download/storage/v1/b/{ep.bucket}/o/px-chunked%2Fk?alt=media HTTP/1.1\r\n"
+                       "Host: x\r\n\r\n".encode())
+        uploaded, read = read_response(f), read_response(f)
+    assert uploaded[0] == 200 and b'"name": "px-chunked/k"' in uploaded[2].replace(b'":"', b'": "')
+    assert read[0] == 200 and read[2] == b"chunk-ed!!"
+    assert p.stats.actions == {"forward": 2}
+    assert ep.backend("px-chunked/").perform(Read("px-chunked/k")).body == b"chunk-ed!!"

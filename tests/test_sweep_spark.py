@@ -65,6 +65,15 @@ def test_smoke_grid_on_spark_equals_local_row_for_row(engine: SparkEngine, tmp_p
     assert summary.read_rows(tmp_path / "spark").equals(summary.read_rows(tmp_path / "local"))
 
 
+def test_local_worker_processes_give_sparks_rows(engine: SparkEngine) -> None:
+    tasks = cells.expand(grid.load("smoke"), seeds=3)
+    pooled = LocalEngine(quiet=True, jobs=2)
+    try:
+        assert pooled.run(tasks) == engine.run(tasks)  # same rows, same order: --engine local --jobs 2
+    finally:
+        pooled.close()
+
+
 def test_a_model_crash_on_an_executor_is_an_error_row(engine: SparkEngine) -> None:
     task = cells.expand(grid.load("smoke"), seeds=1)[0]
     workload = dataclasses.replace(task.scenario.workload, work_ms=Dist("bogus"))
