@@ -17,6 +17,7 @@ from model.lock_variants import VARIANTS, variant
 INTERRUPT_POLICIES = ("next-storage-call", "never", "checkpoints")
 # S3StorageLockClient#createDefaultS3Client: apiCallTimeout = validity / 5.  GCSStorageLockClient sets no
 # timeout; the google-cloud-storage HTTP transport's default read timeout (20 s) applies.
+# AzureStorageLockClient#configureAzureClientOptions: response and read timeouts max(1, validity / 5) s.
 GCS_DEFAULT_TIMEOUT_MS = 20_000
 ERROR_STATUSES = ("409", "412", "429", "503", "timeout", "lost-reply")
 
@@ -72,6 +73,11 @@ class LockConfig:
     audit: bool = True
     # LockProviderHeartbeatManager.DEFAULT_STOP_HEARTBEAT_TIMEOUT_MS: stopHeartbeat gives up after this.
     stop_heartbeat_timeout_ms: int = 15_000
+    # LockManager#lock retries tryLock(wait_time_ms) on the same provider this many more times
+    # (hoodie.write.lock.client.num_retries; 50 in Hudi 1.1.1 to 1.2.1) ...
+    client_num_retries: int = 50
+    # ... sleeping this long before each retry (hoodie.write.lock.client.wait_time_ms_between_retry; 5000).
+    client_wait_ms_between_retry: int = 5_000
 
     @functools.cached_property
     def lock_key(self) -> str:
@@ -110,6 +116,10 @@ class LockConfig:
             self.stop_heartbeat_timeout_ms,
             "must be > 0",
         )
+        _require(self.client_num_retries >= 0, "lock.client_num_retries", self.client_num_retries,
+                 "must be >= 0")
+        _require(self.client_wait_ms_between_retry >= 0, "lock.client_wait_ms_between_retry",
+                 self.client_wait_ms_between_retry, "must be >= 0")
         _require(
             bool(self.base_path) and not self.base_path.startswith("/"),
             "lock.base_path",
@@ -187,10 +197,11 @@ class WorkloadConfig:
     # register) or "never" (a writer that ignores interrupts).
     interrupt: str = "next-storage-call"
     holds: int = 0  # acquisition attempts per writer incarnation; 0: loop until the run ends
-    # What the application does with its write client after a failed release (unlock threw):
-    # "close" (it closes the client: LockManager's provider is closed) or "keep-client" (it writes again
-    # through the same client, as HoodieStreamingSink does: Hudi's LockManager kept the provider and
-    # TransactionManager kept hasLock, so the next transaction skips the acquisition: docs/fidelity.md M2).
+    # What the application does with its write client after a failed release (unlock threw) or a failed
+    # acquisition (lock() threw): "close" (it closes the client: LockManager's provider is closed) or
+    # "keep-client" (it writes again through the same client, as HoodieStreamingSink does: Hudi's
+    # LockManager kept the provider, so the next transaction's lock() calls tryLock on it, which returns
+    # at once while its cached lock is still valid; variant pr-13577 skips lock() instead: fidelity.md M2).
     after_failed_release: str = "close"
 
     def validate(self) -> None:
@@ -497,19 +508,26 @@ def client_settings(scenario: Scenario) -> ClientSettings:
     """The lock client Hudi builds for this scenario, where ``storage`` leaves a field to Hudi.
 
     - ``storage.timeout_ms = 0``: S3 ``apiCallTimeout`` = validity / 5 whole seconds (S3StorageLockClient
-      #createDefaultS3Client); GCS sets none, so the library's 20 s read timeout applies.
+      #createDefaultS3Client); GCS sets none, so the library's 20 s read timeout applies; Azure
+      max(1, validity / 5) whole seconds (AzureStorageLockClient#configureAzureClientOptions).
     - ``storage.sdk_retries = -1``: the variant's Hudi client: no SDK retries in ``hudi`` and the
-      variants built on it (S3 ``maxAttempts(1)``, GCS ``setMaxAttempts(1)``, PR #17869); the SDKs'
-      default retries in ``hudi-1.1`` (AWS SDK v2 legacy mode: 3 retries; google-cloud-storage: 5).
-    Explicit values win.  Every world (simulated, real storage) uses these settings.
+      variants built on it (S3 ``maxAttempts(1)``, GCS ``setMaxAttempts(1)``, PR #17869; Azure
+      ``setMaxRetries(0)``); the SDKs' default retries in ``hudi-1.1`` (AWS SDK v2 legacy mode: 3
+      retries; google-cloud-storage: 5).
+    Explicit values win.  Every world (simulated, real storage) uses these settings.  A variant whose
+    Hudi has no Azure lock client (``hudi-1.1``) on ``storage.flavor = "azure"`` is a ConfigError.
     """
     storage = scenario.storage
+    lock_variant = variant(scenario.lock.variant)
+    _require(storage.flavor != "azure" or lock_variant.azure_client, "storage.flavor", storage.flavor,
+             f"variant {lock_variant.name} ({lock_variant.follows}) has no Azure lock client "
+             "(AzureStorageLockClient came with Hudi 1.2.0, PR #17951)")
     timeout = storage.timeout_ms
     if timeout == 0:
-        s3_timeout = scenario.lock.validity_secs // 5 * 1000
-        timeout = s3_timeout if storage.flavor == "s3" else GCS_DEFAULT_TIMEOUT_MS
+        fifth = scenario.lock.validity_secs // 5 * 1000
+        timeout = {"s3": fifth, "azure": max(1_000, fifth)}.get(storage.flavor, GCS_DEFAULT_TIMEOUT_MS)
     retries = storage.sdk_retries
     if retries < 0:
-        retries = variant(scenario.lock.variant).sdk_retries(storage.flavor)
+        retries = lock_variant.sdk_retries(storage.flavor)
     table = retries if storage.table_retries < 0 else storage.table_retries
     return ClientSettings(timeout, retries, storage.retry_backoff_ms, table)

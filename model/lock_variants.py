@@ -2,10 +2,12 @@
 
 The provider (``model/storage_lock.py``) is one piece of code; a variant only
 switches its branches.  ``hudi`` is the newest Hudi (release 1.2.0, commit
-54cb1a57 of apache/hudi); ``hudi-1.1`` keeps the behaviour that releases
+54cb1a57 of apache/hudi; release 1.2.1 changed nothing on the lock path that is
+known, see ``docs/fidelity.md``); ``hudi-1.1`` keeps the behaviour that releases
 1.0.2 to 1.1.0 shipped where it moves a verdict.  The other variants are
-``hudi`` with one change each; ``careful-margin`` is a hypothetical holder-side
-check, not anything Hudi does.  ``docs/fidelity.md`` cites the Java of every
+``hudi`` with one change each; ``pr-13577`` follows a pull request no release has
+merged; ``careful-margin`` is a hypothetical holder-side check, not anything Hudi
+does.  ``docs/fidelity.md`` cites the Java of every
 branch.
 """
 
@@ -38,14 +40,23 @@ class Variant:
     fenced: bool = False
     # Hypothetical: the writer checks before each write that its lock is valid until validUntil - drift.
     holder_margin_check: bool = False
-    # The SDK retries of Hudi's lock clients: off (maxAttempts 1, PR #17869) or the SDK's defaults.
+    # The SDK retries of Hudi's lock clients: off (maxAttempts 1, PR #17869; Azure setMaxRetries(0)) or
+    # the SDKs' defaults.
     sdk_retries_s3: int = 0
     sdk_retries_gcs: int = 0
+    sdk_retries_azure: int = 0
+    # Hudi's AzureStorageLockClient exists (PR #17951, release 1.2.0).
+    azure_client: bool = True
+    # TransactionManager keeps ``hasLock`` across a failed release and skips lockManager.lock() while it is
+    # set ("Lock already acquired, skipping lock acquisition"): the unmerged PR #13577 (60f6c0cd); no
+    # release has it.  Without it (every release), each transaction calls lockManager.lock().
+    transaction_has_lock_skip: bool = False
     hypothetical: bool = False
+    unmerged_pr: int | None = None  # the variant follows a pull request no release has merged
 
     def sdk_retries(self, flavor: str) -> int:
-        """The client retries Hudi's lock client makes on ``flavor`` (s3 or gcs) in this variant."""
-        return self.sdk_retries_gcs if flavor == "gcs" else self.sdk_retries_s3
+        """The client retries Hudi's lock client makes on ``flavor`` (s3, gcs or azure) in this variant."""
+        return {"gcs": self.sdk_retries_gcs, "azure": self.sdk_retries_azure}.get(flavor, self.sdk_retries_s3)
 
 
 HUDI = Variant("hudi", "Hudi 1.2.0 (apache/hudi 54cb1a57)")
@@ -62,6 +73,7 @@ _VARIANTS = (
         # The SDKs' defaults: AWS SDK v2 legacy mode (up to 3 retries), google-cloud-storage (6 attempts).
         sdk_retries_s3=3,
         sdk_retries_gcs=5,
+        azure_client=False,  # AzureStorageLockClient came with 1.2.0
     ),
     Variant(
         "rfc91-as-written",
@@ -72,6 +84,13 @@ _VARIANTS = (
     Variant("fenced", "Hudi 1.2.0 with a fencing token on the protected write", fenced=True),
     Variant("412-recovery", "Hudi 1.2.0, adopting a lock file that names its own owner id",
             adopt_own_lock=True),
+    Variant(
+        "pr-13577",
+        "unmerged PR #13577 on Hudi 1.2.0: TransactionManager#hasLock (60f6c0cd) skips the acquisition "
+        "after a failed release",
+        transaction_has_lock_skip=True,
+        unmerged_pr=13577,
+    ),
     Variant(
         "careful-margin",
         "hypothetical: Hudi 1.2.0 plus a holder-side check that stops at validUntil - 500 ms",

@@ -17,6 +17,16 @@ maps every branch to the Java and to the test that pins it.
 Where Hudi throws (a client exception out of ``tryLock``, ``FAILED_TO_RELEASE``
 out of ``unlock``), ``try_lock`` and ``unlock`` return False, record the cause
 and set :attr:`StorageLockProvider.error`; ``try_lock_once`` raises as Hudi does.
+
+The provider's monitor (Java's ``synchronized``) is modelled between the writer and
+the heartbeat: ``tryLock()``, ``unlock()``'s two synchronized blocks, ``close()``
+and ``renewLock()`` hold it, a task that finds it held waits for it (it cannot be
+interrupted out of that wait), and the holder hands it to the first waiter on
+release.  ``stopHeartbeat`` is called holding it: a heartbeat run that has taken
+the heartbeat semaphore and waits for the monitor cannot finish, so the stop waits
+its 15 s and fails (``unlock`` throws FAILED_TO_RELEASE); the renewal then runs
+with the interrupt flag that the stop set.  The shutdown hook's thread does not
+take part in the modelled monitor.
 """
 
 from __future__ import annotations
@@ -53,6 +63,12 @@ Gen = Generator[Effect, Any, Any]
 NOW, NANO_TIME = Now(), Now(monotonic=True)  # System.currentTimeMillis(), System.nanoTime() (in ms)
 WRITER_TASK = "writer"
 HEARTBEAT_TASK = "heartbeat"
+# LockProviderHeartbeatManager#close: scheduler.awaitTermination(5, SECONDS) before shutdownNow().
+SCHEDULER_TERMINATION_MS = 5_000
+# A task waiting for the monitor is woken by the holder's hand-over; it re-checks after this long anyway
+# (longer than the longest a live holder keeps the monitor in one piece but close()'s, and off the grid of
+# whole seconds), so that a holder that died holding it cannot leave it waiting for ever.
+_RECHECK_MS = 20_001
 
 
 class HoodieLockError(Exception):
@@ -79,7 +95,11 @@ def is_lock_valid(data: LockData, now_ms: int, allowance_ms: int) -> bool:
 class StorageLockProvider:
     """One provider: tryLock, unlock, close, the heartbeat (renewLock) and the shutdown hook."""
 
-    def __init__(self, config: LockConfig, new_owner_id: Callable[[], str], flavor: str = "s3") -> None:
+    def __init__(self, config: LockConfig, new_owner_id: Callable[[], str], flavor: str = "s3", *,
+                 writer_wakes_on_interrupt: bool = True) -> None:
+        """``writer_wakes_on_interrupt``: the writer task's interrupt policy ends an interruptible sleep
+        (every policy but ``never``); the monitor's hand-over wakes a waiting writer that way, and a
+        writer that never wakes on an interrupt polls for the monitor every millisecond instead."""
         self.config = config
         self.flavor = flavor
         self.variant = variant(config.variant)
@@ -90,6 +110,23 @@ class StorageLockProvider:
         self.audit: AuditTrail | None = None
         self.acquisitions = 0
         self.error: str | None = None  # why the last try_lock / unlock ended where Hudi throws
+        # what the last try_lock threw (LockManager retries all but "client"): "timeout" (the wait ran out;
+        # LockManager throws HoodieLockException), "interrupted", "provider" (a HoodieLockException of the
+        # provider), "client" (an exception of the lock client); None after an acquisition
+        self.error_kind: str | None = None
+        self.reentrant = False  # the last try_lock returned from the reentrant branch (no request)
+        # the provider's monitor: the task holding it, how often (reentrant), the tasks waiting for it in
+        # arrival order, the task it was handed to and that has not run since, and the interrupts that
+        # came while a task waited for it (Java keeps the flag; the task sees it once it has the monitor)
+        self._monitor: str | None = None
+        self._depth = 0
+        self._waiting: list[str] = []
+        self._handed: str | None = None
+        self._flags: set[str] = set()
+        self._writer_poll_ms = _RECHECK_MS if writer_wakes_on_interrupt else 1
+        # LockProviderHeartbeatManager: a run holds heartbeatSemaphore; stopRequested
+        self._hb_semaphore = False
+        self._hb_stop_requested = False
         self.key = config.lock_key
         self.validity_ms = config.validity_secs * 1000
         # effects are values: the ones sent on every poll are made once
@@ -186,6 +223,100 @@ class StorageLockProvider:
         """The version of the lock we hold, carried by fenced writes."""
         return self.lock.version if self.lock else None
 
+    # ---- the monitor (synchronized) ----------------------------------------------------
+
+    @property
+    def monitor_holder(self) -> str | None:
+        """The task holding the provider's monitor (``writer``, ``heartbeat``), or None."""
+        return self._monitor
+
+    def _synchronized(self, me: str, body: Gen) -> Gen:
+        """Run ``body`` holding the provider's monitor as task ``me`` (waiting for it first if held)."""
+        if self._monitor is None:  # uncontended: no effect at all
+            self._monitor, self._depth = me, 1
+        elif self._monitor == me:
+            self._depth += 1
+        else:
+            yield from self._wait_for_monitor(me)
+        try:
+            result = yield from body
+        except GeneratorExit:  # the task died holding it: Java releases it; nobody can be woken from here
+            self._release(me, dead=True)
+            raise
+        except BaseException:
+            yield from self._exit(me)
+            raise
+        yield from self._exit(me)
+        return result
+
+    def _wait_for_monitor(self, me: str) -> Gen:
+        """Block entering the monitor until it is handed to ``me``; an interrupt does not end the wait."""
+        self._waiting.append(me)
+        yield Record("monitor-wait", "info", {"owner": self.owner, "task": me, "holder": self._monitor})
+        poll = self._writer_poll_ms if me == WRITER_TASK else _RECHECK_MS
+        try:
+            while self._monitor != me:
+                with contextlib.suppress(Interrupted):  # the holder's hand-over; a chunk's end re-checks
+                    yield Sleep(poll)
+        except GeneratorExit:
+            self._release(me, dead=True)
+            raise
+        self._handed, self._depth = None, 1
+        if me in self._flags:  # an interrupt came meanwhile: the task sees it at its next interruptible point
+            self._flags.discard(me)
+            yield Interrupt(me)
+
+    def _exit(self, me: str) -> Gen:
+        """Leave the monitor; the last exit hands it to the first waiter and wakes that task."""
+        self._depth -= 1
+        if self._depth:
+            return
+        nxt = self._release(me, dead=False)
+        if nxt is not None:
+            yield Interrupt(nxt)
+
+    def _release(self, me: str, dead: bool) -> str | None:
+        """Give up the monitor (or a place in its queue): the task it passes to, or None."""
+        if self._monitor != me:
+            if me in self._waiting:
+                self._waiting.remove(me)
+            return None
+        self._depth = 0
+        if not self._waiting:
+            self._monitor = None
+            return None
+        nxt = self._monitor = self._waiting.pop(0)
+        self._handed = nxt
+        return None if dead else nxt
+
+    def _interrupt(self, task: str) -> Gen:
+        """Thread.interrupt of ``task``: a flag kept for it while it waits for the monitor, else delivered."""
+        if task in self._waiting or task == self._handed:
+            self._flags.add(task)
+            return
+        yield Interrupt(task)
+
+    def _stop_heartbeat(self) -> Gen:
+        """heartbeatManager.stopHeartbeat(true), called holding the monitor: True when the heartbeat stopped.
+
+        A run that took the heartbeat semaphore now waits for our monitor (it cannot be in renewLock):
+        ``cancel(true)`` only sets its interrupt flag, the semaphore wait runs out after 15 s and the stop
+        fails.  Otherwise the run is asleep (or there is none): cancelled at once.
+        """
+        if self._hb_semaphore:
+            self._hb_stop_requested = True
+            yield Record("stop-heartbeat-stalled", "info", {"owner": self.owner})
+            yield from self._interrupt(HEARTBEAT_TASK)  # scheduledFuture.cancel(true)
+            try:
+                yield Sleep(self.config.stop_heartbeat_timeout_ms)  # heartbeatSemaphore.tryAcquire(15 s)
+            except Interrupted:
+                yield Interrupt(WRITER_TASK)  # the wait ends, the flag is set again, still in flight
+            return False
+        stopped: bool = yield Cancel(HEARTBEAT_TASK, self.config.stop_heartbeat_timeout_ms)
+        if stopped:
+            self.heartbeat_active = False
+        return stopped
+
     # ---- audit ---------------------------------------------------------------------
 
     def _audit(self, state: str, timestamp: int) -> Gen:
@@ -213,10 +344,16 @@ class StorageLockProvider:
         yield ShutdownHook(self.hook_key, self.shutdown_hook)
 
     def try_lock_once(self) -> Gen:
-        """tryLock(): one pass; True when the lock is ours.  Raises HoodieLockError / LockClientError."""
+        """tryLock() (synchronized): one pass; True when the lock is ours.  Raises HoodieLockError /
+        LockClientError."""
+        return (yield from self._synchronized(WRITER_TASK, self._try_lock_once()))
+
+    def _try_lock_once(self) -> Gen:
+        self.reentrant = False
         if self.closed:
             raise HoodieLockError("Lock provider already closed")
         if self.lock is not None and (yield from self.holds_valid_lock()):
+            self.reentrant = True
             return True  # "Supports reentrant locks"
         if self.heartbeat_active:
             yield Record("try-lock", "fail", {"reason": "heartbeat-without-lock", "owner": self.owner})
@@ -248,6 +385,7 @@ class StorageLockProvider:
     def _acquired(self, lock: LockFile, acquired_at: int, adopted: bool) -> Gen:
         """setLock, start the heartbeat (expire at once if it cannot start), audit START."""
         self.lock = lock
+        self._hb_stop_requested = False  # startHeartbeatForThread: stopRequested = false
         started: bool = yield Spawn(HEARTBEAT_TASK, self.heartbeat())
         if not started:
             yield Record("heartbeat-start", "fail", {"owner": self.owner})
@@ -268,23 +406,25 @@ class StorageLockProvider:
         True when acquired.  False when the wait ran out, or where Hudi throws (a client exception, an
         interrupt, a closed provider): then :attr:`error` names the cause.
         """
-        self.error = None
+        self.error = self.error_kind = None
         wait = self.config.wait_time_ms if wait_ms is None else wait_ms
         start: int = yield NANO_TIME  # System.nanoTime()
         try:
             while True:
                 now: int = yield NANO_TIME
                 if now - start >= wait:
+                    self.error_kind = "timeout"
                     return False
                 if (yield from self.try_lock_once()):
                     return True
                 yield self._poll_sleep
         except Interrupted:
             self.error, phase = "interrupted while waiting (HoodieLockException FAILED_TO_ACQUIRE)", "sleep"
+            self.error_kind = "interrupted"
         except HoodieLockError as e:
-            self.error, phase = str(e), "provider"
+            self.error, phase, self.error_kind = str(e), "provider", "provider"
         except LockClientError as e:
-            self.error, phase = str(e), e.op
+            self.error, phase, self.error_kind = str(e), e.op, "client"
         yield Record("try-lock", "fail", {"reason": "exception", "owner": self.owner, "error": self.error,
                                           "phase": phase})
         return False
@@ -320,45 +460,64 @@ class StorageLockProvider:
         a client exception; :attr:`error` names it and the provider may still believe it holds the lock.
         """
         self.error = None
-        if self.lock is None:
-            return True
         try:
-            if self.heartbeat_active:
-                stopped: bool = yield Cancel(HEARTBEAT_TASK, self.config.stop_heartbeat_timeout_ms)
-                if not stopped:
-                    raise HoodieLockError("heartbeat still in flight after stopHeartbeat (FAILED_TO_RELEASE)")
-                self.heartbeat_active = False
-            to_expire = self.lock
-            result = yield from self._expire()
-            attempt = 0
-            while result is ExpireResult.THROTTLED and attempt < self.variant.unlock_throttle_retries:
-                attempt += 1
-                delay = self.variant.unlock_throttle_base_ms << (attempt - 1)
-                yield Record("unlock-retry", "info",
-                             {"owner": self.owner, "attempt": attempt, "delay_ms": delay})
-                try:
-                    yield Sleep(delay)
-                except Interrupted:
-                    raise HoodieLockError("interrupted in the throttle backoff (FAILED_TO_RELEASE)") from None
-                if self.lock is None or self.lock is not to_expire:
-                    return True  # cleared or replaced meanwhile: Hudi returns without expiring
-                result = yield from self._expire()
-            if result is not ExpireResult.SUCCESS:
-                raise HoodieLockError(f"expire write {result.name} (FAILED_TO_RELEASE)")
-            return True
+            return (yield from self._unlock())
         except (HoodieLockError, LockClientError) as e:
             self.error = str(e)
             yield Record("release-failed", "info", {"owner": self.owner, "error": self.error,
                                                     "still_believes": self.lock is not None})
             return False
 
+    def _unlock(self) -> Gen:
+        """unlock() as Hudi writes it: raises where it throws; True when released or nothing was held."""
+        result = yield from self._synchronized(WRITER_TASK, self._stop_and_expire())
+        if result is None:
+            return True  # no lock believed held
+        to_expire, result = result
+        attempt = 0
+        while result is ExpireResult.THROTTLED and attempt < self.variant.unlock_throttle_retries:
+            attempt += 1
+            delay = self.variant.unlock_throttle_base_ms << (attempt - 1)
+            yield Record("unlock-retry", "info", {"owner": self.owner, "attempt": attempt, "delay_ms": delay})
+            try:
+                yield Sleep(delay)  # outside the monitor
+            except Interrupted:
+                raise HoodieLockError("interrupted in the throttle backoff (FAILED_TO_RELEASE)") from None
+            result = yield from self._synchronized(WRITER_TASK, self._expire_again(to_expire))
+            if result is None:
+                return True  # cleared or replaced meanwhile: Hudi returns without expiring
+        if result is not ExpireResult.SUCCESS:
+            raise HoodieLockError(f"expire write {result.name} (FAILED_TO_RELEASE)")
+        return True
+
+    def _stop_and_expire(self) -> Gen:
+        """unlock()'s first synchronized block: None when no lock is believed held, else (the lock it
+        expired, the expire's result)."""
+        if self.lock is None:
+            return None
+        if self.heartbeat_active and not (yield from self._stop_heartbeat()):
+            raise HoodieLockError("heartbeat still in flight after stopHeartbeat (FAILED_TO_RELEASE)")
+        to_expire = self.lock
+        return to_expire, (yield from self._expire())
+
+    def _expire_again(self, to_expire: LockFile) -> Gen:
+        """unlock()'s retry block: None when the lock was cleared or replaced meanwhile (identity check)."""
+        if self.lock is None or self.lock is not to_expire:
+            return None
+        return (yield from self._expire())
+
     def close(self) -> Gen:
-        """close() = shutdown(false): remove the hook, unlock (a failure only logged), stop the heartbeat."""
+        """close() = synchronized shutdown(false): remove the hook, unlock (a failure only logged), stop the
+        heartbeat (heartbeatManager.close(): stopHeartbeat, then the scheduler's 5 s termination wait)."""
+        yield from self._synchronized(WRITER_TASK, self._close())
+
+    def _close(self) -> Gen:
         yield ShutdownHook(self.hook_key, None)
         yield from self.unlock()
-        if self.heartbeat_active:  # heartbeatManager.close(): stopHeartbeat(true), then the scheduler stops
-            yield Cancel(HEARTBEAT_TASK, self.config.stop_heartbeat_timeout_ms)
-            self.heartbeat_active = False
+        if self.heartbeat_active and not (yield from self._stop_heartbeat()):
+            yield Sleep(SCHEDULER_TERMINATION_MS, interruptible=False)  # awaitTermination, then shutdownNow()
+            yield from self._interrupt(HEARTBEAT_TASK)
+        self.heartbeat_active = False
         self.closed = True
 
     def shutdown_hook(self) -> Gen:
@@ -377,8 +536,10 @@ class StorageLockProvider:
         """The heartbeat thread: ``scheduleAtFixedRate(task, R, R)`` on the monotonic clock.
 
         The k-th run is due k x R after the start; a late run (a pause, a slow renewal) fires at once.
-        Each run stops the heartbeat when the writer thread is dead or renewLock returns false, and
-        then (``hudi``, PR #17870) interrupts the writer.
+        Each run takes the heartbeat semaphore for its isAlive check and renewLock (which waits for the
+        provider's monitor), stops the heartbeat when the writer thread is dead or renewLock returns
+        false, and then (``hudi``, PR #17870) interrupts the writer unless a stop was requested.  A run
+        that a stop cancelled while it waited (``stopRequested``) is the last one.
         """
         interval = self.config.renew_interval_secs * 1000
         start: int = yield NANO_TIME
@@ -388,22 +549,33 @@ class StorageLockProvider:
             now: int = yield NANO_TIME
             if start + runs * interval > now:
                 yield Sleep(start + runs * interval - now)
+            self._hb_semaphore = True  # heartbeatSemaphore.tryAcquire()
             if not (yield IsAlive(WRITER_TASK)):
+                self._hb_semaphore = False
                 yield Record("heartbeat-stop", "info", {"owner": self.owner, "reason": "writer-dead"})
                 self.heartbeat_active = False
                 return
-            if (yield from self.renew()):
+            renewed = yield from self.renew()
+            self._hb_semaphore = False
+            if self._hb_stop_requested:  # cancelled: no further run, no interrupt of the writer
+                if not renewed:
+                    self.heartbeat_active = False  # heartbeatTaskUnscheduleItself
+                return
+            if renewed:
                 continue
             self.heartbeat_active = False
             if self.variant.interrupt_on_renewal_failure:
                 yield Record("lock-lost", "info", {"owner": self.owner})
-                yield Interrupt(WRITER_TASK)
+                yield from self._interrupt(WRITER_TASK)
             else:
                 yield Record("heartbeat-stop", "info", {"owner": self.owner, "reason": "renewal-failed"})
             return
 
     def renew(self) -> Gen:
-        """renewLock(): extend validUntil over our cached version.  False stops the heartbeat."""
+        """renewLock() (synchronized): extend validUntil over our cached version; False stops heartbeats."""
+        return (yield from self._synchronized(HEARTBEAT_TASK, self._renew()))
+
+    def _renew(self) -> Gen:
         if self.lock is None:
             return False
         now: int = yield NOW  # acquisitionTimestamp of the renewal

@@ -8,6 +8,7 @@ events look fine.  The register body is ``{"value": n, "by": owner}``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from collections.abc import Callable, Generator
@@ -54,23 +55,52 @@ def register_value(result: StoreResult) -> int:
     return value
 
 
+def lock_manager_lock(provider: StorageLockProvider) -> Gen:
+    """``LockManager#lock``: ``tryLock(wait_time_ms)`` on the same provider, retried by Hudi's RetryHelper.
+
+    A failed tryLock is a HoodieLockException (``tryLock`` returned false: "Unable to acquire the lock";
+    an interrupted poll; the provider's own exceptions) and is retried ``client_num_retries`` times, after
+    ``client_wait_ms_between_retry`` each (RetryHelper's wait is min(initial x 2^n + jitter, max) with both
+    set to that value: always that value); an exception of the lock client is not in the retry list and
+    ends it at once.  An interrupt ends the retry's sleep at once and is swallowed (an interrupted poll
+    re-sets the thread's flag, so that sleep ends at once).  True when acquired; False where ``lock()``
+    throws (:attr:`StorageLockProvider.error` names the last cause).
+    """
+    config = provider.config
+    retries = 0
+    while True:
+        if (yield from provider.try_lock()):
+            return True
+        if provider.error_kind == "client" or retries >= config.client_num_retries:
+            return False
+        retries += 1
+        yield Record("lock-retry", "info", {"owner": provider.owner, "retry": retries,
+                                            "after": provider.error_kind})
+        if provider.error_kind != "interrupted":
+            with contextlib.suppress(Interrupted):  # RetryHelper ignores an InterruptedException here
+                yield Sleep(config.client_wait_ms_between_retry)
+
+
 class RegisterWriter:
     """One writer's workload loop: one transaction at a time, each with its own lock provider.
 
     A transaction builds a provider (Hudi's ``LockManager`` creates one lazily: a new owner id and
-    shutdown hook), acquires, runs the critical section, releases, and closes the provider: after a
-    successful unlock ``LockManager#unlock`` closes it.  After a failure, ``workload.after_failed_release``
-    says what the application does with its write client:
+    shutdown hook), acquires (``LockManager#lock``: :func:`lock_manager_lock`), runs the critical section,
+    releases, and closes the provider: after a successful unlock ``LockManager#unlock`` closes it.
+    After a failure, ``workload.after_failed_release`` says what the application does with its write
+    client:
 
     - ``close``: the write ends and the client closes it (``close()`` = ``shutdown(false)``, which tries
       ``unlock()`` once more);
     - ``keep-client``: it writes again through the same client (HoodieStreamingSink's retry, or its next
       micro-batch).  Hudi then keeps what it kept: ``LockManager#unlock`` threw before its ``close()``,
-      so the provider stays (same owner id, the lock it still believes held, no heartbeat), and
-      ``TransactionManager#releaseLock`` threw before ``hasLock = false``, so the next
-      ``acquireLock`` skips ``lockManager.lock()``: that transaction runs with no acquisition at all,
-      and releases through the kept provider.  A provider whose acquisition failed is kept too
-      (``LockManager#lock`` does not close it).
+      so the provider stays (same owner id, the lock it still believes held, its heartbeat stopped), and a
+      provider whose ``lock()`` failed is kept too (``LockManager#lock`` closes nothing).  Hudi 1.2.0's
+      TransactionManager calls ``lockManager.lock()`` for every transaction: the kept provider's
+      ``tryLock`` returns at once from its reentrant branch while its cached lock is still valid by its
+      own clock (no request, no heartbeat, no audit START), and acquires as usual once it lapsed.  The
+      unmerged PR #13577 (variant ``pr-13577``) keeps ``TransactionManager#hasLock`` set after the failed
+      release, so the next ``acquireLock`` skips ``lockManager.lock()`` altogether.
     """
 
     def __init__(
@@ -88,7 +118,7 @@ class RegisterWriter:
         self.start_ms = start_ms
         self.keep_client = config.after_failed_release == "keep-client"
         self.provider: StorageLockProvider | None = None  # LockManager#lockProvider, kept (keep-client)
-        self.has_lock = False  # TransactionManager#hasLock (keep-client)
+        self.has_lock = False  # TransactionManager#hasLock (variant pr-13577, keep-client)
 
     def run(self) -> Gen:
         """Loop until the run ends, or for ``holds`` acquisition attempts when that is set."""
@@ -108,8 +138,10 @@ class RegisterWriter:
             provider = self.new_provider()
             yield from provider.open()
         yield Record("acquire", "invoke")
-        # TransactionManager#acquireLock skips lockManager.lock() while hasLock: "Lock already acquired, ..."
-        if not self.has_lock and not (yield from provider.try_lock()):
+        # pr-13577: TransactionManager#acquireLock skips lockManager.lock() while hasLock ("Lock already
+        # acquired, skipping lock acquisition"); every release calls it
+        skipped = self.has_lock
+        if not skipped and not (yield from lock_manager_lock(provider)):
             yield Record("acquire", "fail", {"owner": provider.owner, "error": provider.error})
             if self.keep_client:
                 self.provider = provider  # LockManager#lock throws without closing its provider
@@ -117,8 +149,12 @@ class RegisterWriter:
                 yield from provider.close()
             return False
         owner = provider.owner
-        acquired = {"owner": owner, "version": provider.fencing_token()}
-        yield Record("acquire", "ok", {**acquired, "skipped": "hasLock"} if self.has_lock else acquired)
+        acquired: dict[str, object] = {"owner": owner, "version": provider.fencing_token()}
+        if skipped:
+            acquired["skipped"] = "hasLock"
+        elif provider.reentrant:
+            acquired["reentrant"] = True  # tryLock's "Supports reentrant locks": no request, no heartbeat
+        yield Record("acquire", "ok", acquired)
         try:
             yield from self.critical_section(provider, owner)
         except Interrupted:
@@ -128,8 +164,11 @@ class RegisterWriter:
             yield Record("release", "ok", {"owner": owner})
         else:
             yield Record("release", "fail", {"owner": owner, "error": provider.error})
-            if self.keep_client:  # unlock threw: no close(), hasLock stays true
-                self.provider, self.has_lock = provider, True
+            if self.keep_client:  # unlock threw: LockManager#unlock skipped its close()
+                self.provider = provider
+                # TransactionManager: 1.2.0's endStateChange has reset its state before unlock() threw;
+                # PR #13577's releaseLock sets hasLock = false only after unlock() returned
+                self.has_lock = provider.variant.transaction_has_lock_skip
                 return True
         self.provider, self.has_lock = None, False
         yield from provider.close()

@@ -516,7 +516,7 @@ def test_the_audit_trail_is_written_as_hudis_audit_service_writes_it() -> None:
     key = f"table/.hoodie/.locks/audit/{start}_{p.owner}.jsonl"
     assert d.requests[-1] == Put(key, d.store.peek(key).body)  # type: ignore[union-attr]
     d.script("200", "200")  # the renewal at R, RENEW
-    d.run(d.spawned[HEARTBEAT_TASK], until=lambda: not d.answers)
+    d.run(d.spawned[HEARTBEAT_TASK], until=lambda: not d.answers and p.monitor_holder is None)
     d.advance(1_000)
     d.script("200", "200")  # the expire write, END
     assert d.run(p.unlock()) is True
@@ -604,8 +604,12 @@ def test_the_variants_differ_only_where_hudi_changed() -> None:
             old.unlock_acquired_by_others_fails, old.sdk_retries("s3"), old.sdk_retries("gcs")) == (
         False, False, 0, False, 3, 5)
     assert set(VARIANTS) == {"hudi", "hudi-1.1", "rfc91-as-written", "fenced", "412-recovery",
-                             "careful-margin"}
+                             "pr-13577", "careful-margin"}
     assert variant("careful-margin").hypothetical and not variant("hudi").hypothetical
+    # no release has TransactionManager#hasLock: only the variant of the unmerged PR skips lock()
+    assert [v for v in VARIANTS if variant(v).transaction_has_lock_skip] == ["pr-13577"]
+    assert variant("pr-13577").unmerged_pr == 13577 and variant("hudi").unmerged_pr is None
+    assert new.azure_client and not old.azure_client and new.sdk_retries("azure") == 0
 
 
 @pytest.mark.parametrize("name,flavor,storage,expected", [
@@ -614,6 +618,7 @@ def test_the_variants_differ_only_where_hudi_changed() -> None:
     ("hudi-1.1", "s3", {}, (60_000, 3)),
     ("hudi-1.1", "gcs", {}, (20_000, 5)),
     ("hudi", "s3", {"timeout_ms": 400, "sdk_retries": 1}, (400, 1)),  # explicit values win
+    ("hudi", "azure", {}, (60_000, 0)),  # max(1, validity / 5) s response/read timeouts, setMaxRetries(0)
 ])
 def test_client_settings(name: str, flavor: str, storage: dict[str, int], expected: tuple[int, int]) -> None:
     sc = Scenario(lock=LockConfig(variant=name), storage=StorageConfig(flavor=flavor, **storage))
@@ -624,6 +629,17 @@ def test_client_settings(name: str, flavor: str, storage: dict[str, int], expect
 def test_s3_timeout_is_validity_over_5_in_whole_seconds() -> None:
     sc = Scenario(lock=LockConfig(validity_secs=12, renew_interval_secs=1))
     assert client_settings(sc).timeout_ms == 2_000
+    # Azure: Math.max(1, validity / 5) seconds, so at least 1 s where S3's would be 0
+    short = LockConfig(validity_secs=4, renew_interval_secs=1, enforce_hudi_limits=False)
+    assert client_settings(Scenario(lock=short, storage=StorageConfig(flavor="azure"))).timeout_ms == 1_000
+    assert client_settings(Scenario(lock=short)).timeout_ms == 0
+
+
+def test_a_variant_without_hudis_azure_client_is_refused_on_azure() -> None:
+    from model.config import ConfigError
+
+    with pytest.raises(ConfigError, match="storage.flavor = 'azure'.*hudi-1.1"):
+        client_settings(Scenario(lock=LockConfig(variant="hudi-1.1"), storage=StorageConfig(flavor="azure")))
 
 
 def test_the_lock_client_and_the_table_storage_retry_apart() -> None:

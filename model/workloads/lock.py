@@ -33,8 +33,11 @@ class LockWorkload:
             return self.factory(ctx)
         sc = self.scenario
 
+        wakes = sc.workload.interrupt != "never"  # the writer's policy ends an interruptible sleep
+
         def new_provider() -> StorageLockProvider:  # one provider per transaction, as Hudi's LockManager
-            return StorageLockProvider(sc.lock, ctx.new_id, sc.storage.flavor)
+            return StorageLockProvider(sc.lock, ctx.new_id, sc.storage.flavor,
+                                       writer_wakes_on_interrupt=wakes)
 
         start = sc.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
         return RegisterWriter(new_provider, sc.workload, ctx.rng, fenced=sc.lock.variant == "fenced",
