@@ -162,3 +162,19 @@ def test_in_simulation_a_release_during_a_slow_renewal_stalls_then_close_release
     # the same run without the monitor's stall (no overdue run: a renew interval longer than the renewal)
     calm = replace(scenario, lock=replace(lock, renew_interval_secs=30, validity_secs=300))
     assert not [e for e in SimWorld(calm).run() if e.f == "stop-heartbeat-stalled"]
+
+
+def test_the_catalogue_entry_stalls_the_release_and_only_a_slow_renewal_does() -> None:
+    from model.checkers.lock_run import check_lock_history
+    from scenarios import loader
+
+    scenario = loader.load("rfc91-release-stall")
+    events = SimWorld(scenario).run()
+    assert check_lock_history(events, scenario.checkers).verdict == "ok"
+    failed = next(e for e in events if e.f == "release-failed")
+    stalled = next(e for e in events if e.f == "stop-heartbeat-stalled")
+    assert failed.node == "w1" and failed.time - stalled.time == 15_000 and stalled.time > 90_000
+    taken = next(e for e in events if e.node == "w2" and e.f == "acquire" and e.type == "ok")
+    assert taken.time > failed.time  # w2 waited for the stall and close()'s release
+    quick = loader.load("rfc91-release-stall", ["storage.timeout_ms=1000"])
+    assert not [e for e in SimWorld(quick).run() if e.f in ("stop-heartbeat-stalled", "release-failed")]
