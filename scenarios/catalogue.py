@@ -81,7 +81,7 @@ class Entry:
             writer = ("; writer: hypothetical (checks its lock before each write, "
                       "workload.check_before_write)" if config.workload.check_before_write else "")
             return f"lock provider: {lock_variant(config.lock.variant).follows}{writer}"
-        return "this harness's own writers"  # LEAD-TODO: occ/nbcc models() from their variants
+        raise AssertionError(f"{self.protocol} scenario {self.name} does not say whose behaviour it models")
 
     def to_toml(self) -> str:
         """The entry as TOML with every default filled in (what a run directory keeps)."""

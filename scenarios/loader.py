@@ -197,7 +197,9 @@ def from_raw(raw: dict[str, Any]) -> Scenario:
 def to_dict(obj: Any) -> Any:
     """A scenario (or any config dataclass) as plain TOML-ready data, every default filled in."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        # a removed field stays on its dataclass only so that a file setting it gets a ConfigError
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                if "removed" not in f.metadata}
     if isinstance(obj, tuple | list):
         return [to_dict(v) for v in obj]
     if isinstance(obj, dict):

@@ -74,7 +74,7 @@ def test_default_runs_get_folders_of_their_own_and_latest_links(
     assert main(["timeline", "run", "tl-occ-put-if-absent", "--set", "duration_ms=5000"]) == 0
     assert main(["nbcc", "run", "--seed", "2"]) == 0
     assert list((store / "tl-occ-put-if-absent").glob("seed1-*/verdict.json"))
-    assert (store / "nbcc-completion" / "latest" / "table").is_dir()
+    assert (store / "nbcc-hudi" / "latest" / "table").is_dir()
 
 
 @pytest.mark.parametrize(("sig", "name", "code"), [(signal.SIGTERM, "SIGTERM", 143),
