@@ -12,8 +12,8 @@ A metric fails when it is worse than ``baseline`` by more than ``rel * |baseline
 (``worse`` says which direction is worse: ``higher``, ``lower``, or ``either`` for counts that must
 not move, such as the distinct states of an exhaustive search).  Each protocol has its own metrics
 (:data:`DEFAULT_METRICS`): the lock's acquisitions and latencies, OCC's commits, aborts per commit
-and conflicts detected, NBCC's table counts and the share of file groups sliced as the
-completion-time rule slices them, the explorer's distinct states, depth and shortest counterexample.
+and conflicts detected, NBCC's table counts and the file groups with committed rows a
+reader of the final table cannot see, the explorer's distinct states, depth and shortest counterexample.
 Tolerances live in the file and survive ``--update``.  Only counts, ratios and simulated-time figures
 are gated, never wall-clock seconds.
 A run also fails when its verdict differs from the scenario's expectation, when it shows a
@@ -64,7 +64,7 @@ DEFAULT_METRICS: dict[str, dict[str, tuple[str, float, float]]] = {
         "compactions": ("lower", 0.0, 0),
         "file_groups": ("either", 0.0, 0),
         "log_files": ("either", 0.10, 0),
-        "slices_equal": ("either", 0.0, 0),
+        "hidden_groups": ("higher", 0.0, 0),
     },
     "explore": {
         "states": ("either", 0.0, 0),

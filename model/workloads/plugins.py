@@ -22,7 +22,8 @@ from model.nbcc.config import NbccScenario
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_layout import load_table
 from model.nbcc.sim_table import TablePlan, nbcc_workload, run_table
-from model.nbcc.slicing import Rule, slicer
+from model.nbcc.slicing import Rule
+from model.nbcc.views import group_view
 from model.objectstore import ObjectStore
 from model.sim import SimWorld
 from model.timeline.config import TimelineScenario
@@ -168,30 +169,28 @@ class NbccPlugin:
         return check_history(sim.events, sim.objects, sim.table_prefix.rstrip("/"), config.nbcc.slicing_rule)
 
     def metrics(self, config: NbccScenario, sim: Simulated) -> dict[str, Any]:
-        """Table size, and how many file groups the rule slices as the completion-time rule does."""
-        return nbcc_metrics(sim.objects, sim.table_prefix.rstrip("/"), config.nbcc.slicing_rule)
+        """Table size, and how many file groups with committed rows a reader of the final table cannot see."""
+        return nbcc_metrics(sim.objects, sim.table_prefix.rstrip("/"), config.nbcc.slicing_rule,
+                            config.nbcc.metadata_table)
 
 
-def nbcc_metrics(objects: Mapping[str, bytes], base: str, rule: Rule) -> dict[str, Any]:
-    """Instants, compactions, file groups, log files; ``slices_equal``: the share of file groups whose
-    slices under ``rule`` hold the same logs as under the completion-time rule (1.0 for that rule)."""
+def nbcc_metrics(objects: Mapping[str, bytes], base: str, rule: Rule, metadata_table: bool) -> dict[str, Any]:
+    """Instants, compactions, file groups, log files; ``hidden_groups``: the file groups with a
+    committed log that a reader of the final table does not see at all under ``rule`` and the run's
+    listing (Hudi's committed-slice check hiding a group, issue #19774; 0 for a correct reader)."""
     table = load_table(objects, base)
     ct = table.timeline.completion_time
     instants = table.timeline.instants
-
-    def shape(slices: Any) -> list[tuple[int, tuple[str, ...]]]:
-        return [(s.base_instant, tuple(lf.name for lf in s.log_files)) for s in slices]
-
-    ruled, spec = slicer(rule), slicer(Rule.COMPLETION_TIME)
-    equal = sum(shape(ruled(g, ct)) == shape(spec(g, ct)) for g in table.groups)
-    groups = len(table.groups)
+    listed = table.listed_groups(metadata_table)
+    hidden = sum(1 for g in listed if any(ct(lf.instant) is not None for lf in g.log_files)
+                 and group_view(g, ct, rule, None, metadata_table) is None)
     return {
         "instants": len(instants),
         "completed": len(table.timeline.completed()),
         "compactions": sum(1 for i in instants if i.requested_action == "compaction"),
-        "file_groups": groups,
+        "file_groups": len(table.groups),
         "log_files": sum(len(g.log_files) for g in table.groups),
-        "slices_equal": round(equal / groups, 4) if groups else None,
+        "hidden_groups": hidden,
     }
 
 
