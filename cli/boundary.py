@@ -32,6 +32,7 @@ from analyses.boundary import (
     parse_range,
     pause_derivation,
 )
+from cli.options import add_json, add_quiet, add_set
 from model.config import ConfigError, describe_faults
 
 
@@ -54,9 +55,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--jobs", type=int, metavar="N",
                    help="--engine local: worker processes (default: the machine's cores; 1: this process)")
     p.add_argument("--master", help="Spark master URL (default local[*])")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field of the scenario")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_set(p)
+    add_json(p, "one JSON object instead of text")
+    add_quiet(p)
     p.set_defaults(func=run)
 
 

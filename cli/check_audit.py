@@ -24,6 +24,7 @@ from typing import Any
 
 from backends import registry
 from backends.hudi_audit import AuditFormatError, read_backend, read_local, validate, window_events
+from cli.options import add_json
 from model.config import ConfigError
 from model.history import dumps
 
@@ -39,7 +40,7 @@ def register(subparsers: Any) -> None:
                    help="table base path, its .hoodie/.locks or audit folder, or a storage URL")
     p.add_argument("--table", help="with a URL: the table's base path in the bucket (e.g. warehouse/t1)")
     p.add_argument("--history", metavar="FILE", help="also write the windows as a lock history (JSON Lines)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     p.set_defaults(func=run)
 
 

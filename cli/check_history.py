@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cli.options import add_json
 from engines.rundir import write_atomic
 from model.checkers.history_jsonl import FUNCTIONS, HistoryError, read_history
 from model.checkers.lin_models import KVModel, Model, RegisterModel
@@ -65,7 +66,7 @@ def register(subparsers: Any) -> None:
                    help="rw-register: keys are linearizable; the real-time order orders versions")
     p.add_argument("--initial", default="null", metavar="JSON",
                    help="initial value of the cas-register (JSON; default null, i.e. absent)")
-    p.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
+    add_json(p, "the verdict as one JSON object")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="give up after S seconds with the result unknown (exit 3)")
     p.add_argument("--html", type=Path, default=None, metavar="OUT",

@@ -33,6 +33,7 @@ from backends import registry
 from backends.conformance import DEFAULT_CLIENTS, DEFAULT_ROUNDS, Report, run_suite
 from backends.launchers.process import LaunchError, Unavailable
 from backends.secrets import redact, redact_url
+from cli.options import add_json, add_quiet
 from engines.progress import Progress, Steps
 from engines.rundir import write_atomic
 from reports.linearizability import render_timeline
@@ -56,8 +57,8 @@ def register(subparsers: Any) -> None:
                    help="S3 SDK for the status and race properties (default boto3)")
     p.add_argument("--create-bucket", action="store_true",
                    help="create the bucket/container of a URL backend first if it is missing")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_json(p, "one JSON object instead of a table")
+    add_quiet(p)
     p.add_argument("--timeline-dir", type=Path, default=Path("out/conformance"), metavar="DIR",
                    help="where the timeline of a non-linearizable race is written (default out/conformance)")
     p.set_defaults(func=run)

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from backends import registry
+from cli.options import add_backend, add_json, add_out, add_set
 from engines.contention import run_spark_world
 from engines.contention_commits import run_spark_commits
 from engines.rundir import claim_out
@@ -39,15 +41,13 @@ def register(subparsers: Any) -> None:
                         "compaction (default: occ for a timeline scenario, else lock)")
     c.add_argument("--writers", type=int,
                    help="writers (default: the scenario's; 3 for nbcc, which adds a compaction service)")
-    c.add_argument("--backend", required=True, help="a launcher name: fake-gcs, moto, azurite, minio, ...")
+    add_backend(c, registry.NAMES, urls=False)
     c.add_argument("--duration-ms", type=int, default=30_000, help="how long the writers run (default 30000)")
     c.add_argument("--master", help="Spark master URL (default local[W] for W writers)")
     c.add_argument("--seed", type=int, help="seed of the writers' random choices (default: the scenario's)")
-    c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field of the scenario")
-    c.add_argument("--out", help="run directory, new or empty (history.jsonl, verdict.json, metrics.json, "
-                                 "scenario.toml); default: a new folder out/runs/NAME-BACKEND/seedN-TIME")
-    c.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
-    c.add_argument("--json", action="store_true", help="print one JSON object")
+    add_set(c)
+    add_out(c, "a new folder out/runs/NAME-BACKEND/seedN-TIME")
+    add_json(c)
     c.set_defaults(func=run_contention_cmd)
 
 

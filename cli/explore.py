@@ -18,6 +18,7 @@ import json
 import sys
 from typing import Any
 
+from cli.options import add_json
 from engines.explorer import cow_result_json, explore_cow
 from model.cow import CC, CowConfig, CowConfigError
 
@@ -47,7 +48,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--exact", action="store_true",
                    help="store whole states instead of 64-bit fingerprints (more memory)")
     p.add_argument("--max-states", default=None, metavar="N", help="stop after storing N states (exit 3)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     p.set_defaults(func=run)
 
 

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cli.options import add_json, add_quiet
 from engines.progress import Steps
 from engines.rundir import write_atomic
 from model.config import ConfigError
@@ -97,8 +98,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-seconds", default=None, metavar="S", help="stop after S seconds (exit 3)")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="write the counterexample as a scenario TOML (hcc run FILE replays it)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_json(p)
+    add_quiet(p)
     p.set_defaults(func=run)
 
 

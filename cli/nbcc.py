@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.hudi_table_source import load_table
+from cli.options import add_json, add_out
 from engines.rundir import TABLE, execute_entry, prepare_out
 from model.config import ConfigError, FaultPlan
 from model.nbcc.config import NbccConfig, NbccScenario
@@ -92,10 +93,8 @@ def register(subparsers: Any) -> None:
     r.add_argument("--fail-prob", type=float, default=0.25, help="chance a batch has injected failures")
     r.add_argument("--faults", metavar="FILE", help="a TOML file whose [faults] table is the fault plan")
     r.add_argument("--expect", choices=("ok", "violation"), help="expected verdict (see the exit codes)")
-    r.add_argument("--out", help="run directory, new or empty "
-                                 "(default: a new folder out/runs/nbcc-VARIANT/seedN-TIME)")
-    r.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
-    r.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_out(r, "a new folder out/runs/nbcc-VARIANT/seedN-TIME")
+    add_json(r, "the summary as JSON")
     r.set_defaults(func=run)
 
 

@@ -37,6 +37,7 @@ from backends import registry
 from backends.launchers.process import LaunchError, Unavailable
 from backends.realworld import ServerDied, Unreachable, map_scenario_keys, read_prefix, run_realworld
 from backends.secrets import redact, redact_url
+from cli.options import add_backend, add_json, add_out, add_quiet, add_set
 from engines.progress import Progress, Steps
 from engines.rundir import (
     HISTORY,
@@ -62,19 +63,14 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("scenario", help="catalogue name or path to a TOML file")
-    p.add_argument("--backend", required=True,
-                   help=f"one of {', '.join(registry.NAMES)}, or a URL of a running service")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field (dotted key)")
+    add_backend(p, registry.NAMES, "hcc-realworld/", "table prefix, cleared before the run")
+    add_set(p)
     p.add_argument("--seed", type=int, help="override the scenario's seed")
-    p.add_argument("--prefix", default="hcc-realworld/", help="table prefix (cleared before the run)")
-    p.add_argument("--client", choices=("boto3", "minio"), default=None, help="S3 SDK (default boto3)")
     p.add_argument("--latency", metavar="DIST",
                    help="latency added by the proxy each way: fixed:MS, uniform:LO:HI or exp:MEAN:CAP")
-    p.add_argument("--out", help="run directory, new or empty "
-                                 "(default: a new folder out/runs/SCENARIO-BACKEND/seedN-TIME)")
-    p.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_out(p, "a new folder out/runs/SCENARIO-BACKEND/seedN-TIME")
+    add_json(p)
+    add_quiet(p)
     p.set_defaults(func=run)
 
 

@@ -25,6 +25,7 @@ from backends import registry
 from backends.launchers.process import LaunchError, Unavailable
 from backends.replay import replay
 from backends.secrets import redact, redact_url
+from cli.options import add_backend, add_json, add_out
 from engines.rundir import (
     HISTORY,
     SCENARIO,
@@ -49,15 +50,10 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="directory of a simulated run (hcc run ... --out)")
-    p.add_argument("--backend", required=True,
-                   help=f"one of {', '.join(registry.NAMES)}, or a URL of a running service")
-    p.add_argument("--prefix", default="hcc-replay/", help="table prefix for the replay's keys")
-    p.add_argument("--client", choices=("boto3", "minio"), default=None, help="S3 SDK (default boto3)")
-    p.add_argument("--out", help="output directory, new or empty (default RUN_DIR/replay-<backend>, "
-                                 "or replay-<backend>-2, ... when that exists)")
-    p.add_argument("--force", action="store_true", help="replace the replay in a used --out folder")
+    add_backend(p, registry.NAMES, "hcc-replay/", "table prefix for the replay's keys")
+    add_out(p, "RUN_DIR/replay-<backend>, or replay-<backend>-2, ... when that exists", "replay")
     p.add_argument("--show", type=int, default=10, help="disagreeing steps to print (default 10)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(p)
     p.set_defaults(func=run)
 
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cli.options import add_json, add_out, add_set
 from engines.rundir import RunResult, claim_out, execute_entry
 from model.config import ConfigError
 from scenarios import catalogue
@@ -142,16 +143,15 @@ def register(sub: Any) -> None:
     run.add_argument("--catalogue", metavar="DIR",
                      help="with --all: run the scenario files of this folder, not the shipped catalogue")
     run.add_argument("--seed", type=int, help="override the entry's seed")
-    run.add_argument("--out", help="run directory, new or empty (with --all: a parent folder); default: "
-                                   "a new folder out/runs/NAME/seedN-TIME, linked as out/runs/NAME/latest")
-    run.add_argument("--force", action="store_true", help="replace the runs in a used --out folder")
-    run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field (dotted key)")
-    run.add_argument("--json", action="store_true", help="print one JSON object")
+    add_out(run, "a new folder out/runs/NAME/seedN-TIME, linked as out/runs/NAME/latest; with --all a "
+                 "parent folder")
+    add_set(run)
+    add_json(run)
     run.set_defaults(func=cmd_run)
 
     show = sub.add_parser("show", help="print a catalogue entry with every default filled in")
     show.add_argument("scenario")
-    show.add_argument("--set", action="append", metavar="KEY=VALUE")
+    add_set(show)
     show.set_defaults(func=cmd_show)
 
     lst = sub.add_parser("list", help="list the catalogue, grouped by protocol")

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cli.options import add_out, add_quiet
 from model.config import ConfigError
 
 
@@ -35,10 +36,8 @@ def register(subparsers: Any) -> None:
                    help="--engine local: worker processes (default: the machine's cores; 1: this process)")
     p.add_argument("--seeds", type=int, help="seeds per cell (default: the grid's)")
     p.add_argument("--first-seed", type=int, help="first seed (default: the grid's)")
-    p.add_argument("--out", help="output folder, new or empty (default: a new folder out/sweeps/GRID/TIME, "
-                                 "linked as out/sweeps/GRID/latest)")
-    p.add_argument("--force", action="store_true", help="replace the sweep in a used --out folder")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_out(p, "a new folder out/sweeps/GRID/TIME, linked as out/sweeps/GRID/latest", "sweep folder")
+    add_quiet(p)
     p.set_defaults(func=run)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cli.options import add_json, add_out, add_set
 from cli.run import cmd_run
 from scenarios.timeline_loader import load, timeline_names
 
@@ -29,9 +30,7 @@ def register(subparsers: Any) -> None:
     r = sub.add_parser("run", help="run a timeline scenario")
     r.add_argument("scenario", help=f"catalogue entry ({', '.join(timeline_names())}) or a TOML path")
     r.add_argument("--seed", type=int, help="override the scenario's seed")
-    r.add_argument("--out", help="run directory, new or empty "
-                                 "(default: a new folder out/runs/NAME/seedN-TIME)")
-    r.add_argument("--force", action="store_true", help="replace the run in a used --out folder")
-    r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field (dotted key)")
-    r.add_argument("--json", action="store_true", help="print one JSON object")
+    add_out(r, "a new folder out/runs/NAME/seedN-TIME")
+    add_set(r)
+    add_json(r)
     r.set_defaults(func=run)
