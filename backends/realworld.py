@@ -157,7 +157,7 @@ class RealWorld:
             elif isinstance(write, CreateIfAbsent):
                 extra["replaces"] = None
             self.kernel.observe_write(node, write.key, write.body, result.version, extra)
-        return result
+        return cast(StoreResult, result)
 
     def _on_error(self, process: str, error: WorldError) -> None:
         self._fatal = f"{process}: {error}"

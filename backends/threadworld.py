@@ -136,7 +136,7 @@ class AnyOf:
         return any(p.poll()[0] for p in self.parts), None
 
     def left(self) -> float:
-        return min(p.left() for p in self.parts)
+        return float(min(p.left() for p in self.parts))
 
     def watch(self, h: Handle) -> None:
         for p in self.parts:

@@ -129,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             log(
                 f"boundary: {args.param} = {value}  (smallest violating value found; "
-                f"largest safe value tried {search.safe}; bracket {value - search.safe})"
+                f"largest safe value tried {search.safe}"
+                + (f"; bracket {value - search.safe})" if search.safe is not None else ")")
             )
         log(
             f"evidence: seed {ev.seed} at {args.param} = {value}; "

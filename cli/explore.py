@@ -39,8 +39,8 @@ def register(subparsers: Any) -> None:
     )
     for name, default in _INTS:
         p.add_argument(f"--{name}", default=str(default), metavar="N", help=f"default {default}")
-    for name, default in _FLAGS:
-        p.add_argument(f"--{name}", default=default, metavar="yes|no", help=f"default {default}")
+    for name, flag in _FLAGS:
+        p.add_argument(f"--{name}", default=flag, metavar="yes|no", help=f"default {flag}")
     p.add_argument("--cc", default="optimistic", metavar="none|optimistic|pessimistic",
                    help="concurrency control (default optimistic)")
     p.add_argument("--symmetry", action="store_true",
@@ -67,7 +67,7 @@ def parse_config(args: argparse.Namespace) -> CowConfig | str:
         except ValueError:
             return f"--{name}: {raw!r} is not an integer"
     flags: dict[str, bool] = {}
-    for name, _default in _FLAGS:
+    for name, _flag in _FLAGS:
         raw = str(getattr(args, name.replace("-", "_")))
         if raw.lower() not in _YES:
             return f"--{name}: {raw!r} must be yes or no"

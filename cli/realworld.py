@@ -134,9 +134,9 @@ def run(args: argparse.Namespace) -> int:
             reason = redact(str(e))
             print(f"hcc realworld: backend {backend} did not start: {reason}; nothing ran ({out})",
                   file=sys.stderr)
-            not_started = {**head, "protocol": "lock", "verdict": "not-started", "error": reason,
-                           "matches_expectation": False, "events": 0, "violations": [], "findings": [],
-                           "out": str(out)}
+            not_started: dict[str, Any] = {
+                **head, "protocol": "lock", "verdict": "not-started", "error": reason,
+                "matches_expectation": False, "events": 0, "violations": [], "findings": [], "out": str(out)}
             finish_run(out, not_started, report=False)
             return 2
         except ServerDied as e:

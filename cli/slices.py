@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
 
 
 def _row(s: FileSlice, hidden: bool = False) -> dict[str, Any]:
-    row = {
+    row: dict[str, Any] = {
         "partition": s.partition,
         "file_id": s.file_id,
         "base_instant": format_instant(s.base_instant),

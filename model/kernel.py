@@ -173,10 +173,13 @@ class World(Protocol):
         """
         ...
 
-    lock: Lock | None
-    """Guards the kernel's shared state where tasks run in parallel (threads); None where they run one at
-    a time (SimPy).  The kernel takes it with ``acquire``/``release``, not ``with``: a ``with`` statement
-    costs some 2,000 instructions even on a lock that does nothing, and it guards every event and sleep."""
+    @property
+    def lock(self) -> Lock | None:
+        """Guards the kernel's shared state where tasks run in parallel (threads); None where they run
+        one at a time (SimPy).  The kernel takes it around every event and sleep, with ``acquire`` and
+        ``release`` (cheaper than ``with``: what benchmarks/bench_backends.py's harness / bare client
+        ratio, 1.07-1.08, rests on)."""
+        ...
 
 
 # ---- nodes and tasks -----------------------------------------------------------------------

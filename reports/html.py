@@ -23,7 +23,7 @@ figcaption { font-size: 0.85em; color: #555; }
 
 
 def _table(df: object) -> str:
-    return df.to_html(index=False, escape=True, na_rep="", border=0)  # type: ignore[attr-defined]
+    return str(df.to_html(index=False, escape=True, na_rep="", border=0))  # type: ignore[attr-defined]
 
 
 def _section(sec: Section) -> str:

@@ -11,6 +11,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
@@ -32,7 +34,7 @@ def png(fig: Figure, dpi: int = 100) -> bytes:
     return buf.getvalue()
 
 
-def _shade_faults(ax: plt.Axes, faults: Sequence[Fault], lo: float, hi: float) -> None:
+def _shade_faults(ax: Axes, faults: Sequence[Fault], lo: float, hi: float) -> None:
     for f in faults:
         if f.end < lo or f.start > hi:
             continue
@@ -102,7 +104,7 @@ def timeline(lanes: Sequence[str], holds: Sequence[Hold], leases: Sequence[Lease
     ax.set_xlabel("true time (simulated s)")
     ax.set_title(title, fontsize=10)
     ax.grid(axis="x", alpha=0.3)
-    legend = [Patch(facecolor=HOLD_COLOUR, label="writer believes it holds the lock"),
+    legend: list[Artist] = [Patch(facecolor=HOLD_COLOUR, label="writer believes it holds the lock"),
               Patch(facecolor=LEASE_COLOUR, label="lock file names it (store)"),
               Patch(facecolor=OVERLAP_COLOUR, alpha=0.35, label="overlap (two holders)")]
     if focus_owners:

@@ -90,15 +90,15 @@ def _cycle_svg(verdict: TxnVerdict, case: CycleCase, locate: Callable[[int], str
         # a curve bowing upwards (downwards for odd steps) so arrows between the same bars differ
         bow = (-1 if i % 2 == 0 else 1) * (18 + 6 * (i // 2))
         mx, my = (ax + bx) / 2, min(ay, by) + bow if bow < 0 else max(ay, by) + bow
-        label = info["type"] + (f" {show(info['key'])}" if "key" in info else "")
-        tip = f'{info["from"]} < {info["to"]}: {info["explanation"]}'
+        rel_label = info["type"] + (f" {show(info['key'])}" if "key" in info else "")
+        step_tip = f'{info["from"]} < {info["to"]}: {info["explanation"]}'
         y0 = ay - BAR / 2 if bow < 0 else ay + BAR / 2
         y1 = by - BAR / 2 if bow < 0 else by + BAR / 2
-        out.append(f'<g class="step"><title>{escape(tip)}</title><path d="M {ax:.1f} {y0:.1f} '
+        out.append(f'<g class="step"><title>{escape(step_tip)}</title><path d="M {ax:.1f} {y0:.1f} '
                    f'Q {mx:.1f} {my:.1f} {bx:.1f} {y1:.1f}" fill="none" '
                    f'stroke="{colour}" stroke-width="1.6" marker-end="url(#arrow-{info["type"]})"/>'
                    f'<text x="{mx:.1f}" y="{my + (-3 if bow < 0 else 11):.1f}" fill="{colour}" '
-                   f'text-anchor="middle">{escape(label)}</text></g>')
+                   f'text-anchor="middle">{escape(rel_label)}</text></g>')
     out.append("</svg>")
     return "".join(out)
 

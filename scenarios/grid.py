@@ -191,6 +191,7 @@ def parse(raw: dict[str, Any], default_name: str = "grid", path: Path | None = N
     vary_raw = raw.get("vary")
     _require(isinstance(vary_raw, dict) and bool(vary_raw), "vary", vary_raw,
              "must be a non-empty table: dotted key = [values]")
+    assert isinstance(base_raw, dict) and isinstance(vary_raw, dict)  # _require raised otherwise
     base = tuple(_flatten(base_raw))
     vary_pairs = _flatten(vary_raw)
     vary: list[tuple[str, tuple[Any, ...]]] = []
@@ -204,6 +205,7 @@ def parse(raw: dict[str, Any], default_name: str = "grid", path: Path | None = N
         vary.append((key, tuple(values)))
     n_cells = math.prod(len(v) for _, v in vary)
     _require(n_cells <= MAX_CELLS, "vary", n_cells, f"has more than {MAX_CELLS} cells")
+    assert isinstance(scenario, str)
     grid = Grid(name, description, _scenario_ref(scenario, path), base, tuple(vary), seeds, first_seed,
                 str(path) if path else "")
     for cell in grid.cells():

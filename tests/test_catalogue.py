@@ -39,7 +39,8 @@ def test_nbcc_catalogue_covers_the_rules_and_storage_faults() -> None:
     by_variant: dict[str, set[str]] = {}
     for e in entries:
         by_variant.setdefault(e.config.nbcc.variant, set()).add(e.expect)
-    assert by_variant == {"hudi-1.2.0": {"ok", "violation"}, "pr-19785": {"ok"}, "v6-instant-time": {"violation"}}
+    assert by_variant == {"hudi-1.2.0": {"ok", "violation"}, "pr-19785": {"ok"},
+                          "v6-instant-time": {"violation"}}
     faulted = [n for n in catalogue.names("nbcc") if catalogue.load(n).config.faults.errors]
     assert faulted and all(catalogue.load(n).expect == "ok" for n in faulted)
 
