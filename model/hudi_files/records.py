@@ -108,7 +108,13 @@ def read_log_blocks(data: bytes, path: str) -> list[Block]:
 
 
 def _model_records(path: str, data: bytes) -> list[Record]:
-    text = data.decode("utf-8", errors="strict") if data else ""
+    if path.endswith((".lance", ".hfile")):
+        raise HudiFileError(path, None, f"a {path.rsplit('.', 1)[1]} base file: only Parquet is read here")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HudiFileError(path, exc.start, "neither Hudi's encoding (no Parquet or log magic) nor the "
+                                             "model's JSON") from None
     stripped = text.strip()
     if not stripped:
         return []
@@ -190,3 +196,36 @@ def file_records(data: bytes, path: str = "<bytes>") -> list[Record]:
         return [r for b in read_log_blocks(data, path) if b.kind == "data" for r in b.records]
     _, rows = read_base_file(data, path)
     return rows
+
+
+def _scalar(v: Any) -> bool:
+    return v is None or isinstance(v, bool | int | float | str)
+
+
+def same_record(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Two readers' copies of a record agree: every column both give as a plain scalar (text, number,
+    boolean, null; timestamps as microseconds, dates as days) is equal, floats to 1e-9.  Columns one
+    reader gives in another representation (decimals, bytes, nested values) are not compared."""
+    for col in set(a) | set(b):
+        x, y = a.get(col), b.get(col)
+        if not (_scalar(x) and _scalar(y)) or x == y:
+            continue
+        if isinstance(x, float) and isinstance(y, float) and abs(x - y) <= 1e-9:
+            continue
+        return False
+    return True
+
+
+def record_id(r: Mapping[str, Any]) -> tuple[str, str]:
+    """A record's identity across file groups: (partition path, record key)."""
+    return (str(r.get("_hoodie_partition_path") or ""), str(r.get(RECORD_KEY)))
+
+
+def same_records(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> bool:
+    """Two readers read the same records (as multisets: a key held by two file groups counts twice)."""
+
+    def order(r: Mapping[str, Any]) -> tuple[str, str, str, str]:
+        return (*record_id(r), str(r.get(COMMIT_TIME)), str(r.get("_hoodie_file_name")))
+
+    xs, ys = sorted(a, key=order), sorted(b, key=order)
+    return len(xs) == len(ys) and all(same_record(x, y) for x, y in zip(xs, ys, strict=True))
