@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.hudi_rs import Query, hudi_rs_available, read_with_hudi_rs
+from model.hudi_files.errors import HudiFileError
 from model.hudi_files.export import (
     HUDI_ENCODING,
     MODEL_ENCODING,
@@ -33,6 +34,7 @@ from model.hudi_files.export import (
     export_table,
     pyarrow_available,
 )
+from model.hudi_files.records import read_data_file
 from model.oracle.points import ReadPoint, compare_point
 
 ORACLE = "oracle.json"
@@ -91,6 +93,18 @@ def data_files(table: Path) -> list[str]:
     return out
 
 
+def refused_by_model(table: Path, files: list[str]) -> dict[str, str]:
+    """The data files the model's own decoder (:mod:`model.hudi_files.records`) refuses, with its error
+    (which names the file and the byte)."""
+    out = {}
+    for rel in files:
+        try:
+            read_data_file(rel, (table / rel).read_bytes())
+        except HudiFileError as exc:
+            out[rel] = str(exc)
+    return out
+
+
 def read_back(protocol: str, config: Any, events: Any, objects: Mapping[str, bytes], prefix: str,
               table: Path, encoding: Mapping[str, Any]) -> dict[str, Any]:
     """The second oracle's comparison of one run (``{}`` for a protocol without a Hudi table); ``objects``
@@ -118,6 +132,7 @@ def read_back(protocol: str, config: Any, events: Any, objects: Mapping[str, byt
             errors.append({"point": p.id, "error": answer["error"]})
             continue
         compared.append(compare_point(p, to_reading(answer["rows"])))
+    model_refused = refused_by_model(table, files)
     file_answer = result.answer("files")
     unread = {path: a["error"] for path, a in (file_answer.get("files") or {}).items() if "error" in a}
     if "error" in file_answer:
@@ -137,6 +152,9 @@ def read_back(protocol: str, config: Any, events: Any, objects: Mapping[str, byt
         "errors": errors,
         "files_read": len(files) - len(unread),
         "files_refused": unread,
+        "files_refused_by_model": model_refused,
+        # files the model's decoder refuses and hudi-rs reads without a word (it skips a corrupt block)
+        "files_skipped_silently_by_hudi_rs": sorted(p for p in model_refused if p not in unread),
         "comparisons": compared,
         "seconds": {"model": round(model_seconds, 3), "hudi_rs": result.seconds},
     }
@@ -145,7 +163,7 @@ def read_back(protocol: str, config: Any, events: Any, objects: Mapping[str, byt
 def summary_of(oracle: Mapping[str, Any]) -> dict[str, Any]:
     """What ``verdict.json`` keeps of the comparison (no comparisons, no timings: deterministic)."""
     keep = ("status", "reason", "hudi_rs_error", "points", "points_agreeing", "points_differing", "outcomes",
-            "files_read", "files_refused")
+            "files_read", "files_refused", "files_refused_by_model", "files_skipped_silently_by_hudi_rs")
     out = {k: oracle[k] for k in keep if k in oracle}
     if oracle.get("errors"):
         out["errors"] = len(oracle["errors"])

@@ -101,6 +101,13 @@ def oracle_section(run: RunData) -> Any:
                            pd.DataFrame(rows[:MAX_ROWS])))
     problems = [{"what": e["point"], "error": e["error"]} for e in oracle.get("errors") or ()]
     problems += [{"what": p, "error": e} for p, e in sorted((oracle.get("files_refused") or {}).items())]
+    problems += [{"what": f"{p} (the model's decoder)", "error": e}
+                 for p, e in sorted((oracle.get("files_refused_by_model") or {}).items())]
+    silent = oracle.get("files_skipped_silently_by_hudi_rs") or []
+    if silent:
+        names = ", ".join(silent)
+        sec.text.append(f"hudi-rs read {len(silent)} file(s) the model's decoder refuses without any error "
+                        f"(it skips a block it takes for corrupt, as Java's reader does): {names}.")
     if problems:
         sec.tables.append(("What hudi-rs refused or could not answer", pd.DataFrame(problems)))
     return sec
