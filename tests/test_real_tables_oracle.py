@@ -159,6 +159,10 @@ def test_without_hudi_rs_the_oracle_is_skipped_with_the_reason(
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["table_encoding"]["encoding"] == "hudi"
     assert verdict["oracle"] == {"status": "skipped", "reason": oracle_engine.HUDI_RS_MISSING}
+    monkeypatch.undo()
+    monkeypatch.setenv("HCC_ORACLE", "0")
+    out = execute_entry(catalogue.load("tl-hudi-occ-duplicate-key"), out=tmp_path / "off", report=False).out
+    assert "HCC_ORACLE=0" in json.loads((out / "verdict.json").read_text())["oracle"]["reason"]
 
 
 def test_the_report_has_the_oracle_section(runs: dict[str, Path]) -> None:
