@@ -43,6 +43,14 @@ def open_listing(path: str | os.PathLike[str]) -> tuple[list[str], Callable[[str
 
 def load_table(path: str | os.PathLike[str], *, with_metadata: bool = True) -> HudiTable:
     """Read the Hudi table at ``path`` (folder or zip).  ValueError names the path on bad input."""
+    return open_table(path, with_metadata=with_metadata)[0]
+
+
+def open_table(path: str | os.PathLike[str], *,
+               with_metadata: bool = True) -> tuple[HudiTable, Callable[[str], bytes], str]:
+    """The Hudi table at ``path`` (folder or zip), a function reading a file by its path relative to the
+    table's base path (for its data files), and that base path inside ``path`` (``""``: ``path`` itself).
+    ValueError names the path on bad input."""
     listing, read = open_listing(path)
     try:
         root = find_table_root(listing)
@@ -50,7 +58,25 @@ def load_table(path: str | os.PathLike[str], *, with_metadata: bool = True) -> H
         raise ValueError(f"{path}: {exc}") from None
     prefix = root + "/" if root else ""
     sub = [x[len(prefix) :] for x in listing if x.startswith(prefix)]
+
+    def read_rel(rel: str) -> bytes:
+        return read(prefix + rel)
+
     try:
-        return read_table(sub, lambda rel: read(prefix + rel), with_metadata=with_metadata)
+        return read_table(sub, read_rel, with_metadata=with_metadata), read_rel, root
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
+
+
+def table_folder(path: str | os.PathLike[str], root: str, scratch: Path) -> Path:
+    """A folder holding the table at ``path`` (for readers that need one, such as hudi-rs): the folder
+    itself, or for a zip its table extracted under ``scratch``."""
+    p = Path(path)
+    if p.is_dir():
+        return p / root if root else p
+    with zipfile.ZipFile(p) as zf:
+        prefix = root + "/" if root else ""
+        for name in zf.namelist():
+            if name.startswith(prefix) and not name.endswith("/") and clean_listing([name]):
+                zf.extract(name, scratch)
+    return scratch / root if root else scratch

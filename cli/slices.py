@@ -1,4 +1,4 @@
-"""``hcc slices TABLE_PATH [--variant V] [--listing L] [--as-of T] [--json] [--metadata] [--all]``:
+"""``hcc slices TABLE_PATH [--variant V] [--listing L] [--as-of T] [--json] [--metadata] [--all] [--rows]``:
 file slices of a Hudi table.
 
 Reads a table folder or a zip of one with the pure reader (:mod:`model.nbcc.timeline_reader`) and
@@ -11,6 +11,11 @@ the metadata table would (the files the completed commits on the active timeline
 their commit metadata: files of archived commits are missing); ``auto`` (the default) does what a
 Hudi reader does by default, listing through the metadata table when the table records one, unless
 the table has an archive (then storage, as the derived listing would miss files).
+``--rows`` adds the rows of each slice: as the model's reader reads them (the slice's base file and
+logs merged, :func:`model.nbcc.timeline_reader.slice_records`, through :mod:`model.hudi_files`: Parquet
+base files, Hudi log files, or a simulated table's own JSON) and, where the ``oracle`` extra is installed,
+as hudi-rs 0.5.0 reads its own slices (in a subprocess: a damaged file can abort it), each slice marked
+where the two read different rows.  A file that does not decode is named in the slice's error.
 Exit codes: 0 ok, 2 bad input (the message names the path or option and the value).
 """
 
@@ -21,7 +26,8 @@ import json
 import sys
 from typing import Any
 
-from backends.hudi_table_source import load_table
+from backends.hudi_table_source import open_table
+from cli.slice_rows import print_rows, slice_rows
 from model.nbcc.filegroup import build_group
 from model.nbcc.slicing import HUDI_RULES, FileSlice, Rule
 from model.nbcc.timeline import ArchivedInstantError
@@ -53,6 +59,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--listing", choices=("auto", "storage", "metadata-table"), default="auto",
                    help="list the table's folders, or what its metadata table would list; auto (default): "
                         "the metadata table when the table records one and has no archive, else storage")
+    p.add_argument("--rows", action="store_true",
+                   help="print the rows of each slice as the model's reader and as hudi-rs read them "
+                        "(hudi-rs: the oracle extra)")
     p.set_defaults(func=run)
 
 
@@ -86,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if args.all:
             return _fail("--as-of and --all cannot be combined")
     try:
-        table = load_table(args.table_path, with_metadata=args.metadata)
+        table, read, root = open_table(args.table_path, with_metadata=args.metadata)
     except FileNotFoundError:
         return _fail(f"TABLE_PATH {args.table_path!r}: no such file or directory")
     except (ValueError, OSError) as exc:
@@ -97,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
                 f"TABLE_PATH {args.table_path!r}: the table has no metadata table (.hoodie/metadata)"
             )
         table = table.metadata
+        read, root = _under(read, ".hoodie/metadata/"), f"{root}/.hoodie/metadata".lstrip("/")
     chosen = variant(args.variant)
     rule = chosen.slicing if table.layout_version >= 2 else Rule.INSTANT_TIME
     archived = table.timeline.archive_boundary is not None
@@ -121,8 +131,12 @@ def run(args: argparse.Namespace) -> int:
     order = sorted([(s, False) for s in slices] + [(s, True) for s in hidden],
                    key=lambda p: (p[0].partition, p[0].file_id, p[0].base_instant))
     rows = [_row(s, h) for s, h in order]
+    if args.rows:
+        found = slice_rows(table, [s for s, _ in order], read, args.table_path, root, args.as_of)
+        for r, got in zip(rows, found.model, strict=True):
+            r.update(got)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"slices": rows, "hudi_rs": found.hudi_rs} if args.rows else rows, indent=2))
         return 0
     print(
         f"# {len(rows)} file slice(s); table version {table.table_version}, {table.table_type}, rule "
@@ -136,4 +150,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"    {name}")
         for name in r.get("pending_log_files", ()):
             print(f"    {name}  (pending)")
+        if args.rows:
+            print_rows(r)
+    if args.rows:
+        found.print_hudi_rs()
     return 0
+
+
+def _under(read: Any, prefix: str) -> Any:
+    def read_under(rel: str) -> bytes:
+        return bytes(read(prefix + rel))
+
+    return read_under

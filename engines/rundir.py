@@ -37,6 +37,7 @@ from backends.hudi_audit import AuditFormatError, read_local, validate, violatio
 from backends.secrets import redact_url
 from engines.explorer import explore_metrics, explore_verdict, run_explore
 from engines.lifecycle import INTERRUPTS, signal_name
+from engines.oracle import write_run_table
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.history import Event
@@ -119,6 +120,8 @@ class RunResult:
     # Hudi's audit validator on the run's own audit trail (None: the run left no audit files).
     audit: dict[str, Any] | None = None
     audit_visible: tuple[bool, ...] = ()  # per violation: would the audit validator have seen it?
+    # occ and nbcc: the encoding of table/ and the second oracle's summary (engines/oracle.py)
+    table: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def scenario(self) -> Any:
@@ -144,6 +147,7 @@ class RunResult:
             "out": str(self.out),
             **verdict,
             "audit": self.audit,
+            **self.table,
             "metrics": self.metrics,
         }
 
@@ -286,6 +290,7 @@ def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None
     write_atomic(out / SCENARIO, entry.to_toml())
     audit: dict[str, Any] | None = None
     seen: tuple[bool, ...] = ()
+    table_info: dict[str, Any] = {}
     if entry.protocol == "explore":
         found = run_explore(entry.config.settings)
         write_json(out / EXPLORE, found)
@@ -298,12 +303,13 @@ def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None
         verdict = plugin.check(entry.config, sim)
         metrics = plugin.metrics(entry.config, sim)
         shutil.rmtree(out / TABLE, ignore_errors=True)  # a rerun into the same folder leaves no stale files
-        table = write_table(out, sim.objects, prefix=sim.table_prefix)
+        # occ, nbcc: table/ in Hudi's encoding, read back by hudi-rs (engines/oracle.py); others as stored
+        table, table_info = write_run_table(out, entry.protocol, entry.config, sim, write_table, write_json)
         if entry.protocol == "lock":
             audit, seen = audit_of_run(table, verdict)
         if entry.protocol == "nbcc":
             write_json(out / PLAN, dataclasses.asdict(entry.config.plan(seed)))
-    result = RunResult(entry, seed, out, verdict, metrics, audit, seen)
+    result = RunResult(entry, seed, out, verdict, metrics, audit, seen, table_info)
     finish_run(out, result.summary(), report and entry.protocol in REPORTED)
     return result
 

@@ -14,6 +14,7 @@ from model.metrics import acquire_latencies
 from reports import interactive, plots, tables
 from reports.interactive import Item
 from reports.load import RunData
+from reports.oracle import add_oracle_section
 from reports.timeline import (
     Fault,
     Group,
@@ -205,6 +206,7 @@ def build_report(run: RunData) -> Report:
         if report.sections:
             report.sections[0].text.insert(0, f"Models: {models}.")
         report.summary["models"] = models
+    add_oracle_section(run, report)  # occ, nbcc: table/ in Hudi's encoding, read back by hudi-rs
     return report
 
 

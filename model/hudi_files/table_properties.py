@@ -36,6 +36,16 @@ MERGE_STRATEGY_IDS = {
 }
 
 
+def render_properties(props: dict[str, str]) -> str:
+    """``hoodie.properties`` text of ``props``: keys sorted, values escaped as Hudi's writer escapes
+    them (``\\``, ``:`` and ``=``), as :func:`model.timeline.metadata.properties_text` writes them."""
+
+    def escape(value: str) -> str:
+        return value.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
+
+    return "".join(f"{k}={escape(v)}\n" for k, v in sorted(props.items()))
+
+
 def table_checksum(table_name: str, database: str = "") -> int:
     """``hoodie.table.checksum``: CRC32 of ``<database>.<table>`` (the table name alone when no
     database is set), as ``HoodieTableConfig.generateChecksum`` computes it."""

@@ -152,6 +152,34 @@ def base_file_stat(
     return stat
 
 
+def merge_stat(
+    partition_path: str,
+    file_id: str,
+    file_name: str,
+    prev_commit: str,
+    *,
+    num_written: int,
+    num_inserts: int,
+    num_updates: int,
+    num_deletes: int,
+    file_size: int,
+) -> dict[str, Any]:
+    """The write stat of a new base file version of an existing file group (``HoodieMergeHandle`` of
+    a COPY_ON_WRITE upsert): ``num_written`` records in the new file, of which ``num_inserts`` new
+    and ``num_updates`` updated; ``num_deletes`` records dropped; ``prevCommit`` is the instant of
+    the base file it merged."""
+    stat = _stat(partition_path, file_id, file_name, prev_commit)
+    stat.update(
+        numWrites=num_written,
+        numInserts=num_inserts,
+        numUpdateWrites=num_updates,
+        numDeletes=num_deletes,
+        totalWriteBytes=file_size,
+        fileSizeInBytes=file_size,
+    )
+    return stat
+
+
 def log_file_stat(
     partition_path: str,
     file_id: str,

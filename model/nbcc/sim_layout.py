@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from model.hudi_files.records import file_records, is_hudi_encoded
 from model.nbcc.slicing import CompletionLookup
 from model.nbcc.timeline_reader import HudiTable, read_table
 from model.timeline.layout import (
@@ -122,7 +123,10 @@ def encode_rows(rows: Iterable[Row]) -> bytes:
 
 
 def decode_rows(body: bytes) -> list[Row]:
-    """Inverse of :func:`encode_rows`."""
+    """Inverse of :func:`encode_rows`; a data file in Hudi's encoding (a run directory's ``table/``,
+    :mod:`model.hudi_files.export`) is read through :mod:`model.hudi_files.records`."""
+    if is_hudi_encoded(body):
+        return [Row.from_json(r) for r in file_records(body)]
     return [Row.from_json(json.loads(line)) for line in body.decode().splitlines() if line.strip()]
 
 

@@ -467,3 +467,40 @@ def _data_files(
         for gid in sorted(set(bases) | set(logs))
     )
     return groups, tuple(sorted(unrecognized))
+
+
+# ---- reading real data files (issue 28) ------------------------------------------------------
+
+
+def ordering_field(properties: Mapping[str, str]) -> str:
+    """The field records merge by (``hoodie.table.ordering.fields`` of v9, ``hoodie.table.precombine.field``
+    before), or ``""`` when the table merges by commit time (``hoodie.record.merge.mode``)."""
+    if properties.get("hoodie.record.merge.mode") == "COMMIT_TIME_ORDERING":
+        return ""
+    return (properties.get("hoodie.table.ordering.fields") or properties.get("hoodie.table.precombine.field")
+            or "").split(",")[0]
+
+
+def slice_records(table: HudiTable, s: FileSlice, read: ReadBytes) -> dict[str, dict[str, Any]]:
+    """The records a reader reads from file slice ``s`` of ``table`` (record key -> record with its meta
+    columns): the base file's, then the logs' blocks, the logs in completion-time order (layout 2; Hudi's
+    log order on layout 1), merged by the table's ordering field; rolled-back blocks dropped.  The files
+    are read through :mod:`model.hudi_files.records` (Hudi's encoding or the model's JSON);
+    :class:`~model.hudi_files.errors.HudiFileError` names a file that does not decode."""
+    from model.hudi_files.records import merge_slice, read_data_file
+
+    def path(name: str) -> str:
+        return f"{s.partition}/{name}" if s.partition else name
+
+    lookup = table.completion_lookup()
+
+    def order(lf: LogFile) -> tuple[int, tuple[int, int, str, str]]:
+        tc = lookup(lf.instant) if table.layout_version >= 2 else lf.instant
+        return (tc if tc is not None else 2**62, lf.sort_key)
+
+    def content(name: str) -> Any:
+        return read_data_file(path(name), read(path(name)))
+
+    base = content(s.base_file.name).records if s.base_file else ()
+    logs = [content(lf.name).blocks for lf in sorted(s.log_files, key=order)]
+    return merge_slice(base, logs, ordering_field(table.properties))
