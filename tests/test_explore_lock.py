@@ -4,14 +4,18 @@ reductions change no verdict, and a counterexample replays exactly in the simula
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
 from model.checkers.lock_run import check_lock_history
+from model.checkers.mutex import find_dangling_locks
 from model.explore_lock import Bounds, Reductions, explore
+from model.explore_lock import search as search_module
 from model.explore_lock.counterexample import Replayed, replay, replays_exactly, scenario_of
 from model.explore_lock.run import Run
 from model.explore_lock.search import ExploreResult, judge
+from model.history import Event
 from model.lock_audit import enable_key
 from model.sim import SimWorld
 
@@ -60,15 +64,78 @@ def test_the_throttled_renewal_is_one_window_of_503() -> None:
     assert res.found.violation.kind in ("overlap", "stale-write")
 
 
-def test_a_lost_acquire_reply_dangles_and_412_recovery_adopts_it() -> None:
-    hudi = explore(small(variant="hudi", faults=1, fault_kinds=("lost-reply",)))
+Histories = list[list[Event]]
+
+
+def _explore_watching(bounds: Bounds, monkeypatch: pytest.MonkeyPatch) -> tuple[ExploreResult, Histories]:
+    """Explore ``bounds`` and keep every history the search judged (at each decision point and run end)."""
+    histories: Histories = []
+
+    def watching(events: list[Event], *args: Any, **kw: Any) -> Any:
+        histories.append(list(events))
+        return judge(events, *args, **kw)
+
+    with monkeypatch.context() as m:
+        m.setattr(search_module, "judge", watching)
+        res = explore(bounds)
+    assert histories
+    return res, histories
+
+
+def _after_the_release_waited_for_the_heartbeat(events: list[Event]) -> list[Event]:
+    """The events after the writer, releasing, began to wait for the provider's monitor held by its heartbeat
+    (a renewal in flight); none if it never did."""
+    wait = next((e.index for e in events if e.f == "monitor-wait" and e.value["task"] == "writer"
+                 and e.value["holder"] == "heartbeat"), None)
+    return [] if wait is None else [e for e in events if e.index > wait]
+
+
+def _released_after_a_renewal_adopted_its_lost_reply(events: list[Event]) -> bool:
+    """The renewal the release waited for re-read the lock file and adopted its own version (412-recovery),
+    and the release succeeded."""
+    after = _after_the_release_waited_for_the_heartbeat(events)
+    return (any(e.f == "recover-412" and e.type == "ok" and e.process.endswith("/heartbeat") for e in after)
+            and any(e.f == "release" and e.type == "ok" for e in after))
+
+
+def _dangles_after_a_lost_renewal_reply(events: list[Event]) -> bool:
+    """The renewal the release waited for lost its reply (UNKNOWN_ERROR), the expire, naming the version
+    before the renewal, got 412, and the lock file names the writer: a dangling lock of the release."""
+    after = _after_the_release_waited_for_the_heartbeat(events)
+    return (any(e.f == "renew" and e.value.get("status") == "UNKNOWN_ERROR" for e in after)
+            and any(e.f == "release-acquired-by-others" for e in after)
+            and any(v.details["cause"] == "release" for v in find_dangling_locks(events)))
+
+
+def test_a_lost_acquire_reply_dangles_and_412_recovery_adopts_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    lost = small(faults=1, fault_kinds=("lost-reply",))
+    hudi, hudi_runs = _explore_watching(dataclasses.replace(lost, variant="hudi"), monkeypatch)
     assert hudi.verdict == "holds" and "dangling-lock" in hudi.findings
     assert hudi.findings["dangling-lock"].violation.details["cause"] == "acquire"
-    rec = explore(small(variant="412-recovery", faults=1, fault_kinds=("lost-reply",)))
-    # the lost acquire reply no longer dangles; a lost renewal reply during the unlock still does (the
-    # expire write names the old version and gets 412: a failed release)
-    assert rec.verdict == "holds"
-    assert rec.findings["dangling-lock"].violation.details["cause"] == "release"
+    # hudi also dangles a lock when a renewal's reply is lost while its writer unlocks: the release waits for
+    # the provider's monitor until renewLock returns, and its expire names the version before the renewal
+    assert any(_dangles_after_a_lost_renewal_reply(h) for h in hudi_runs)
+    assert not any(_released_after_a_renewal_adopted_its_lost_reply(h) for h in hudi_runs)
+
+    rec_bounds = dataclasses.replace(lost, variant="412-recovery")  # hudi with adopt_own_lock, nothing else
+    # the schedule and the lost create reply of hudi's dangling lock: 412-recovery re-reads, finds its own
+    # owner id in the lock file and acquires, so nothing dangles
+    path = hudi.findings["dangling-lock"].path
+    same = replay(rec_bounds.plan(), path, hudi.reductions)
+    assert not any(f.kind == "dangling-lock" for f in same.findings)
+    lost_create = next(e for e in replay(hudi.bounds.plan(), path, hudi.reductions).events
+                       if e.f == "try-lock" and e.type == "fail" and e.value.get("phase") == "create")
+    assert any(e.f == "recover-412" and e.type == "ok" and e.node == lost_create.node for e in same.events)
+    assert any(e.f == "acquire" and e.type == "ok" and e.node == lost_create.node for e in same.events)
+
+    # over every run: no dangling lock at all.  The lost renewal reply during the unlock no longer dangles
+    # one either (it did before the provider's monitor was modelled, when the release cancelled the
+    # heartbeat right after the renewal's request): the release waits for renewLock, whose recovery adopts
+    # the version it wrote, and the expire names that version
+    rec, rec_runs = _explore_watching(rec_bounds, monkeypatch)
+    assert rec.verdict == "holds" and "dangling-lock" not in rec.findings, rec.findings
+    assert any(_released_after_a_renewal_adopted_its_lost_reply(h) for h in rec_runs)
+    assert not any(_dangles_after_a_lost_renewal_reply(h) for h in rec_runs)
 
 
 def test_the_dangling_lock_breaks_a_tight_liveness_bound() -> None:
@@ -81,13 +148,13 @@ def test_the_dangling_lock_breaks_a_tight_liveness_bound() -> None:
     events = replay(hudi.bounds.plan(), hudi.found.path).events
     assert any(e.f == "try-lock" and e.value.get("phase") == "create" and e.value.get("reason") == "exception"
                for e in events)
-    # ...and 412-recovery, which adopts that lock, still dangles one when a renewal's reply is lost
-    # while its writer unlocks: the unlock expires the old version and gets 412 from the renewal
+    # ...and 412-recovery (hudi but for adopting a lock file that names its own owner id) meets the same
+    # bound in every run: it adopts the lock of a lost create reply and, the release waiting for the
+    # provider's monitor, the version of a renewal whose reply was lost, so no lock dangles and the lock
+    # changes hands in time.  Without the adoption it is hudi, which breaks the bound (above)
     rec = explore(small(variant="412-recovery", **tight))
-    assert rec.verdict == "violated" and rec.found is not None and rec.found.violation.kind == "liveness"
-    events = replay(rec.bounds.plan(), rec.found.path).events
-    assert any(e.f == "release-acquired-by-others" for e in events)
-    assert not any(e.f == "try-lock" and e.value.get("phase") == "create" for e in events)
+    assert rec.verdict == "holds" and rec.complete and rec.found is None
+    assert "dangling-lock" not in rec.findings
 
 
 def test_no_fault_no_violation_and_a_deadlock_would_be_one() -> None:

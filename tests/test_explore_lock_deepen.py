@@ -85,12 +85,20 @@ class _FirstDepthOnly(dict):  # type: ignore[type-arg]
 
 
 def test_a_state_reached_again_with_more_budget_is_expanded_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    # with the depth bound, a state first expanded deep must be searched again when met shallower: on
-    # this configuration (412-recovery's dangling lock after a lost renewal reply, against a 2 s liveness
-    # bound), keeping the first expansion misses the 18-decision counterexample at depth 18
-    bounds = dataclasses.replace(LOST_REPLY, variant="412-recovery")
-    res = search_bounds(bounds, Reductions(por=False), max_depth=18)
-    assert res.found is not None and len(res.found.path) == 18 and res.found.violation.kind == "liveness"
+    # with the depth bound, a state first expanded deep must be searched again when met shallower.  This
+    # configuration: hudi, one 412 answered (not applied) to a conditional write of the lock file, against a
+    # 1.5 s liveness bound.  Its least violation takes 15 decisions: the holder's expire write gets the 412,
+    # unlock throws FAILED_TO_RELEASE and the lock file still names it, so the other writer waits 2 s for
+    # the lease to lapse (validity + drift allowance).  Keeping each state's first expansion misses it.
+    bounds = dataclasses.replace(SMALL, faults=1, fault_kinds=("412",), liveness_ms=1_500)
+    below = search_bounds(bounds, Reductions(por=False), max_depth=14)
+    assert below.verdict == "bounded" and below.complete and below.cut and below.found is None
+    res = search_bounds(bounds, Reductions(por=False), max_depth=15)
+    assert res.verdict == "violated" and res.complete
+    assert res.found is not None and len(res.found.path) == 15 and res.found.violation.kind == "liveness"
+    replayed = replay(bounds.plan(), res.found.path, res.reductions)
+    assert [what for what, _spec in replayed.run.injected] == ["error"]
+    assert any(e.f == "release-acquired-by-others" for e in replayed.events)
     init = Search.__init__
 
     def first_depth_only(self: Search, *args: Any, **kw: Any) -> None:
@@ -98,9 +106,10 @@ def test_a_state_reached_again_with_more_budget_is_expanded_again(monkeypatch: p
         self.seen_at = _FirstDepthOnly()
 
     monkeypatch.setattr(Search, "__init__", first_depth_only)
-    broken = search_bounds(bounds, Reductions(por=False), max_depth=18)
+    monkeypatch.setattr(_FirstDepthOnly, "reads", 0)
+    broken = search_bounds(bounds, Reductions(por=False), max_depth=15)
     assert _FirstDepthOnly.reads > 0  # states were reached again...
-    assert broken.found is None  # ...and without expanding them again the violation is missed
+    assert broken.complete and broken.found is None  # ...and without expanding them again, it is missed
 
 
 def test_deepening_after_the_full_search_stops_at_its_budget() -> None:

@@ -33,23 +33,40 @@ def long_pause(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_report_shows_the_overlapping_interval_and_both_owners(long_pause: Path) -> None:
     verdict = json.loads((long_pause / "verdict.json").read_text())
-    overlaps = [v for v in verdict["violations"] if v["kind"] == "overlap"]
+    violations = verdict["violations"]
+    overlaps = [v for v in violations if v["kind"] == "overlap"]
     assert len(overlaps) > 10  # one per later owner during the pause
     html = (long_pause / "report.html").read_text()
     md = (long_pause / "report.md").read_text()
     summary = json.loads((long_pause / "report.json").read_text())
     first = overlaps[0]["details"]
-    interval = f"[{first['start']}, {first['end']})"
     a, b = first["owners"]
+    # The paused holder (w1) is in every overlap, each with a later owner.
+    assert all(a in v["details"]["owners"] for v in overlaps)
+    assert len({o for v in overlaps for o in v["details"]["owners"]}) == len(overlaps) + 1
+    # The report shows each overlap's interval with both its owners (the Markdown the first rows of the
+    # table, the HTML all of them).
+    for v in overlaps:
+        d = v["details"]
+        (o1, o2), n2, start, end = d["owners"], d["nodes"][1], d["start"], d["end"]
+        shown = f"(owner {o1[:8]}) and {n2} (owner {o2[:8]}) both held the lock during [{start}, {end}) ms"
+        assert shown in v["message"] and v["message"] in html, v["message"]
+    assert overlaps[0]["message"] in md
     for text in (html, md):
-        assert interval in text
-        assert a[:8] in text and b[:8] in text
-    # The paused holder is in every overlap: one group, with w1's owner as the common owner.
+        assert f"[{first['start']}, {first['end']})" in text and a[:8] in text and b[:8] in text
+    # One group holds every violation: the overlaps share w1's owner, and w1's stale write put the
+    # register back, so the updates written during the pause were lost (lost-update pairs of a pause-time
+    # owner and a later owner that wrote the same value), which connects every owner.
     groups = summary["violation_groups"]
     assert len(groups) == 1
-    assert groups[0]["common_owner"] == a and groups[0]["owner_nodes"][a] == "w1"
-    assert groups[0]["kinds"]["overlap"] == len(overlaps)
-    assert groups[0]["start_ms"] == first["start"]
+    group = groups[0]
+    assert group["count"] == len(violations)
+    assert group["kinds"]["overlap"] == len(overlaps)
+    assert {a, b} <= set(group["owners"]) and group["owner_nodes"][a] == "w1"
+    assert group["start_ms"] == first["start"]
+    assert group["common_owner"] in (None, a)  # if the report names one, it is the paused holder's
+    stale = [v for v in violations if v["kind"] == "stale-write"]
+    assert [v["details"]["writer"] for v in stale] == [a]
     assert summary["verdict"] == "violation" and summary["matches_expectation"] is True
     checkers = {c["checker"]: c["result"] for c in summary["checkers"]}
     assert checkers["overlap"] == "violation" and checkers["stale-write"] == "violation"
