@@ -6,7 +6,7 @@ reductions (``--no-hashing``, ``--no-symmetry``, ``--no-por``).
 
 It runs the lock provider and the register workload themselves (``model/storage_lock.py``,
 ``model/workload.py``) through the runtime kernel, in a world where a scheduler takes every
-decision (``model/explore_lock``), and judges each history with the simulation's checkers plus
+decision (``model/explore``), and judges each history with the simulation's checkers plus
 bounded liveness.  A violation comes with a shortest counterexample: a step table, and with
 ``--out FILE`` a scenario TOML that ``hcc run FILE`` replays exactly in simulation (then
 ``hcc replay RUN_DIR --backend NAME`` on a real server).  The full search's shortest path is proved
@@ -35,9 +35,9 @@ from cli.options import add_json, add_quiet
 from engines.progress import Steps
 from engines.rundir import write_atomic
 from model.config import ConfigError
-from model.explore_lock import Bounds, ExploreResult, Found, Reductions, explore
-from model.explore_lock.bounds import DEFAULT_KINDS, FAULT_KINDS
-from model.explore_lock.counterexample import Replayed, replay, replays_exactly, scenario_of, step_table
+from model.explore import Bounds, ExploreResult, Found, Reductions, explore
+from model.explore.bounds import DEFAULT_KINDS, FAULT_KINDS
+from model.explore.counterexample import Replayed, replay, replays_exactly, scenario_of, step_table
 from scenarios import loader
 
 # option, Bounds field, type, help

@@ -66,7 +66,7 @@ def run_explore(settings: Any) -> dict[str, Any]:
         cfg = settings.config()
         res, seconds = explore_cow(cfg, settings.symmetry, max_states=settings.max_states or None)
         return cow_result_json(cfg, res, seconds)
-    from model.explore_lock import explore as explore_lock  # the lock explorer (model/explore_lock)
+    from model.explore import explore as explore_lock  # the lock explorer (model/explore)
 
     result: dict[str, Any] = explore_lock(settings).to_json()
     return {"model": "lock", **result}

@@ -276,7 +276,7 @@ class _Flight:
     """One attempt of a request on its way: sent, applied at the store, answered (or timed out).
 
     Its steps are the callbacks of the network's timeouts (one object per request instead of two
-    closures and their cells).  No ``__slots__``: the explorer (``model/explore_lock/statekey.py``)
+    closures and their cells).  No ``__slots__``: the explorer (``model/explore/statekey.py``)
     reads a pending request's state through its ``__dict__``.
     """
 

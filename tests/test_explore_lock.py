@@ -10,11 +10,11 @@ import pytest
 
 from model.checkers.lock_run import check_lock_history
 from model.checkers.mutex import find_dangling_locks
-from model.explore_lock import Bounds, Reductions, explore
-from model.explore_lock import search as search_module
-from model.explore_lock.counterexample import Replayed, replay, replays_exactly, scenario_of
-from model.explore_lock.run import Run
-from model.explore_lock.search import ExploreResult, judge
+from model.explore import Bounds, Reductions, explore
+from model.explore import search as search_module
+from model.explore.counterexample import Replayed, replay, replays_exactly, scenario_of
+from model.explore.run import Run
+from model.explore.search import ExploreResult, judge
 from model.history import Event
 from model.lock_audit import enable_key
 from model.sim import SimWorld

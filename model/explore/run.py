@@ -10,7 +10,7 @@ reaches a decision point again by running its path again from the start.
 
 The history is recorded through the kernel like in every world, so the same
 checkers judge it, and a path becomes a scenario that the simulated world replays
-exactly (``model/explore_lock/counterexample.py``).
+exactly (``model/explore/counterexample.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import simpy
 from model.clock import EPOCH_MS
 from model.config import Crash, ErrorRule, FaultPlan, Pause, Scenario, client_settings
 from model.effects import Put
-from model.explore_lock.bounds import (
+from model.explore.bounds import (
     ALL_REDUCTIONS,
     CONDITIONAL_ONLY,
     PAUSE_TRIGGERS,
@@ -35,8 +35,8 @@ from model.explore_lock.bounds import (
     Plan,
     Reductions,
 )
-from model.explore_lock.statekey import Encoder, canonical, shape
-from model.explore_lock.world import (
+from model.explore.statekey import Encoder, canonical, shape
+from model.explore.world import (
     GLOBAL,
     ExploreNetwork,
     ExploreWorld,

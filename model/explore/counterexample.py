@@ -1,6 +1,6 @@
 """A path found by the search, replayed: its step table, and the scenario that replays it in simulation.
 
-The search keeps paths as :class:`~model.explore_lock.search.Choice` lists whose step
+The search keeps paths as :class:`~model.explore.search.Choice` lists whose step
 decisions name steps as in the state keys (nodes renamed by symmetry).  :func:`replay`
 runs the path again and translates each decision back to this run's own step; the
 run it returns knows every step it fired and every fault it injected, so
@@ -20,9 +20,9 @@ from typing import Any
 
 from model.checkers.verdict import Violation
 from model.config import Scenario, Schedule
-from model.explore_lock.bounds import ALL_REDUCTIONS, Plan, Reductions
-from model.explore_lock.run import End, Run, StepInfo, Stop, Unbounded
-from model.explore_lock.search import Choice, judge
+from model.explore.bounds import ALL_REDUCTIONS, Plan, Reductions
+from model.explore.run import End, Run, StepInfo, Stop, Unbounded
+from model.explore.search import Choice, judge
 from model.history import Event
 from model.sim import SimWorld
 

@@ -10,8 +10,8 @@ violation comes back as a step table and a scenario the simulated world replays 
 command.
 """
 
-from model.explore_lock.api import explore
-from model.explore_lock.bounds import (
+from model.explore.api import explore
+from model.explore.bounds import (
     ALL_REDUCTIONS,
     FAULT_KINDS,
     NO_REDUCTION,
@@ -20,8 +20,8 @@ from model.explore_lock.bounds import (
     Reductions,
     config_from_dict,
 )
-from model.explore_lock.deepen import Deepening, deepen
-from model.explore_lock.search import Choice, ExploreResult, Found
+from model.explore.deepen import Deepening, deepen
+from model.explore.search import Choice, ExploreResult, Found
 
 __all__ = [
     "ALL_REDUCTIONS",

@@ -51,8 +51,8 @@ from typing import Any
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Violation
 from model.config import Scenario
-from model.explore_lock.bounds import ALL_REDUCTIONS, Bounds, Reductions
-from model.explore_lock.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
+from model.explore.bounds import ALL_REDUCTIONS, Bounds, Reductions
+from model.explore.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
 from model.history import Event
 
 ROOT = ("root",)
@@ -107,7 +107,7 @@ class ExploreResult:
     reductions: Reductions
     found: Found | None = None
     findings: dict[str, Found] = field(default_factory=dict)
-    # filled by ``model.explore_lock.explore``: the shortest counterexample replayed (see ``to_json``)
+    # filled by ``model.explore.explore``: the shortest counterexample replayed (see ``to_json``)
     counterexample: list[dict[str, Any]] = field(default_factory=list)
     scenario: Scenario | None = None  # the scenario that replays it in the simulated world
     replays_exactly: bool | None = None  # the simulated world records the explored history
@@ -117,7 +117,7 @@ class ExploreResult:
     # explore (then "bounded": no violation within the bound, not "holds")
     cut: bool = False
     # proved: every violation takes at least ``lower_bound`` decisions; ``shortest_proved`` when the
-    # counterexample has that many (a complete search, or iterative deepening: ``model.explore_lock.deepen``)
+    # counterexample has that many (a complete search, or iterative deepening: ``model.explore.deepen``)
     lower_bound: int | None = None
     shortest_proved: bool = False
     deepening: list[dict[str, Any]] = field(default_factory=list)  # the levels searched, if any
@@ -449,13 +449,13 @@ def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, ma
                   max_depth: int | None = None) -> ExploreResult:
     """Search every run within ``bounds``; a violation comes with a shortest path of decisions to it.
 
-    The search alone (``model.explore_lock.explore`` adds the replayed counterexample).
+    The search alone (``model.explore.explore`` adds the replayed counterexample).
 
     ``first`` stops at the first violation (its path is then the first found, not a shortest one);
     ``exact`` keeps whole state keys instead of 64-bit fingerprints (no collision risk, more memory);
     ``max_states`` / ``max_seconds`` stop the search: verdict ``incomplete``, or ``violated`` when it had
     found a violation (the shortest of those found; ``complete`` is False).  ``max_depth`` bounds the
-    paths (see ``model.explore_lock.deepen``): verdict ``bounded`` when no violation is within it and it
+    paths (see ``model.explore.deepen``): verdict ``bounded`` when no violation is within it and it
     cut a path.
     """
     bounds.validate()
