@@ -1,154 +1,140 @@
-"""The canonical key of an explored state: what decides the future of a run, and nothing else.
+"""The canonical key of an explored state, built from what each part of the run declares.
 
-Python generators cannot be copied, but they can be read: a task's state is the
-position of each generator in its ``yield from`` chain (``gi_frame.f_lasti``) and
-the frame's locals.  :class:`Encoder` walks the run's object graph from its roots
-(the kernel's nodes and tasks, the pending steps, the store's objects, the faults
-left) and turns it into nested tuples:
+What a state consists of is stated by the code that owns it (``model/explorable.py``): the
+kernel's nodes and tasks, the lock provider, the register writer, the store, the requests on
+their way each have an ``__explore_state__``; a frozen dataclass is its fields.  This module
+encodes a run's state from those declarations with a :class:`Keyer`:
 
-- generators: code, instruction offset, the locals still live there (a local that is
-  written before it is read again cannot change the future: a bytecode liveness
-  analysis drops it), and the generator they delegate to;
-- closures and bound methods: the function's name and the values they capture;
-- shared objects (tasks, events, processes, the provider) are numbered on first
-  visit and referred to by that number afterwards, so sharing and cycles are kept;
-- run-wide objects (the kernel, the world, configuration) are named, not walked;
-- names a run invents are renamed in order of first appearance: owner ids (random
-  UUIDs), version tags (S3 ETags, GCS generations, Azure ETags), also inside bodies;
-- times are relative to now: clock readings and values made from them (epoch
-  milliseconds, e.g. a lock's validUntil, also inside bodies) by their size, true
-  times by name (``sent``, ``now``, ``until``, ``at_ms``, ``pauses``: the kernel's and
-  the network's); so a state met again later is the same state, and runs that only
-  wait and poll come back to states already seen;
-- with symmetry, node names are permuted and the smallest encoding is the key, so
-  two states equal up to renaming identical writers get one key.
+- a time is recognised by its type or by its owner's declaration, never by a name or a digit
+  pattern: the explored world's clocks answer with :class:`~model.explore.values.WallMs` and
+  :class:`~model.explore.values.InstantMs`, and a declaration says ``k.wall(...)`` or
+  ``k.instant(...)``; both are made relative to now, so runs that only wait and poll come back
+  to states already seen;
+- a name the run invents (an owner id, a version tag) is one the run made: its id generator and
+  its store keep them (``invented``), and each is renamed in order of first appearance, so runs
+  that drew them in another order meet; a node's name is one of the scenario's nodes, permuted
+  by symmetry (``nodes``); a string that contains one (``w1/heartbeat``) is renamed too;
+- a stored object's body is what the workload says of it (``body``);
+- shared objects (tasks, events, processes, the provider) are numbered on first visit and
+  referred to by number afterwards, so sharing and cycles are kept; run-wide objects (the
+  kernel, the world, the configuration) are named, not encoded (``constants``);
+- a protocol generator is where it is suspended, its source line (a documented attribute of
+  its frame, the same in every Python that runs the same source), and its local variables,
+  all of them, by their values; the generator it delegates to (``yield from``) follows.  A
+  suspension whose state is not in the frame's locals is refused, naming the function and the
+  line (:func:`check_suspension`): two suspension points on one line, a ``for`` loop around
+  one that does not keep its position in a local (``range`` or ``enumerate`` of a local), a
+  value computed before it in the same expression and kept on the interpreter's stack, a
+  ``with`` other than ``contextlib.suppress``, a suspension in a ``finally`` block;
+- a class met without a declaration is an error that names it (:class:`UndeclaredState`).
 
-The history is not part of the key: checkers read it along every path, and what
-they need of the past to judge the future (who holds the lock, the register's
-value, when the faults stopped) is in the state.
+With symmetry, node names are permuted and the least encoding is the key (:func:`canonical`).
+The history is not part of the key: what the checkers need of the past is in the state.
 """
 
 from __future__ import annotations
 
-import dis
+import ast
 import enum
 import functools
-import gc
+import inspect
 import itertools
-import re
+import random
+import textwrap
 import types
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Set
 from dataclasses import fields, is_dataclass
 from typing import Any
 
-import simpy
-
-UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-VERSION = re.compile(rb'"[0-9a-f]{32}"|"0x[0-9A-F]+"|(?<![0-9])[0-9]{16,}(?![0-9])')
-_NAMES = re.compile(UUID.pattern + b"|" + VERSION.pattern)
-_EPOCH_TEXT = re.compile(rb"(?<![0-9#])[0-9]{13}(?![0-9])")
-EPOCH_SCALE = 10**12  # clock readings are epoch milliseconds (2026: about 1.77e12)
-TRUE_TIMES = frozenset({"sent", "now", "until", "at_ms", "pauses"})
+from model.explore.values import Body, InstantMs, WallMs
 
 
-class Encoder:
-    """One canonical encoding of one state (see the module doc); ``names`` permutes node names."""
+class UndeclaredState(Exception):
+    """A part of a state the explorer cannot encode from a declaration (the message names it)."""
 
-    def __init__(self, constants: dict[int, str], names: dict[str, str], timers: Callable[[Any], Any],
-                 now: int, epoch_now: int) -> None:
+
+class Keyer:
+    """One canonical encoding of one state (``model.explorable.Keyer``; see the module doc)."""
+
+    def __init__(self, *, constants: dict[int, str], nodes: dict[str, str], invented: Set[str], now: int,
+                 epoch_now: int, body: Callable[[str, bytes | None, Keyer], Hashable],
+                 event: Callable[[Keyer, Any], Hashable]) -> None:
         self.constants = constants  # id(obj) -> name, for run-wide objects
-        self.names = names  # node name -> canonical node name
-        self.timers = timers  # a SimPy event -> its pending timer, or None
-        self.now = now  # true time
-        self.epoch_now = epoch_now  # an unskewed clock's reading now
+        self.nodes = nodes  # node name -> canonical node name
+        self.invented = invented  # the names the run made (owner ids, version tags)
+        self.now = int(now)  # true time
+        self.epoch_now = int(epoch_now)  # an unskewed clock's reading now
+        self._body = body
+        self._event = event  # how the world encodes a SimPy event or process
         self.memo: dict[int, int] = {}
         self.keep: list[Any] = []  # objects numbered in the memo stay alive while it is used
-        self.renamed: dict[bytes, bytes] = {}
-        self._texts: dict[str, str] = {}
+        self.renamed: dict[str, str] = {}
+        self._texts: dict[str, Hashable] = {}
 
-    def fork(self) -> Encoder:
+    def fork(self) -> Keyer:
         """A scratch copy (to order objects by their encodings without numbering them here)."""
-        f = Encoder(self.constants, self.names, self.timers, self.now, self.epoch_now)
+        f = Keyer(constants=self.constants, nodes=self.nodes, invented=self.invented, now=self.now,
+                  epoch_now=self.epoch_now, body=self._body, event=self._event)
         f.memo = dict(self.memo)
         f.renamed = dict(self.renamed)
         f._texts = dict(self._texts)
         return f
 
-    # ---- times ----------------------------------------------------------------------------------
+    # ---- the Keyer protocol (model/explorable.py) ------------------------------------------------
 
-    def true_time(self, v: Any) -> Hashable:
-        """A true time (ms since the run started) under one of the names of TRUE_TIMES: relative to now."""
-        if isinstance(v, int) and not isinstance(v, bool):
-            return ("@", v - self.epoch_now) if v >= EPOCH_SCALE else ("~", v - self.now)
-        if isinstance(v, tuple | list):
-            return ("t", *[self.true_time(x) for x in v])
-        return self.enc(v)
-
-    def _epoch_text(self, m: re.Match[bytes]) -> bytes:
-        return b"@%d" % (int(m.group(0)) - self.epoch_now)
-
-    # ---- names ----------------------------------------------------------------------------------
-
-    def _fresh(self, m: re.Match[bytes]) -> bytes:
-        token = m.group(0)
-        got = self.renamed.get(token)
-        if got is None:
-            got = b"#%d" % len(self.renamed)
-            self.renamed[token] = got
-        return got
-
-    def text(self, s: str) -> str:
-        got = self._texts.get(s)
-        if got is None:
-            got = self._texts[s] = self._text(s)
-        return got
-
-    def _text(self, s: str) -> str:
-        if s in self.names:
-            return self.names[s]
-        head, sep, tail = s.partition("/")
-        if sep and head in self.names:
-            return f"{self.names[head]}/{tail}"
-        if len(s) >= 16 and _NAMES.search(s.encode()):
-            return _NAMES.sub(self._fresh, s.encode()).decode()
-        return s
-
-    def data(self, b: bytes) -> bytes:
-        if len(b) < 13:
-            return b
-        return _EPOCH_TEXT.sub(self._epoch_text, _NAMES.sub(self._fresh, b))
-
-    # ---- objects --------------------------------------------------------------------------------
-
-    def enc(self, obj: Any) -> Hashable:
-        """The encoding of any value of the run (dispatched on its type)."""
+    def value(self, obj: Any) -> Hashable:
+        """Any value, by its type or its declaration."""
         kind = type(obj)
-        if kind is str:  # the commonest values, looked up before the handler table
-            got: str | None = self._texts.get(obj)
-            return got if got is not None else self.text(obj)
-        if obj is None or kind is bool:
-            return obj  # type: ignore[no-any-return]  # None or a bool
         handler = _HANDLERS.get(kind)
         if handler is None:
             handler = _HANDLERS[kind] = _handler_for(kind)
         return handler(self, obj)
 
-    def _int(self, v: int) -> Hashable:
-        return ("@", v - self.epoch_now) if v >= EPOCH_SCALE else v
+    def wall(self, ms: int) -> Hashable:
+        """A wall-clock reading, relative to an unskewed clock's reading now."""
+        return ("w", int(ms) - self.epoch_now)
+
+    def instant(self, ms: int) -> Hashable:
+        """An instant of true or monotonic time, relative to now."""
+        return ("t", int(ms) - self.now)
+
+    def name(self, s: str | None) -> Hashable:
+        """A name the run invented, renamed in order of first appearance."""
+        if s is None:
+            return None
+        got = self.renamed.get(s)
+        if got is None:
+            got = self.renamed[s] = f"#{len(self.renamed)}"
+        return got
+
+    def node(self, s: str) -> Hashable:
+        """A node's name, permuted."""
+        return self.nodes.get(s, s)
+
+    def body(self, key: str, body: bytes | None) -> Hashable:
+        """An object's body, as the workload declares it."""
+        return self._body(key, body, self)
+
+    # ---- values by type ----------------------------------------------------------------------------
 
     def _str(self, s: str) -> Hashable:
-        return self.text(s)
+        got = self._texts.get(s)
+        if got is None:
+            got = self._texts[s] = self._text(s)
+        return got
 
-    def _bytes(self, b: bytes) -> Hashable:
-        return ("b", self.data(b))
+    def _text(self, s: str) -> Hashable:
+        nodes = self.nodes
+        if s in nodes:
+            return nodes[s]
+        if s in self.invented:
+            return self.name(s)
+        head, sep, tail = s.partition("/")
+        if sep and head in nodes:
+            return f"{nodes[head]}/{tail}"
+        return s
 
-    def _tuple(self, t: tuple[Any, ...]) -> Hashable:
-        return ("t", *[self.enc(x) for x in t])
-
-    def _frozenset(self, fs: frozenset[Any]) -> Hashable:
-        return ("fs", *sorted((self.enc(x) for x in fs), key=repr))
-
-    def _shared(self, obj: Any, then: Callable[[Encoder, Any], Hashable]) -> Hashable:
+    def _shared(self, obj: Any, then: Callable[[Keyer, Any], Hashable]) -> Hashable:
         """Objects that may be shared or cyclic: named if run-wide, numbered on first visit."""
         oid = id(obj)
         const = self.constants.get(oid)
@@ -161,220 +147,242 @@ class Encoder:
         self.keep.append(obj)
         return then(self, obj)
 
-    def _named(self, name: str, value: Any) -> Hashable:
-        return self.true_time(value) if name in TRUE_TIMES else self.enc(value)
-
-    def _events(self, ev: simpy.Event) -> Hashable:
-        cbs = ev.callbacks
-        return None if cbs is None else ("l", *[self.enc(c) for c in cbs])
-
-    def _items(self, items: Iterable[tuple[Any, Any]], named: bool = False) -> tuple[Hashable, ...]:
-        enc = self.enc
-        pairs = [(k, enc(k), v) for k, v in items]
-        if all(type(e) is str for _, e, _ in pairs):
-            pairs.sort(key=_second)
-        if named:
-            return tuple((e, (self.true_time(v) if k in TRUE_TIMES else enc(v)) if type(k) is str else enc(v))
-                         for k, e, v in pairs)
-        return tuple((e, enc(v)) for _, e, v in pairs)
-
     def generator(self, gen: types.GeneratorType[Any, Any, Any]) -> Hashable:
+        """Where a generator is suspended (its source line), its locals, and what it delegates to."""
         frame = gen.gi_frame
         if frame is None:
-            return ("g", gen.gi_code.co_qualname, None)
-        loc = frame.f_locals
-        live = live_locals(gen.gi_code, frame.f_lasti)
-        named = self._named
-        local = tuple((name, named(name, loc[name]))
-                      for name in sorted(loc) if live is None or name in live)
-        enc = self.enc
-        stack = tuple(enc(x) for x in frame_stack(gen, frame, loc))
-        sub = gen.gi_yieldfrom
-        return ("g", gen.gi_code.co_qualname, frame.f_lasti, local, stack,
-                self.enc(sub) if sub is not None else None)
-
-
-def _second(kv: tuple[Any, Any, Any]) -> Any:
-    return kv[1]
-
-
-# ---- a suspended frame's value stack ------------------------------------------------------------
-
-
-def frame_stack(gen: types.GeneratorType[Any, Any, Any], frame: types.FrameType,
-                loc: dict[str, Any]) -> list[Any]:
-    """What a suspended generator keeps on its value stack (a ``for`` loop's iterator, a pending call).
-
-    Python shows a frame's locals but not its stack; the garbage collector's view of the
-    generator lists both, locals first: the stack is what follows the bound locals.  When the
-    layout is not the expected one (cell variables), every object after the header is kept.
-    """
-    refs = gc.get_referents(gen)
-    code = gen.gi_code
-    i = 3  # gi_code, gi_name, gi_qualname
-    while i < len(refs) and (refs[i] is frame or refs[i] is loc or refs[i] is code
-                             or (isinstance(refs[i], types.FunctionType) and refs[i].__code__ is code)):
-        i += 1
-    start = i
-    if code.co_cellvars or code.co_freevars:
-        return refs[start:]
-    for name in code.co_varnames:
-        if name in loc:
-            if i >= len(refs) or refs[i] is not loc[name]:
-                return refs[start:]
-            i += 1
-    return refs[i:]
-
-
-# ---- live locals ----------------------------------------------------------------------------------
-
-_TERMINAL = frozenset({"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
-_JUMPS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP",
-                    "JUMP_NO_INTERRUPT"})
-_BRANCHES = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
-
-
-@functools.cache
-def _liveness(code: types.CodeType) -> dict[int, frozenset[str]]:
-    """For each instruction offset, the local variables live after it (read before being written again).
-
-    A plain backward dataflow over the bytecode, with the edges of jumps, branches and the
-    exception table; cell variables are not tracked here (see :func:`live_locals`).
-    """
-    ins = list(dis.get_instructions(code))
-    offsets = [i.offset for i in ins]
-    at = {o: k for k, o in enumerate(offsets)}
-    succ: list[list[int]] = [[] for _ in ins]
-    use: list[frozenset[str]] = []
-    kill: list[frozenset[str]] = []
-    for k, i in enumerate(ins):
-        nxt = [k + 1] if k + 1 < len(ins) else []
-        if i.opname in _TERMINAL:
-            pass
-        elif i.opname in _JUMPS:
-            succ[k].append(at[i.argval])
-        elif i.opcode in _BRANCHES:
-            succ[k] += [at[i.argval], *nxt]
+            return ("g", gen.__qualname__, "closed")
+        state = inspect.getgeneratorstate(gen)
+        if state == inspect.GEN_RUNNING:
+            raise UndeclaredState(f"{gen.__qualname__} is running: a state is read between steps only")
+        if state == inspect.GEN_CREATED:
+            where: Hashable = "created"
         else:
-            succ[k] += nxt
-        use.append(frozenset({i.argval}) if i.opname.startswith("LOAD_FAST") else frozenset())
-        kill.append(frozenset({i.argval}) if i.opname in ("STORE_FAST", "DELETE_FAST") else frozenset())
-    for e in dis.Bytecode(code).exception_entries:  # type: ignore[attr-defined]  # 3.11+
-        for k, o in enumerate(offsets):
-            if e.start <= o < e.end:
-                succ[k].append(at[e.target])
-    live_in: list[frozenset[str]] = [frozenset()] * len(ins)
-    live_out: list[frozenset[str]] = [frozenset()] * len(ins)
-    changed = True
-    while changed:
-        changed = False
-        for k in range(len(ins) - 1, -1, -1):
-            out = frozenset().union(*(live_in[j] for j in succ[k])) if succ[k] else frozenset()
-            inn = use[k] | (out - kill[k])
-            if out != live_out[k] or inn != live_in[k]:
-                live_out[k], live_in[k] = out, inn
-                changed = True
-    return dict(zip(offsets, live_out, strict=True))
-
-
-@functools.cache
-def live_locals(code: types.CodeType, lasti: int) -> frozenset[str] | None:
-    """The locals a generator suspended at ``lasti`` may still read (None: all of them)."""
-    live = _liveness(code).get(lasti)
-    if live is None:
-        return None  # not started, or an offset the analysis does not know: keep everything
-    return live | frozenset(code.co_cellvars) | frozenset(code.co_freevars)
+            where = frame.f_lineno
+            check_suspension(gen.gi_code, where)
+        loc = frame.f_locals
+        value = self.value
+        local = tuple((name, value(loc[name])) for name in sorted(loc))
+        sub = gen.gi_yieldfrom
+        return ("g", gen.__qualname__, where, local, value(sub) if sub is not None else None)
 
 
 # ---- encoders by type (built on first sight of a type) ------------------------------------------
 
 
-def _function(e: Encoder, f: types.FunctionType) -> Hashable:
-    cells = tuple(e._named(name, c.cell_contents)
-                  for name, c in zip(f.__code__.co_freevars, f.__closure__ or (), strict=True))
-    return ("f", f.__qualname__, cells)
+def _function(k: Keyer, f: types.FunctionType) -> Hashable:
+    cells = []
+    for name, cell in zip(f.__code__.co_freevars, f.__closure__ or (), strict=True):
+        try:
+            cells.append((name, k.value(cell.cell_contents)))
+        except ValueError:  # a cell not yet filled
+            cells.append((name, "<empty>"))
+    return ("f", f.__qualname__, tuple(cells))
 
 
-def _event(e: Encoder, ev: simpy.Event) -> Hashable:
-    timer = e.timers(ev)
-    if timer is not None:
-        return ("T", timer.lo - e.now, e._events(ev))
-    return ("E", ev.triggered, e.enc(ev.value) if ev.triggered else None, e._events(ev))
+def _mutable(body: Callable[[Keyer, Any], Hashable]) -> Callable[[Keyer, Any], Hashable]:
+    return lambda k, obj: k._shared(obj, body)
 
 
-def _mutable(body: Callable[[Encoder, Any], Hashable]) -> Callable[[Encoder, Any], Hashable]:
-    return lambda e, obj: e._shared(obj, body)
+def _constant_or(body: Callable[[Keyer, Any], Hashable]) -> Callable[[Keyer, Any], Hashable]:
+    """Immutable values: named if run-wide (the scenario's configuration), else encoded."""
+    def encode(k: Keyer, obj: Any) -> Hashable:
+        const = k.constants.get(id(obj))
+        return ("c", const) if const is not None else body(k, obj)
+
+    return encode
 
 
-def _handler_for(kind: type) -> Callable[[Encoder, Any], Hashable]:
+def _declared(k: Keyer, obj: Any) -> Hashable:
+    return (type(obj).__qualname__, obj.__explore_state__(k))
+
+
+def _handler_for(kind: type) -> Callable[[Keyer, Any], Hashable]:
     """How to encode values of ``kind`` (see the module doc)."""
+    import simpy  # the explored world's events and processes: their encoding is the world's
+
     if issubclass(kind, type):  # a class (the kernel keeps an effect's type): a constant of the program
-        return lambda e, c: ("type", c.__module__, c.__qualname__)
+        return lambda k, c: ("type", c.__module__, c.__qualname__)
     if issubclass(kind, enum.Enum):
-        return lambda e, v: ("e", kind.__name__, v.name)
+        return lambda k, v: ("e", kind.__name__, v.name)
+    if hasattr(kind, "__explore_state__"):
+        if is_dataclass(kind) and kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+            return _constant_or(_declared)
+        return _mutable(_declared)
     if is_dataclass(kind) and kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
         names = tuple(f.name for f in fields(kind))
-        name = kind.__name__
-
-        def frozen(e: Encoder, obj: Any) -> Hashable:
-            const = e.constants.get(id(obj))
-            if const is not None:
-                return ("c", const)
-            return (name, *[e._named(n, getattr(obj, n)) for n in names])
-
-        return frozen
-    if issubclass(kind, simpy.Process):  # the explorer's processes keep their generator (ReadableProcess)
-        return _mutable(lambda e, p: ("p", e.enc(p.generator), e.enc(p.target), e._events(p)))
+        qual = kind.__qualname__
+        return _constant_or(lambda k, obj: (qual, *[k.value(getattr(obj, n)) for n in names]))
     if issubclass(kind, simpy.Event):
-        return _mutable(_event)
+        return _mutable(lambda k, ev: k._event(k, ev))
     if issubclass(kind, BaseException):
-        return _mutable(lambda e, x: ("x", kind.__name__, e.enc(x.args)))
-    if kind.__name__.endswith("iterator"):
-        def iterator(e: Encoder, it: Any) -> Hashable:
-            red = it.__reduce__()
-            return ("i", kind.__name__, e.enc(red[1]), e.enc(red[2] if len(red) > 2 else None))
+        return _mutable(lambda k, x: ("x", kind.__name__, k.value(x.args)))
+    if issubclass(kind, random.Random):  # its state decides what it draws next (a 64-bit fingerprint)
+        return _mutable(lambda k, r: ("rng", hash(r.getstate())))
 
-        return _mutable(iterator)
-    if kind.__name__ == "Random":
-        return lambda e, r: ("rng",)  # the explorer's workloads draw nothing (fixed distributions only)
-    if kind is range:
-        return lambda e, r: ("range", r.start, r.stop, r.step)
-    name = kind.__name__
+    def undeclared(k: Keyer, obj: Any) -> Hashable:
+        const = k.constants.get(id(obj))  # a run-wide object (the kernel, the world): named, not encoded
+        if const is not None:
+            return ("c", const)
+        raise UndeclaredState(f"{kind.__module__}.{kind.__qualname__} is part of an explored state but "
+                              "declares none: give it __explore_state__ (model/explorable.py)")
 
-    def instance(e: Encoder, obj: Any) -> Hashable:
-        if hasattr(obj, "__dict__"):
-            return (name, *e._items(vars(obj).items(), named=True))
-        return (name, e.enc(obj.__reduce__()[1:]))  # a built-in: what pickling would keep of it
-
-    return _mutable(instance)
+    return undeclared
 
 
-_HANDLERS: dict[type, Callable[[Encoder, Any], Hashable]] = {
-    bool: lambda e, v: v,
-    float: lambda e, v: v,
-    type(None): lambda e, v: v,
-    int: Encoder._int,
-    str: Encoder._str,
-    bytes: Encoder._bytes,
-    tuple: Encoder._tuple,
-    frozenset: Encoder._frozenset,
-    list: _mutable(lambda e, v: ("l", *[e.enc(x) for x in v])),
-    dict: _mutable(lambda e, v: ("d", *e._items(v.items()))),
-    set: _mutable(lambda e, v: ("s", *sorted((e.enc(x) for x in v), key=repr))),
-    types.GeneratorType: _mutable(Encoder.generator),
-    types.MethodType: _mutable(lambda e, m: ("m", m.__func__.__qualname__, e.enc(m.__self__))),
+_HANDLERS: dict[type, Callable[[Keyer, Any], Hashable]] = {
+    bool: lambda k, v: v,
+    float: lambda k, v: v,
+    type(None): lambda k, v: v,
+    int: lambda k, v: v,
+    InstantMs: lambda k, v: k.instant(v),
+    WallMs: lambda k, v: k.wall(v),
+    str: Keyer._str,
+    bytes: lambda k, b: ("b", b),
+    Body: lambda k, b: k.body(b.key, bytes(b)),
+    tuple: lambda k, t: ("t", *[k.value(x) for x in t]),
+    frozenset: lambda k, fs: ("fs", *sorted((k.value(x) for x in fs), key=repr)),
+    range: lambda k, r: ("range", r.start, r.stop, r.step),
+    list: _mutable(lambda k, v: ("l", *[k.value(x) for x in v])),
+    dict: _mutable(lambda k, v: ("d", *[(k.value(a), k.value(b)) for a, b in v.items()])),
+    set: _mutable(lambda k, v: ("s", *sorted((k.value(x) for x in v), key=repr))),
+    types.GeneratorType: _mutable(Keyer.generator),
+    types.MethodType: _mutable(lambda k, m: ("m", m.__func__.__qualname__, k.value(m.__self__))),
     types.FunctionType: _mutable(_function),
+    types.BuiltinMethodType: lambda k, b: (
+        "bm", b.__qualname__, None if isinstance(b.__self__, types.ModuleType) else k.value(b.__self__)),
 }
 
 
+# ---- where a generator may be suspended ------------------------------------------------------------
+
+
+@functools.cache
+def _function_tree(code: types.CodeType) -> tuple[ast.AST, int, dict[int, ast.AST]]:
+    """The function's AST, the offset of its first line in the file, and each node's parent."""
+    lines, first = inspect.getsourcelines(code)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    parents: dict[int, ast.AST] = {}
+    for parent in ast.walk(fn):
+        for child in ast.iter_child_nodes(parent):
+            parents[id(child)] = parent
+    return fn, first - 1, parents
+
+
+def _suspensions(fn: ast.AST) -> list[ast.expr]:
+    """The ``yield``, ``yield from`` and ``await`` expressions of ``fn`` itself (not of nested functions)."""
+    out: list[ast.expr] = []
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if isinstance(n, ast.Yield | ast.YieldFrom | ast.Await):
+            out.append(n)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _stable(e: ast.expr, callee: bool = False) -> bool:
+    """An operand whose value, loaded before a suspension and kept on the stack, is what the frame still
+    shows after it: a constant, a variable, or (called) a function or method looked up on one."""
+    if isinstance(e, ast.Constant | ast.Name):
+        return True
+    return callee and isinstance(e, ast.Attribute) and _stable(e.value, callee=True)
+
+
+def _before(parent: ast.AST, child: ast.AST) -> list[tuple[ast.expr, bool]]:
+    """The operands of ``parent`` evaluated before ``child`` and kept on the stack while it runs, each with
+    whether it is called (a callee)."""
+    def preceding(items: list[Any]) -> list[Any]:
+        for i, x in enumerate(items):
+            if x is child:
+                return items[:i]
+        return items
+
+    if isinstance(parent, ast.Call):
+        if child is parent.func:
+            return []
+        values = [*parent.args, *(kw.value for kw in parent.keywords)]
+        return [(parent.func, True), *((a, False) for a in preceding(values))]
+    if isinstance(parent, ast.keyword):
+        return []
+    if isinstance(parent, ast.BinOp):
+        return [(parent.left, False)] if child is parent.right else []
+    if isinstance(parent, ast.Compare):
+        return [(x, False) for x in preceding([parent.left, *parent.comparators])]
+    if isinstance(parent, ast.Subscript):
+        return [(parent.value, False)] if child is parent.slice else []
+    if isinstance(parent, ast.List | ast.Tuple | ast.Set):
+        return [(x, False) for x in preceding(parent.elts)]
+    if isinstance(parent, ast.Dict):
+        flat = [x for pair in zip(parent.keys, parent.values, strict=True) for x in pair if x is not None]
+        return [(x, False) for x in preceding(flat)]
+    if isinstance(parent, ast.JoinedStr):
+        return [(x, False) for x in preceding(parent.values)]
+    if isinstance(parent, ast.AugAssign):
+        return [(parent.target, False)] if child is parent.value else []
+    return []  # BoolOp, UnaryOp, IfExp, Await, Yield, NamedExpr, comprehensions, statements: nothing kept
+
+
+@functools.cache
+def check_suspension(code: types.CodeType, line: int) -> None:
+    """Raise :class:`UndeclaredState` unless a generator of ``code`` suspended at ``line`` keeps all its state
+    in its locals and the objects they reach (see the module doc)."""
+    fn, offset, parents = _function_tree(code)
+    where = f"{code.co_filename}:{line} ({code.co_qualname})"
+    here = [n for n in _suspensions(fn) if n.lineno + offset <= line <= (n.end_lineno or n.lineno) + offset]
+    if len(here) != 1:
+        raise UndeclaredState(f"{where}: {len(here)} suspension points span this line; the explorer tells "
+                              "them apart by line: put each on a line of its own")
+    child: ast.AST = here[0]
+    parent = parents.get(id(child))
+    while parent is not None and parent is not fn:
+        if isinstance(parent, ast.expr | ast.keyword | ast.stmt | ast.comprehension):
+            for operand, callee in _before(parent, child):
+                if not _stable(operand, callee):
+                    raise UndeclaredState(f"{where}: `{ast.unparse(operand)}` is computed before the "
+                                          "suspension and kept on the interpreter's stack, where no "
+                                          "declaration reaches it: keep it in a local")
+        if isinstance(parent, ast.For | ast.AsyncFor) and any(child is s for s in parent.body):
+            it = parent.iter
+            ok = isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and (
+                it.func.id == "range" or (it.func.id == "enumerate" and len(it.args) == 1
+                                         and isinstance(it.args[0], ast.Name)))
+            if not ok:
+                raise UndeclaredState(f"{where}: the `for` loop over `{ast.unparse(it)}` keeps its position "
+                                      "in an iterator no declaration reaches: loop over range(...) or "
+                                      "enumerate(a local)")
+        if isinstance(parent, ast.With | ast.AsyncWith) and any(child is s for s in parent.body):
+            for item in parent.items:
+                ctx = item.context_expr
+                manager = ast.unparse(ctx.func) if isinstance(ctx, ast.Call) else ""
+                if manager not in ("contextlib.suppress", "suppress"):
+                    raise UndeclaredState(f"{where}: `with {ast.unparse(ctx)}` keeps a context manager on "
+                                          "the stack; only contextlib.suppress (stateless) may enclose a "
+                                          "suspension")
+        if isinstance(parent, ast.Try) and any(child is s for s in parent.finalbody):
+            raise UndeclaredState(f"{where}: a suspension in a `finally` block keeps the pending exception "
+                                  "or return value on the stack")
+        if isinstance(parent, ast.ExceptHandler) and parent.name is None and any(
+                isinstance(n, ast.Raise) and n.exc is None for n in ast.walk(parent)):
+            raise UndeclaredState(f"{where}: a suspension in an `except` block that re-raises keeps the "
+                                  "exception on the stack: bind it (`except E as e`)")
+        child, parent = parent, parents.get(id(parent))
+
+
+# ---- positions and symmetry ------------------------------------------------------------------------
+
+
 def shape(gen: Any) -> tuple[Any, ...]:
-    """Where a generator stands: the code and instruction of each frame of its ``yield from`` chain.
+    """Where a generator stands: the function and source line of each generator of its ``yield from`` chain.
 
     Cheap, and blind to names, so states equal up to renaming nodes give their nodes equal shapes.
     """
     out: list[Any] = []
-    while gen is not None and getattr(gen, "gi_frame", None) is not None:
-        out.append((gen.gi_code.co_qualname, gen.gi_frame.f_lasti))
+    while isinstance(gen, types.GeneratorType) and gen.gi_frame is not None:
+        out.append((gen.__qualname__, gen.gi_frame.f_lineno))
         gen = gen.gi_yieldfrom
     return tuple(out)
 
