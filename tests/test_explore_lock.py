@@ -71,9 +71,9 @@ def _explore_watching(bounds: Bounds, monkeypatch: pytest.MonkeyPatch) -> tuple[
     """Explore ``bounds`` and keep every history the search judged (at each decision point and run end)."""
     histories: Histories = []
 
-    def watching(events: list[Event], *args: Any, **kw: Any) -> Any:
+    def watching(plan: Any, events: list[Event], *args: Any, **kw: Any) -> Any:
         histories.append(list(events))
-        return judge(events, *args, **kw)
+        return judge(plan, events, *args, **kw)
 
     with monkeypatch.context() as m:
         m.setattr(search_module, "judge", watching)
@@ -159,7 +159,7 @@ def test_the_dangling_lock_breaks_a_tight_liveness_bound() -> None:
 
 def test_no_fault_no_violation_and_a_deadlock_would_be_one() -> None:
     assert explore(small(variant="hudi")).verdict == "holds"
-    violation, _ = judge([], 0, 1_000, ("overlap",), stuck=("w1",))
+    violation, _ = judge(small(checkers=("overlap",)).plan(), [], {}, 0, stuck=("w1",))
     assert violation is not None and violation.kind == "liveness" and "w1" in violation.message
 
 

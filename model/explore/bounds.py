@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from model.checkers.lock_run import check_lock_history
+from model.checkers.verdict import Verdict
 from model.config import (
     CHECKERS,
     ClockSpec,
@@ -29,7 +32,12 @@ from model.config import (
     StorageConfig,
     WorkloadConfig,
 )
+from model.history import Event
+from model.kernel import Workload
 from model.lock_variants import VARIANTS
+from model.objectstore import StoredObject
+from model.sim import SimWorld
+from model.workloads.lock import LockWorkload
 
 # One request's error answer (not applied), an unanswered request, an applied one whose reply is lost.
 REQUEST_FAULTS = ("409", "412", "429", "503", "timeout", "lost-reply")
@@ -40,6 +48,8 @@ WINDOW_FAULTS = ("throttle-429", "throttle-503")
 FAULT_KINDS = ("pause", "crash", *REQUEST_FAULTS, *WINDOW_FAULTS)
 DEFAULT_KINDS = ("pause", "lost-reply", "timeout", "412", "throttle-503")
 PAUSE_TRIGGERS = ("acquired", "write")
+# the events of a writer that may start a pause (its acquisition, its write), as the kernel names them
+TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
 
 
 def _require(cond: bool, name: str, value: Any, reason: str) -> None:
@@ -62,7 +72,19 @@ ALL_REDUCTIONS = Reductions()
 
 @dataclass(frozen=True)
 class Bounds:
-    """One configuration of the explorer: the protocol under test and the bounds of the search."""
+    """One configuration of the explorer: the protocol under test and the bounds of the search.
+
+    This class is the lock's (``protocol = "lock"``: Hudi's provider guarding a register); the OCC and
+    NBCC explorers' bounds derive from it (``model/explore/occ.py``, ``nbcc.py``) and override what a
+    protocol decides: its workload, the checkers that judge a run, how a found run is replayed in the
+    simulated world, and which events may start a pause.
+    """
+
+    protocol: ClassVar[str] = "lock"
+    # judge the history at every decision point (the lock's checkers are cheap and say at once), or at the
+    # end of each run only (a protocol whose checkers read the final table)
+    judge_at_points: ClassVar[bool] = True
+    checks_liveness: ClassVar[bool] = True  # bounded liveness (the lock changes hands within a bound)
 
     variant: str = "hudi"
     writers: int = 2
@@ -99,6 +121,29 @@ class Bounds:
     max_seconds: float | None = None  # stop (verdict incomplete) after this long
     # A scenario whose lock, storage and workload sections replace the fields above (variant included).
     base: Scenario | None = field(default=None, compare=False)
+
+    # ---- what the protocol decides ------------------------------------------------------------
+
+    def kernel_workload(self, scenario: Scenario) -> Workload:
+        """The kernel workload of a run of ``scenario`` (the register writers over Hudi's provider)."""
+        return LockWorkload(scenario)
+
+    def triggers(self) -> dict[tuple[str, str], str]:
+        """The recorded events of a writer at which a pause may start, and the trigger each is."""
+        return TRIGGERS
+
+    def verdict(self, events: list[Event], objects: Mapping[str, StoredObject]) -> Verdict:
+        """The protocol's checkers on a history (and the store as the run left it)."""
+        return check_lock_history(events, self.decisive_checkers())
+
+    def replay_scenario(self, scenario: Scenario) -> Any:
+        """The protocol's scenario that replays an explored run (``scenario``: its world, faults and
+        schedule) in the simulated world, as ``hcc run FILE`` does."""
+        return scenario
+
+    def simulate(self, replay: Any) -> list[Event]:
+        """Run a :meth:`replay_scenario` in the simulated world: its history."""
+        return SimWorld(replay).run()
 
     # ---- what the bounds make ----------------------------------------------------------------
 

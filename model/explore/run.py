@@ -49,14 +49,12 @@ from model.faults import KEY_CLASSES, FaultMatcher
 from model.history import Event
 from model.kernel import Kernel
 from model.lock_audit import enable_body, enable_key
-from model.objectstore import ObjectStore
+from model.objectstore import ObjectStore, StoredObject
 from model.sim import SimEnvironment, node_clocks, retry_policy
 from model.taskloop import interrupt_policy
-from model.workloads.lock import LockWorkload
 
 ADVANCE = ("advance",)
 __all__ = ["ADVANCE", "GLOBAL", "Decision", "Driver", "End", "Run", "StepInfo", "Stop", "Unbounded"]
-_TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
 _PROGRESS = {("acquire", "ok"), ("release", "ok"), ("release", "fail")}
 
 
@@ -144,7 +142,8 @@ class Run:
         self.faults = FaultState(self.bounds.faults)
         self.base = plan.scenario
         self.scenario: Scenario = self.base
-        self.workload = LockWorkload(self.base)
+        self.workload = self.bounds.kernel_workload(self.base)
+        self.triggers = self.bounds.triggers()
         self.last_progress = 0  # when the lock last changed hands (acquired, or released)
         self.waiting: dict[str, int] = {}  # node -> since when its writer waits for the lock
         self.worst_gap = 0  # the longest liveness gap seen when time passed
@@ -194,6 +193,11 @@ class Run:
     def events(self) -> list[Event]:
         """The history so far."""
         return self.kernel.events if self.kernel is not None else []
+
+    @property
+    def objects(self) -> dict[str, StoredObject]:
+        """The store's objects so far (none before the run starts)."""
+        return self.store.objects if self.kernel is not None else {}
 
     # ---- root decisions --------------------------------------------------------------------------
 
@@ -285,7 +289,7 @@ class Run:
                 self.waiting.pop(event.node, None)
         if (event.f, event.type) in _PROGRESS:
             self.last_progress = event.time
-        trigger = _TRIGGERS.get((event.f, event.type))
+        trigger = self.triggers.get((event.f, event.type))
         if trigger is None:
             return
         fs = self.faults
@@ -336,7 +340,7 @@ class Run:
         """Run along the path, then as the driver decides, to its end (End) or until stopped (None)."""
         try:
             self.scenario = self._root()
-            self.workload = LockWorkload(self.scenario)
+            self.workload = self.bounds.kernel_workload(self.scenario)
             self._build()
             return self._loop()
         except Suspend:
