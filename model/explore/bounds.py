@@ -85,6 +85,10 @@ class Bounds:
     # end of each run only (a protocol whose checkers read the final table)
     judge_at_points: ClassVar[bool] = True
     checks_liveness: ClassVar[bool] = True  # bounded liveness (the lock changes hands within a bound)
+    known_checkers: ClassVar[tuple[str, ...]] = CHECKERS  # what ``checkers`` may name
+    # a state is also when it is (the protocol compares clocks with absolute instants of its plan), so no
+    # two states met at different times merge; else times are relative to now
+    absolute_time: ClassVar[bool] = False
 
     variant: str = "hudi"
     writers: int = 2
@@ -96,7 +100,7 @@ class Bounds:
     renew_interval_secs: int = 1
     poll_ms: int = 1_000
     drift_allowance_ms: int = 500
-    steps_per_hold: int = 3
+    steps_per_hold: int = 1  # the README table's bound (one read-modify-write under each hold)
     work_ms: int = 1_000
     think_ms: int = 500
     timeout_ms: int = 500
@@ -173,10 +177,13 @@ class Bounds:
     def nodes(self) -> list[str]:
         return self.workload().nodes()
 
-    def scenario(self, name: str = "explore-lock") -> Scenario:
-        """The scenario every explored run starts from (no faults, no skew, zero latency)."""
+    def scenario(self, name: str = "") -> Scenario:
+        """The scenario every explored run starts from (no faults, no skew, zero latency), named
+        ``explore-<protocol>`` (``explore-lock``) unless ``name`` is given."""
         lock = self.lock()
-        return Scenario(name=name, description=f"hcc explore-lock: {self.describe()}", seed=1,
+        name = name or f"explore-{self.protocol}"
+        about = f"hcc explore --protocol {self.protocol}: {self.describe()}"
+        return Scenario(name=name, description=about, seed=1,
                         duration_ms=self.time_guard(), expect="ok", lock=lock, storage=self.storage(),
                         workload=self.workload(), clocks={}, faults=FaultPlan())
 
@@ -274,7 +281,7 @@ class Bounds:
 
     def validate(self) -> None:
         """Raise ConfigError naming the first bad field (the CLI's option names follow the field names)."""
-        _require(self.variant in VARIANTS or self.base is not None, "variant", self.variant,
+        _require(self.lock().variant in VARIANTS, "variant", self.lock().variant,
                  f"must be one of {', '.join(VARIANTS)}")
         _require(1 <= self.writers <= 4, "writers", self.writers, "must be between 1 and 4")
         _require(1 <= self.holds <= 4, "holds", self.holds, "must be between 1 and 4")
@@ -307,7 +314,8 @@ class Bounds:
                  f"a request and its reply must fit in the client's timeout ({sc.storage.timeout_ms} ms)")
         _require(self.time_guard() > 0, "guard_ms", self.time_guard(), "must be > 0")
         for name in self.decisive_checkers():
-            _require(name in CHECKERS, "checkers", name, f"must be among {', '.join(CHECKERS)}")
+            _require(name in self.known_checkers, "checkers", name,
+                     f"must be among {', '.join(self.known_checkers)}")
         _require(self.liveness_bound() > 0, "liveness_ms", self.liveness_bound(), "must be > 0")
         _require(self.crash_restart_ms == -1 or self.crash_restart_ms > 0, "crash_restart_ms",
                  self.crash_restart_ms, "must be -1 (never) or > 0")
@@ -324,7 +332,9 @@ class Bounds:
             v = getattr(self, f.name)
             out[f.name] = dataclasses.asdict(v) if isinstance(v, Reductions) else list(v) if isinstance(
                 v, tuple) else v
-        out.update(variant=self.lock().variant, tick_ms=self.tick(), liveness_ms=self.liveness_bound(),
+        if self.protocol == "lock":
+            out["variant"] = self.lock().variant  # a base scenario's, when it has one
+        out.update(protocol=self.protocol, tick_ms=self.tick(), liveness_ms=self.liveness_bound(),
                    pause_ms=list(self.pause_durations()), checkers=list(self.decisive_checkers()))
         return out
 
@@ -360,7 +370,7 @@ class Plan:
 def _typed(where: str, name: str, value: Any, kind: Any) -> Any:
     """``value`` checked against the type of a Bounds field (ConfigError naming ``where.name`` otherwise)."""
     field_name = f"{where}.{name}" if where else name
-    optional = kind in ("int | None", "float | None", "tuple[int, ...] | None", "tuple[str, ...] | None")
+    optional = kind.endswith(" | None")
     if value is None and optional:
         return None
     base = kind.replace(" | None", "")
@@ -403,16 +413,38 @@ def _reductions(where: str, value: Any) -> Reductions:
     return Reductions(**{n: value.get(n, True) for n in names})
 
 
+PROTOCOLS = ("lock", "occ", "nbcc")
+
+
+def bounds_class(protocol: str, where: str = "protocol") -> type[Bounds]:
+    """The bounds of ``protocol``: the lock's (:class:`Bounds`), OCC's or NBCC's."""
+    _require(protocol in PROTOCOLS, where, protocol, f"must be one of {', '.join(PROTOCOLS)}")
+    if protocol == "occ":
+        from model.explore.occ import OccBounds  # they derive from this module's Bounds
+
+        return OccBounds
+    if protocol == "nbcc":
+        from model.explore.nbcc import NbccBounds
+
+        return NbccBounds
+    return Bounds
+
+
 def config_from_dict(data: dict[str, Any], where: str = "explore") -> Bounds:
     """The explorer's configuration from plain data (e.g. a scenario file's ``[explore]`` table).
 
-    Keys are the fields of :class:`Bounds` (``variant``, ``writers``, ``faults``, ``fault_kinds``,
-    ``skew_ms``, ``reductions`` ...; see there); ``reductions`` is a list of the reductions switched on
-    or a table of booleans.  A bad key or value raises :class:`~model.config.ConfigError` naming
-    ``where.key`` and the value.
+    ``protocol`` (or ``model``) picks the bounds: ``lock`` (the default, :class:`Bounds`), ``occ``
+    (``model/explore/occ.py``) or ``nbcc`` (``model/explore/nbcc.py``); the other keys are its fields
+    (``variant``, ``writers``, ``faults``, ``fault_kinds``, ``skew_ms``, ``reductions`` ...; see there);
+    ``reductions`` is a list of the reductions switched on or a table of booleans.  A bad key or value
+    raises :class:`~model.config.ConfigError` naming ``where.key`` and the value.
     """
     _require(isinstance(data, dict), where or "explore", data, "must be a table")
-    hints = {f.name: str(f.type) for f in dataclasses.fields(Bounds) if f.name != "base"}
+    data = dict(data)
+    named = [data.pop(k) for k in ("protocol", "model") if k in data]
+    _require(len(set(named)) <= 1, f"{where}.protocol" if where else "protocol", named, "must be given once")
+    cls = bounds_class(str(named[0]) if named else "lock", f"{where}.protocol" if where else "protocol")
+    hints = {f.name: str(f.type) for f in dataclasses.fields(cls) if f.name != "base"}
     kw: dict[str, Any] = {}
     for key, value in data.items():
         if key == "reductions":
@@ -421,7 +453,7 @@ def config_from_dict(data: dict[str, Any], where: str = "explore") -> Bounds:
         _require(key in hints, f"{where}.{key}" if where else key, value,
                  f"is not a setting of the explorer (one of {', '.join(sorted(hints))})")
         kw[key] = _typed(where, key, value, hints[key])
-    bounds = Bounds(**kw)
+    bounds = cls(**kw)
     try:
         bounds.validate()
     except ConfigError as e:

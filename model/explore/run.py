@@ -488,7 +488,8 @@ class Run:
             # a waiting writer would have made this path a violation already)
             waiting = tuple(sorted((names[n], min(now - t, cap)) for n, t in self.waiting.items()))
             progress = min(now - self.last_progress, cap), min(max(now - fs.quiet_from, 0), cap)
-            return (head, store, hops, faults, waiting, progress)
+            when = now if self.bounds.absolute_time else None
+            return (head, store, hops, faults, waiting, progress, when)
 
         def signature(n: str) -> Hashable:
             node = k.nodes[n]

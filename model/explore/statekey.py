@@ -23,7 +23,8 @@ encodes a run's state from those declarations with a :class:`Keyer`:
   all of them, by their values; the generator it delegates to (``yield from``) follows.  A
   suspension whose state is not in the frame's locals is refused, naming the function and the
   line (:func:`check_suspension`): two suspension points on one line, a ``for`` loop around
-  one that does not keep its position in a local (``range`` or ``enumerate`` of a local), a
+  one that does not keep its position in a local (``range``, or ``enumerate`` of a local or of an
+  attribute that stays the same while the loop runs), a
   value computed before it in the same expression and kept on the interpreter's stack, a
   ``with`` other than ``contextlib.suppress``, a suspension in a ``finally`` block;
 - a class met without a declaration is an error that names it (:class:`UndeclaredState`).
@@ -349,11 +350,11 @@ def check_suspension(code: types.CodeType, line: int) -> None:
             it = parent.iter
             ok = isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and (
                 it.func.id == "range" or (it.func.id == "enumerate" and len(it.args) == 1
-                                         and isinstance(it.args[0], ast.Name)))
+                                         and _stable(it.args[0], callee=True)))
             if not ok:
                 raise UndeclaredState(f"{where}: the `for` loop over `{ast.unparse(it)}` keeps its position "
                                       "in an iterator no declaration reaches: loop over range(...) or "
-                                      "enumerate(a local)")
+                                      "enumerate(a local, or an attribute that does not change meanwhile)")
         if isinstance(parent, ast.With | ast.AsyncWith) and any(child is s for s in parent.body):
             for item in parent.items:
                 ctx = item.context_expr
