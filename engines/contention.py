@@ -12,7 +12,7 @@ Spark runs every writer at once only if it has a core per writer: ``local[M]`` o
 
 Other protocols (timeline commits under OCC, NBCC deltacommits and compaction: see
 :mod:`engines.contention_commits`) ship their protocol's name and run configuration with each
-task, which builds the protocol's workload plug-in (``model.workloads.plugins``) inside the task,
+task, which builds the protocol's workload plug-in (``model.protocols.base``) inside the task,
 and go through the same :func:`run_tasks`.
 """
 
@@ -48,7 +48,7 @@ class WriterTask:
     seed: int
     start_epoch: float
     log_dir: str
-    protocol: str = "lock"  # whose workload plug-in the task builds (model.workloads.plugins)
+    protocol: str = "lock"  # whose workload plug-in the task builds (model.protocols.base)
     run_config: Any = None  # that plug-in's run configuration (occ: TimelineScenario; nbcc: TablePlan)
 
 
@@ -79,7 +79,7 @@ def endpoint_url(ep: Any) -> str:
 def run_writer(task: WriterTask) -> list[Event]:
     """The body of one Spark task: run one node against the backend until the duration is over."""
     from backends.realworld import run_node
-    from model.workloads.plugins import PLUGINS
+    from model.protocols.base import PLUGINS
 
     plugin = PLUGINS[task.protocol]
     return run_node(task.scenario, task.node, task.url, prefix=task.prefix, duration_ms=task.duration_ms,

@@ -35,13 +35,13 @@ from typing import Any
 
 from backends.hudi_audit import AuditFormatError, read_local, validate, violation_owners, visible_to_audit
 from backends.secrets import redact_url
-from engines.explorer import explore_metrics, explore_verdict, run_explore
 from engines.lifecycle import INTERRUPTS, signal_name
 from engines.oracle import write_run_table
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.history import Event
-from model.workloads.plugins import PLUGINS
+from model.protocols.base import PLUGINS
+from model.protocols.explore import explore_metrics, explore_verdict, run_explore
 from reports.report import write_report
 from scenarios.catalogue import Entry
 

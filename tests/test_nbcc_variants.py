@@ -11,7 +11,7 @@ from model.config import ConfigError
 from model.nbcc.config import NbccConfig, NbccScenario
 from model.nbcc.slicing import Rule
 from model.nbcc.variants import HUDI, RULE_REPLACEMENTS, VARIANTS, variant
-from model.workloads.plugins import PLUGINS
+from model.protocols.base import PLUGINS
 from scenarios import catalogue, loader
 
 

@@ -24,7 +24,7 @@ from model.hudi_files.log_blocks import content_offset  # noqa: E402
 from model.hudi_files.log_format import decode_log_file  # noqa: E402
 from model.hudi_files.records import read_data_file  # noqa: E402
 from model.oracle.nbcc import nbcc_points  # noqa: E402
-from model.workloads.plugins import PLUGINS  # noqa: E402
+from model.protocols.base import PLUGINS  # noqa: E402
 from scenarios import catalogue  # noqa: E402
 
 NAME = "nbcc-uncommitted-anchor-pr-19785"

@@ -33,7 +33,7 @@ from model.hudi_files.errors import HudiFileError  # noqa: E402
 from model.hudi_files.records import read_data_file, same_records  # noqa: E402
 from model.nbcc.sim_layout import decode_rows, read_slice_rows, rows_reader  # noqa: E402
 from model.nbcc.timeline_reader import slice_records  # noqa: E402
-from model.workloads.plugins import PLUGINS  # noqa: E402
+from model.protocols.base import PLUGINS  # noqa: E402
 from scenarios import catalogue  # noqa: E402
 
 DATA = Path(os.environ.get("HCC_HUDI_TABLES", Path(__file__).resolve().parents[2] / "shared" / "hudi-tables"))

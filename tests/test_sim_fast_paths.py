@@ -68,6 +68,7 @@ from model.kernel import WriterContext
 from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData, LockFile
 from model.objectstore import ObjectStore, StoredObject
+from model.protocols.base import PLUGINS
 from model.sim import (
     ScriptedTimes,
     SimEnvironment,
@@ -79,7 +80,6 @@ from model.sim import (
     uuid4_string,
 )
 from model.workload import draw, register_body, register_value
-from model.workloads.plugins import PLUGINS
 from scenarios import catalogue
 
 

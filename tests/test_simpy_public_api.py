@@ -29,8 +29,8 @@ import simpy.core
 import simpy.events
 
 from model.explore_lock import Bounds, explore
+from model.protocols.base import PLUGINS
 from model.sim import SimPyWorld, SimWorld
-from model.workloads.plugins import PLUGINS
 from scenarios import catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
