@@ -12,7 +12,7 @@ Spark runs every writer at once only if it has a core per writer: ``local[M]`` o
 
 Other protocols (timeline commits under OCC, NBCC deltacommits and compaction: see
 :mod:`engines.contention_commits`) ship their protocol's name and run configuration with each
-task, which builds the protocol's workload plug-in (``model.protocols.base``) inside the task,
+task, which builds the protocol's workload plug-in (``model/protocols``) inside the task,
 and go through the same :func:`run_tasks`.
 """
 
@@ -31,7 +31,7 @@ from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.history import Event
-from model.metrics import lock_metrics
+from model.metrics import LockMetrics, lock_metrics
 
 START_MARGIN_S = 5.0  # the shared start lies this far in the future, so every task is ready by then
 
@@ -48,7 +48,7 @@ class WriterTask:
     seed: int
     start_epoch: float
     log_dir: str
-    protocol: str = "lock"  # whose workload plug-in the task builds (model.protocols.base)
+    protocol: str = "lock"  # whose workload plug-in the task builds (model/protocols)
     run_config: Any = None  # that plug-in's run configuration (occ: TimelineScenario; nbcc: TablePlan)
 
 
@@ -58,7 +58,7 @@ class ContentionResult:
     backend: str
     events: list[Event]
     verdict: Verdict
-    metrics: dict[str, Any]
+    metrics: LockMetrics
     objects: dict[str, bytes] = dataclasses.field(default_factory=dict)  # the prefix's final store
     prefix: str = ""
 
@@ -79,9 +79,9 @@ def endpoint_url(ep: Any) -> str:
 def run_writer(task: WriterTask) -> list[Event]:
     """The body of one Spark task: run one node against the backend until the duration is over."""
     from backends.realworld import run_node
-    from model.protocols.base import PLUGINS
+    from model.protocols import plugin as protocol
 
-    plugin = PLUGINS[task.protocol]
+    plugin = protocol(task.protocol)
     return run_node(task.scenario, task.node, task.url, prefix=task.prefix, duration_ms=task.duration_ms,
                     seed=task.seed, start_epoch=task.start_epoch, log_dir=Path(task.log_dir) / task.node,
                     workload_for=lambda scenario: plugin.workload(task.run_config, scenario))

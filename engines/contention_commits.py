@@ -43,7 +43,7 @@ from model.history import Event
 from model.metrics import jain_index, percentile
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_table import BatchPlan, CompactionSlot, TablePlan, WriterPlan
-from model.protocols.base import occ_metrics as occ_counts
+from model.protocols.occ import occ_metrics as occ_counts
 from model.timeline.config import TimelineScenario
 from model.timeline.run import check_timeline_run
 

@@ -40,8 +40,6 @@ from engines.oracle import write_run_table
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.history import Event
-from model.protocols.base import PLUGINS
-from model.protocols.explore import explore_metrics, explore_verdict, run_explore
 from reports.report import write_report
 from scenarios.catalogue import Entry
 
@@ -49,14 +47,11 @@ HISTORY = "history.jsonl"
 VERDICT = "verdict.json"
 METRICS = "metrics.json"
 SCENARIO = "scenario.toml"
-EXPLORE = "explore.json"  # an explore run's search result (no history)
-PLAN = "plan.json"  # an NBCC run's plan (drawn from the seed)
 TABLE = "table"
 STORE = Path("out") / "runs"
 SWEEPS = Path("out") / "sweeps"  # hcc sweep's store: out/sweeps/<grid>/<UTC time>
 LATEST = "latest"
 RUN_MARKERS = (HISTORY, VERDICT, "sweep.json")  # a folder holding one of these is a run (or sweep) directory
-REPORTED = ("lock", "occ", "nbcc", "explore")  # protocols whose run directories ``hcc report`` renders
 
 
 def _file_mode() -> int:
@@ -280,37 +275,40 @@ def history_sink(out: Path, marker: Mapping[str, Any]) -> Iterator[Callable[[Eve
 
 def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None,
                   report: bool = True) -> RunResult:
-    """Run any catalogue entry in simulation and write its run directory: the history (streamed),
-    the resolved scenario, the table the run left, verdict and metrics, and (``report``) its report.
+    """Run any catalogue entry in its model (the simulated world, or the exhaustive search) and write its
+    run directory: the history (streamed), the resolved scenario, the protocol's own files, the table the
+    run left, verdict and metrics, and (``report``) its report.
 
-    This is the one writer of simulated run directories, for every protocol."""
+    This is the one writer of simulated and explored run directories: every protocol's differences
+    are answers of its registered object (``entry.plugin``, ``model/protocols``)."""
+    plugin = entry.plugin
     seed = entry.seed if seed is None else seed
     out = out or new_run_dir(entry.name, seed)
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / SCENARIO, entry.to_toml())
+    marker = {"scenario": entry.name, "protocol": entry.protocol, "seed": seed, "expect": entry.expect}
+    if plugin.history:
+        with history_sink(out, marker) as sink:
+            run = plugin.run(entry.config, seed, sink)
+    else:
+        with marks_interrupted(out, marker):
+            run = plugin.run(entry.config, seed, None)
+    verdict = plugin.check(entry.config, run)
+    metrics = dict(plugin.metrics(entry.config, run))
+    for name, content in run.files.items():  # plan.json, explore.json
+        write_json(out / name, content)
     audit: dict[str, Any] | None = None
     seen: tuple[bool, ...] = ()
     table_info: dict[str, Any] = {}
-    if entry.protocol == "explore":
-        found = run_explore(entry.config.settings)
-        write_json(out / EXPLORE, found)
-        verdict, metrics = explore_verdict(found), explore_metrics(found)
-    else:
-        plugin = PLUGINS[entry.protocol]
-        with history_sink(out, {"scenario": entry.name, "protocol": entry.protocol, "seed": seed,
-                                "expect": entry.expect}) as sink:
-            sim = plugin.simulate(entry.config, seed, sink)
-        verdict = plugin.check(entry.config, sim)
-        metrics = plugin.metrics(entry.config, sim)
+    if run.table_prefix is not None:
         shutil.rmtree(out / TABLE, ignore_errors=True)  # a rerun into the same folder leaves no stale files
-        # occ, nbcc: table/ in Hudi's encoding, read back by hudi-rs (engines/oracle.py); others as stored
-        table, table_info = write_run_table(out, entry.protocol, entry.config, sim, write_table, write_json)
-        if entry.protocol == "lock":
+        # a Hudi table (occ, nbcc) in Hudi's encoding, read back by hudi-rs (engines/oracle.py); else as is
+        table, table_info = write_run_table(out, plugin.hudi_table, entry.config, run, write_table,
+                                            write_json)
+        if plugin.audit_trail:
             audit, seen = audit_of_run(table, verdict)
-        if entry.protocol == "nbcc":
-            write_json(out / PLAN, dataclasses.asdict(entry.config.plan(seed)))
     result = RunResult(entry, seed, out, verdict, metrics, audit, seen, table_info)
-    finish_run(out, result.summary(), report and entry.protocol in REPORTED)
+    finish_run(out, result.summary(), report)
     return result
 
 

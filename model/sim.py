@@ -348,8 +348,8 @@ class SimPyWorld:
 class SimWorld:
     """One simulated run of a scenario.  ``run()`` returns the history; ``store`` holds the final objects.
 
-    ``workload`` is the protocol's plug-in (default: the lock workload of the scenario; see
-    ``model.workloads.plugins`` for every protocol's).  ``store`` replaces the model's own
+    ``workload`` is the protocol's workload (default: the lock workload of the scenario; each protocol's
+    ``Plugin.workload`` in ``model/protocols`` gives its own).  ``store`` replaces the model's own
     object store (a replay applies each request to a real backend too).
     """
 

@@ -68,7 +68,7 @@ from model.kernel import WriterContext
 from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData, LockFile
 from model.objectstore import ObjectStore, StoredObject
-from model.protocols.base import PLUGINS
+from model.protocols import PROTOCOLS
 from model.sim import (
     ScriptedTimes,
     SimEnvironment,
@@ -390,7 +390,7 @@ def test_no_shortcut_changes_a_timeline_history(name: str, monkeypatch: pytest.M
         with monkeypatch.context() as m:
             if every_event:
                 _every_event(m)
-            PLUGINS[entry.protocol].simulate(entry.config, 2, lambda e: lines.append(e.to_json()))
+            PROTOCOLS[entry.protocol].run(entry.config, 2, lambda e: lines.append(e.to_json()))
         return "\n".join(lines).encode()
 
     fast = history_bytes(every_event=False)

@@ -10,7 +10,7 @@ import pytest
 
 from model.config import Scenario, WorkloadConfig
 from model.history import dumps
-from model.protocols.base import occ_metrics as timeline_metrics
+from model.protocols.occ import occ_metrics as timeline_metrics
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.run import check_timeline_run, run_timeline, simulate_timeline
 from scenarios import timeline_loader as cmd_timeline

@@ -1,197 +1,155 @@
-"""Each simulated protocol as one plug-in: how it runs in the simulated world, its checkers, its metrics.
+"""What every protocol gives the harness: the :class:`Plugin` contract and the records it deals in.
 
-``lock`` (the RFC-91 lock guarding a register), ``occ`` (the timeline: time generation and
-copy-on-write commits) and ``nbcc`` (a MERGE_ON_READ table under RFC-66) share one shape, so
-one run-directory writer (``engines/rundir.py``) and one gate serve all three.  The metrics are
-flat where the gate reads them (counts and ratios over simulated time, never wall-clock).
+A protocol (``lock``, ``occ``, ``nbcc``, ``explore``) is one object implementing :class:`Plugin`,
+registered by name in :data:`model.protocols.PROTOCOLS`.  Every world and layer asks it for what it
+needs: the run-directory writer (``engines/rundir.py``) for its configuration's head, its run, checks,
+metrics and extra files; the Spark and real-world tasks for its writers (:meth:`Plugin.workload`);
+the gate for its metric table; the second oracle for the read points of its Hudi table.  The layers
+above ``model/`` keep their own parts in tables keyed by the same names (the catalogue's loaders,
+the reports' builders, the Spark worlds); ``tests/test_protocols.py`` checks they all name the same
+protocols.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
-from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import Scenario
 from model.history import Event
 from model.kernel import Workload
-from model.metrics import lock_metrics, percentile
-from model.nbcc.config import NbccScenario
-from model.nbcc.sim_checks import check_history
-from model.nbcc.sim_layout import load_table
-from model.nbcc.sim_table import TablePlan, nbcc_workload, run_table
-from model.nbcc.slicing import Rule
-from model.nbcc.views import group_view
-from model.objectstore import ObjectStore
-from model.sim import SimWorld
-from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run, simulate_timeline, timeline_workload
-from model.workloads.lock import LockWorkload
+from model.oracle.points import ReadPoint
 
 Sink = Callable[[Event], None]
 
+C = TypeVar("C")  # a protocol's configuration: the scenario object of its catalogue entries
+C_in = TypeVar("C_in", contravariant=True)  # the same, where it is only taken
+W_in = TypeVar("W_in", contravariant=True)  # what its writers are built from in a real world (a Spark task
+#                                             ships it)
+
 
 @dataclass(frozen=True)
-class Simulated:
-    """A finished simulated run: its history and the final store (key -> body) under ``table_prefix``."""
-
-    events: list[Event]
-    objects: Mapping[str, bytes] = field(hash=False)
-    table_prefix: str = ""
-
-
-class Plugin(Protocol):
-    """What the run-directory writer and the Spark contention tasks need from a protocol."""
+class EntryHead:
+    """What every catalogue entry has, whatever its protocol."""
 
     name: str
-
-    def workload(self, run_config: Any, scenario: Scenario) -> Workload: ...
-
-    def simulate(self, config: Any, seed: int, sink: Sink | None) -> Simulated: ...
-
-    def check(self, config: Any, sim: Simulated) -> Verdict: ...
-
-    def metrics(self, config: Any, sim: Simulated) -> dict[str, Any]: ...
+    seed: int
+    expect: str
+    description: str
+    world: str = "sim"  # "sim", or "spark": Spark tasks are the writers against a launched server
 
 
-def _objects(world: SimWorld) -> dict[str, bytes]:
-    store = world.store
-    assert isinstance(store, ObjectStore)
+@dataclass(frozen=True)
+class ModelRun:
+    """A finished run of a protocol's model: its history, the final store (key -> body) with the table
+    under ``table_prefix``, and the JSON files the protocol adds to the run directory (name -> content).
+
+    An exhaustive search has no history and no store (``table_prefix`` None: no table), only its files
+    (``explore.json``)."""
+
+    events: list[Event]
+    objects: Mapping[str, bytes] = field(default_factory=dict, hash=False)
+    table_prefix: str | None = None
+    files: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def base(self) -> str:
+        """The store key of the table's root folder (the prefix without its ``/``)."""
+        if self.table_prefix is None:
+            raise ValueError("this run left no table")
+        return self.table_prefix.rstrip("/")
+
+
+class GateMetric(NamedTuple):
+    """How the gate compares one metric with the baseline (the defaults ``hcc gate --update`` writes)."""
+
+    worse: str  # "higher", "lower", or "either" for a count that must not move
+    rel: float  # tolerance relative to the baseline
+    abs: float  # absolute tolerance
+
+
+class HudiTable(Protocol[C_in]):
+    """A protocol whose run leaves a Hudi table: the points where the second oracle reads it back
+    (``engines/oracle.py``) and how a row hudi-rs returns becomes a value."""
+
+    def points(self, config: C_in, run: ModelRun) -> list[ReadPoint]:
+        """Every read point of the run (snapshot, time travel, incremental)."""
+        ...
+
+    def reading(self, rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+        """Key -> value of the rows hudi-rs read at one point."""
+        ...
+
+
+class Plugin(Protocol[C, W_in]):
+    """One protocol, as every layer of the harness sees it.
+
+    ``C`` is the configuration of its catalogue entries, ``W_in`` what its writers are built from in a
+    real world (the Spark contention tasks ship it)."""
+
+    @property
+    def name(self) -> str:
+        """The protocol's name in the catalogue (``protocol = ...``) and in ``verdict.json``."""
+        ...
+
+    @property
+    def config_type(self) -> type[C]:
+        """The type of its entries' configuration."""
+        ...
+
+    @property
+    def history(self) -> bool:
+        """Whether a run records a history (an exhaustive search does not)."""
+        ...
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The extra JSON files its run directory holds (``ModelRun.files``)."""
+        ...
+
+    @property
+    def gate_metrics(self) -> Mapping[str, GateMetric]:
+        """The metrics the gate compares (flattened names, as in ``metrics.json``)."""
+        ...
+
+    @property
+    def hudi_table(self) -> HudiTable[C] | None:
+        """Where the run's table is a Hudi table: its read points for the second oracle."""
+        ...
+
+    @property
+    def audit_trail(self) -> bool:
+        """Whether the run's table holds Hudi's lock audit trail (``hcc check-audit`` reads it)."""
+        ...
+
+    def head(self, config: C) -> EntryHead:
+        """Name, seed, expected verdict, description and world of an entry."""
+        ...
+
+    def models(self, config: C) -> str:
+        """One line: whose behaviour a run of ``config`` is (``hcc list``, reports, ``verdict.json``)."""
+        ...
+
+    def run(self, config: C, seed: int, sink: Sink | None) -> ModelRun:
+        """Run ``config`` in the model (the simulated world, or the exhaustive search)."""
+        ...
+
+    def check(self, config: C, run: ModelRun) -> Verdict:
+        """The verdict of a run."""
+        ...
+
+    def metrics(self, config: C, run: ModelRun) -> Mapping[str, Any]:
+        """The run's metrics (``metrics.json``; typed per protocol in ``model/run_format.py``)."""
+        ...
+
+    def workload(self, run_config: W_in, scenario: Scenario) -> Workload:
+        """The writers of ``run_config`` on the nodes of ``scenario``, for any world's kernel."""
+        ...
+
+
+def objects_of(store: Any) -> dict[str, bytes]:
+    """Key -> body of every object of a simulated world's store."""
     return {k: o.body for k, o in store.objects.items()}
 
-
-class LockPlugin:
-    """The RFC-91 lock (``model/storage_lock.py``) guarding a register."""
-
-    name = "lock"
-
-    def workload(self, run_config: Any, scenario: Scenario) -> Workload:
-        """The lock workload of ``scenario`` (``run_config`` is not used)."""
-        return LockWorkload(scenario)
-
-    def simulate(self, config: Scenario, seed: int, sink: Sink | None) -> Simulated:
-        """Run the scenario in the simulated world."""
-        world = SimWorld(config, seed, sink)
-        events = world.run()
-        return Simulated(events, _objects(world), config.lock.base_path.rstrip("/") + "/")
-
-    def check(self, config: Scenario, sim: Simulated) -> Verdict:
-        """Overlap, stale write, lost update (and the findings) of the lock checkers."""
-        return check_lock_history(sim.events, config.checkers)
-
-    def metrics(self, config: Scenario, sim: Simulated) -> dict[str, Any]:
-        """Hudi's lock metrics (``model/metrics.py``)."""
-        return lock_metrics(sim.events)
-
-
-class OccPlugin:
-    """The timeline: instants, time generation and copy-on-write commits (``model/timeline/``)."""
-
-    name = "occ"
-
-    def workload(self, run_config: TimelineScenario, scenario: Scenario) -> Workload:
-        """CowWriters of the timeline scenario on the nodes of ``scenario``."""
-        return timeline_workload(run_config, scenario)
-
-    def simulate(self, config: TimelineScenario, seed: int, sink: Sink | None) -> Simulated:
-        """Run the timeline scenario in the simulated world."""
-        run = simulate_timeline(config, seed, sink)
-        return Simulated(run.events, run.objects, config.base_path + "/")
-
-    def check(self, config: TimelineScenario, sim: Simulated) -> Verdict:
-        """The scenario's ``timeline.checkers``."""
-        return check_timeline_run(config, sim.events)
-
-    def metrics(self, config: TimelineScenario, sim: Simulated) -> dict[str, Any]:
-        """Commits, aborts (per reason; conflicts detected), time generations."""
-        return occ_metrics(sim.events)
-
-
-def occ_metrics(events: list[Event]) -> dict[str, Any]:
-    """Counts of operations by outcome and abort reason, and of time generations (simulated ms)."""
-    ops = {"invoked": 0, "committed": 0, "aborted": 0, "writer_failures": 0}
-    reasons: dict[str, int] = {}
-    gens = {"instant": 0, "completion": 0, "failed": 0}
-    gen_started: dict[str, int] = {}
-    gen_ms: list[int] = []
-    for e in events:
-        if e.f == "op":
-            if e.type == "invoke":
-                ops["invoked"] += 1
-            elif e.type == "ok":
-                ops["committed"] += 1
-            elif e.type == "fail":
-                ops["aborted"] += 1
-                reason = str(e.value.get("reason"))
-                reasons[reason] = reasons.get(reason, 0) + 1
-            else:
-                ops["writer_failures"] += 1
-        elif e.f == "time":
-            if e.type == "invoke":
-                gen_started[e.process] = e.time
-            elif e.type == "ok":
-                gens[e.value["kind"]] += 1
-                gen_ms.append(e.time - gen_started.get(e.process, e.time))
-            elif e.type == "fail":
-                gens["failed"] += 1
-    commits = ops["committed"]
-    return {
-        "commits": commits,
-        "aborts": ops["aborted"],
-        "aborts_per_commit": round(ops["aborted"] / commits, 4) if commits else None,
-        "conflicts_detected": sum(n for r, n in reasons.items() if r.endswith("conflict")),
-        "ops": ops,
-        "abort_reasons": dict(sorted(reasons.items())),
-        "time_generations": gens,
-        "time_generation_ms": {"p50": percentile(gen_ms, 50), "max": max(gen_ms) if gen_ms else None},
-    }
-
-
-class NbccPlugin:
-    """A MERGE_ON_READ table under NBCC (``model/nbcc/sim_table.py``), readers slicing by ``nbcc.rule``."""
-
-    name = "nbcc"
-
-    def workload(self, run_config: TablePlan, scenario: Scenario) -> Workload:
-        """The NBCC writers and compaction service of a plan (``run_config``) on the nodes of ``scenario``."""
-        return nbcc_workload(run_config, scenario)
-
-    def simulate(self, config: NbccScenario, seed: int, sink: Sink | None) -> Simulated:
-        """Draw the plan from ``seed`` and run it in the simulated world."""
-        plan = config.plan(seed)
-        run = run_table(plan, seed, sink)
-        return Simulated(list(run.events), run.objects, plan.base + "/")
-
-    def check(self, config: NbccScenario, sim: Simulated) -> Verdict:
-        """Slices, compaction plans, durability, readers' views and incremental reads under the rule."""
-        return check_history(sim.events, sim.objects, sim.table_prefix.rstrip("/"), config.nbcc.slicing_rule)
-
-    def metrics(self, config: NbccScenario, sim: Simulated) -> dict[str, Any]:
-        """Table size, and how many file groups with committed rows a reader of the final table cannot see."""
-        return nbcc_metrics(sim.objects, sim.table_prefix.rstrip("/"), config.nbcc.slicing_rule,
-                            config.nbcc.metadata_table)
-
-
-def nbcc_metrics(objects: Mapping[str, bytes], base: str, rule: Rule, metadata_table: bool) -> dict[str, Any]:
-    """Instants, compactions, file groups, log files; ``hidden_groups``: the file groups with a
-    committed log that a reader of the final table does not see at all under ``rule`` and the run's
-    listing (Hudi's committed-slice check hiding a group, issue #19774; 0 for a correct reader)."""
-    table = load_table(objects, base)
-    ct = table.timeline.completion_time
-    instants = table.timeline.instants
-    listed = table.listed_groups(metadata_table)
-    hidden = sum(1 for g in listed if any(ct(lf.instant) is not None for lf in g.log_files)
-                 and group_view(g, ct, rule, None, metadata_table) is None)
-    return {
-        "instants": len(instants),
-        "completed": len(table.timeline.completed()),
-        "compactions": sum(1 for i in instants if i.requested_action == "compaction"),
-        "file_groups": len(table.groups),
-        "log_files": sum(len(g.log_files) for g in table.groups),
-        "hidden_groups": hidden,
-    }
-
-
-PLUGINS: dict[str, Plugin] = {p.name: p for p in (LockPlugin(), OccPlugin(), NbccPlugin())}
