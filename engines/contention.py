@@ -177,7 +177,6 @@ def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, maste
     This is ``hcc contention`` and ``hcc run`` of a scenario with ``world = "spark"``.
     """
     from backends.realworld import map_scenario_keys
-    from engines.contention import run_contention
     from engines.rundir import (
         HISTORY,
         SCENARIO,

@@ -270,7 +270,6 @@ def run_spark_commits(workload: str, scenario_name: str | None, backend: str, du
     """
     import tomli_w
 
-    from engines.contention_commits import NbccSettings, run_nbcc, run_occ
     from engines.rundir import (
         HISTORY,
         SCENARIO,
