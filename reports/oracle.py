@@ -1,6 +1,6 @@
 """The report section of the second oracle: the run's ``table/`` in Hudi's encoding, read back by hudi-rs.
 
-Added to every OCC and NBCC report by :func:`reports.build.build_report`; it reads ``oracle.json``
+Added to every OCC and NBCC report by :func:`reports.lock.build_report`; it reads ``oracle.json``
 (``engines/oracle.py``) and ``verdict.json``'s ``table_encoding``.  It says what ``table/`` holds, how
 many read points hudi-rs 0.5.0 agreed on with the expected rows and the model's reader, and lists every
 disagreement with its key, its read point and which of the three differ.  A disagreement never changes
@@ -55,8 +55,8 @@ def _encoding_text(encoding: dict[str, Any]) -> str:
 
 
 def oracle_section(run: RunData) -> Any:
-    """The section (a ``reports.build.Section``), or None for a run without a Hudi table."""
-    from reports.build import Section
+    """The section (a ``reports.lock.Section``), or None for a run without a Hudi table."""
+    from reports.lock import Section
 
     encoding = run.verdict.get("table_encoding")
     path = run.path / ORACLE

@@ -14,8 +14,7 @@ from model.metrics import acquire_latencies
 from reports import interactive, plots, tables
 from reports.interactive import Item
 from reports.load import RunData
-from reports.oracle import add_oracle_section
-from reports.timeline import (
+from reports.lock_holders import (
     Fault,
     Group,
     Hold,
@@ -26,6 +25,7 @@ from reports.timeline import (
     owner_nodes,
     store_leases,
 )
+from reports.oracle import add_oracle_section
 
 MAX_GROUP_FIGURES = 6
 MAX_ROWS = 200  # rows of a violation or finding table; report.json keeps them all
