@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from reports.document import Report, Section
 from reports.load import RunData, RunDirError
-from reports.lock import Report, Section
 from reports.tables import flatten
 
 

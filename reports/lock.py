@@ -1,17 +1,15 @@
-"""Assemble the contents of a run report (sections of text, tables and figures) and its JSON summary.
-
-The HTML and Markdown renderers only lay out what is built here, so both show the same facts.
-"""
+"""The report of a lock run: its verdict, the lock-holder timeline (whole run and per group of
+violations), latency, throughput, retries per acquisition, fairness and every metric."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from model.metrics import acquire_latencies
 from reports import interactive, plots, tables
+from reports.document import MAX_ROWS, Report, Section
 from reports.interactive import Item
 from reports.load import RunData
 from reports.lock_holders import (
@@ -25,33 +23,8 @@ from reports.lock_holders import (
     owner_nodes,
     store_leases,
 )
-from reports.oracle import add_oracle_section
 
 MAX_GROUP_FIGURES = 6
-MAX_ROWS = 200  # rows of a violation or finding table; report.json keeps them all
-
-
-@dataclass
-class Section:
-    """One titled part of a report."""
-
-    title: str
-    text: list[str] = field(default_factory=list)
-    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
-    images: list[tuple[str, bytes]] = field(default_factory=list)  # (caption, PNG)
-    details: list[tuple[str, pd.DataFrame]] = field(default_factory=list)  # collapsed tables
-    # (caption, HTML fragment of reports.interactive, static PNG or None): the HTML page shows the
-    # interactive figure, the Markdown the static image
-    interactive: list[tuple[str, str, bytes | None]] = field(default_factory=list)
-
-
-@dataclass
-class Report:
-    """A built report: a title, its sections, and the machine-readable summary."""
-
-    title: str
-    sections: list[Section]
-    summary: dict[str, Any]
 
 
 def _short(owner: str) -> str:
@@ -195,32 +168,6 @@ def lock_items(all_holds: list[Hold], leases: list[Lease], faults: list[Fault],
             lane = nodes.get(owners[0], "?") if owners else "?"
             items.append(Item(lane, int(t), int(t), "violation", "", fields, size=1.0))
     return items
-
-
-def build_report(run: RunData) -> Report:
-    """Every section of the report of one run, with its figures rendered (any protocol); the first
-    section opens with whose behaviour the run models (``models`` in ``verdict.json``)."""
-    report = _build_protocol_report(run)
-    models = run.verdict.get("models")
-    if models:
-        if report.sections:
-            report.sections[0].text.insert(0, f"Models: {models}.")
-        report.summary["models"] = models
-    add_oracle_section(run, report)  # occ, nbcc: table/ in Hudi's encoding, read back by hudi-rs
-    return report
-
-
-def _build_protocol_report(run: RunData) -> Report:
-    if run.protocol == "occ":
-        from reports.occ import build_occ_report
-        return build_occ_report(run)
-    if run.protocol == "nbcc":
-        from reports.nbcc import build_nbcc_report
-        return build_nbcc_report(run)
-    if run.protocol == "explore":
-        from reports.explore import build_explore_report
-        return build_explore_report(run)
-    return build_lock_report(run)
 
 
 def build_lock_report(run: RunData) -> Report:

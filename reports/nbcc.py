@@ -30,10 +30,10 @@ from model.nbcc.timeline_reader import HudiTable
 from model.nbcc.variants import VARIANTS, variant
 from model.timeline.layout import LogFile
 from reports import interactive, plots, tables
+from reports.document import Report, Section
 from reports.instants import InstantSpan, fmt_instant, instant_spans, span_item
 from reports.interactive import Item
 from reports.load import RunData, RunDirError
-from reports.lock import Report, Section
 from reports.occ import violation_tables
 
 TABLE = "table"

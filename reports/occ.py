@@ -25,6 +25,7 @@ from model.history import Event
 from model.timeline.config import TIMELINE_CHECKERS, TimelineConfig, models_text
 from model.timeline.layout import format_instant
 from reports import interactive, plots, tables
+from reports.document import MAX_ROWS, Report, Section
 from reports.instants import (
     Generation,
     InstantSpan,
@@ -37,7 +38,6 @@ from reports.instants import (
 )
 from reports.interactive import Item
 from reports.load import RunData
-from reports.lock import MAX_ROWS, Report, Section
 
 # Violation kinds about the order of times, and the checker that finds each kind.
 CHECKER_OF = {

@@ -1,6 +1,6 @@
 """The report section of the second oracle: the run's ``table/`` in Hudi's encoding, read back by hudi-rs.
 
-Added to every OCC and NBCC report by :func:`reports.lock.build_report`; it reads ``oracle.json``
+Added to every OCC and NBCC report by :func:`reports.build.build_report`; it reads ``oracle.json``
 (``engines/oracle.py``) and ``verdict.json``'s ``table_encoding``.  It says what ``table/`` holds, how
 many read points hudi-rs 0.5.0 agreed on with the expected rows and the model's reader, and lists every
 disagreement with its key, its read point and which of the three differ.  A disagreement never changes
@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from reports.document import Report, Section
 from reports.load import RunData
 
 ORACLE = "oracle.json"
@@ -54,10 +55,8 @@ def _encoding_text(encoding: dict[str, Any]) -> str:
     return str(encoding.get("note") or "table/ holds the model's own encoding.")
 
 
-def oracle_section(run: RunData) -> Any:
-    """The section (a ``reports.lock.Section``), or None for a run without a Hudi table."""
-    from reports.lock import Section
-
+def oracle_section(run: RunData) -> Section | None:
+    """The section, or None for a run without a Hudi table."""
     encoding = run.verdict.get("table_encoding")
     path = run.path / ORACLE
     if not encoding and not path.is_file():
@@ -113,7 +112,7 @@ def oracle_section(run: RunData) -> Any:
     return sec
 
 
-def add_oracle_section(run: RunData, report: Any) -> None:
+def add_oracle_section(run: RunData, report: Report) -> None:
     """Append the section (OCC and NBCC runs) and its summary to a built report."""
     if run.protocol not in ("occ", "nbcc"):
         return
