@@ -421,6 +421,8 @@ class _TwoWaiters:
         yield Sleep(10)
         yield Record("b-woke", "info")
 
+    pause_triggers: dict[tuple[str, str], str] = {}  # no triggered pause
+
     def key_class(self, key: str) -> str:
         return "other"
 
