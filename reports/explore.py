@@ -8,8 +8,9 @@ from typing import Any
 
 import pandas as pd
 
+from model.protocols.explore import EXPLORE
 from reports.document import Report, Section
-from reports.load import RunData, RunDirError
+from reports.load import RunData
 from reports.tables import flatten
 
 
@@ -25,12 +26,10 @@ def steps_table(steps: list[dict[str, Any]]) -> pd.DataFrame:
 
 def build_explore_report(run: RunData) -> Report:
     """Every section of the report of an explorer run."""
-    ex = run.extra
+    ex = run.files[EXPLORE]
     steps = ex.get("counterexample") or []
-    if not isinstance(steps, list) or any(not isinstance(s, dict) for s in steps):
-        raise RunDirError(run.path, "explore.json: field counterexample is not a list of steps (objects)")
-    config = ex.get("config") if isinstance(ex.get("config"), dict) else {}
-    violation = ex.get("violation") if isinstance(ex.get("violation"), dict) else None
+    config = ex["config"]
+    violation = ex.get("violation")
     matches = run.outcome == run.expect
     text = [
         f"Exhaustive exploration {run.name}: verdict {ex['verdict']} (run verdict {run.outcome}, expected "

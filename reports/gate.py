@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from model.protocols import PROTOCOLS, GateMetric
-from reports.load import METRICS, RunData, RunDirError
+from model.run_format import METRICS
+from reports.load import RunData, RunDirError
 from reports.tables import flatten
 
 FORMAT = 1
@@ -73,9 +74,12 @@ def load_baseline(path: Path) -> dict[str, Any]:
     for name, entry in raw["scenarios"].items():
         if not isinstance(entry, dict):
             raise BaselineError(f"baseline {path}: scenarios.{name} = {entry!r} is not an object")
-        for key in ("seed", "expect", "violation_kinds", "metrics"):
+        for key in ("protocol", "seed", "expect", "violation_kinds", "metrics"):
             if key not in entry:
                 raise BaselineError(f"baseline {path}: scenarios.{name} has no field {key!r}")
+        if entry["protocol"] not in PROTOCOLS:
+            raise BaselineError(f"baseline {path}: scenarios.{name}.protocol = {entry['protocol']!r} is not "
+                                f"one of {', '.join(PROTOCOLS)}")
         kinds = entry["violation_kinds"]
         if not isinstance(entry["metrics"], dict) or not isinstance(kinds, list) or not all(
                 isinstance(k, str) for k in kinds):
@@ -133,10 +137,9 @@ def gate_run(run: RunData, baseline: dict[str, Any]) -> list[Check]:
     kinds = sorted({v["kind"] for v in run.verdict["violations"]})
     protocol = run.protocol
     checks = [
-        Check(name, "protocol", entry.get("protocol", "lock"), protocol, "", "== baseline",
-              protocol == entry.get("protocol", "lock"),
-              "" if protocol == entry.get("protocol", "lock") else
-              f"the run is a {protocol} run, the baseline's entry a {entry.get('protocol', 'lock')} one"),
+        Check(name, "protocol", entry["protocol"], protocol, "", "== baseline", protocol == entry["protocol"],
+              "" if protocol == entry["protocol"] else
+              f"the run is a {protocol} run, the baseline's entry a {entry['protocol']} one"),
         Check(name, "seed", entry["seed"], run.seed, "", f"== {entry['seed']}", run.seed == entry["seed"],
               "" if run.seed == entry["seed"] else f"run seed {run.seed} differs from the baseline's"),
         Check(name, "verdict", run.expect, run.outcome, "", f"== {run.expect}", run.outcome == run.expect,

@@ -3,11 +3,13 @@ violations), latency, throughput, retries per acquisition, fairness and every me
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from model.metrics import acquire_latencies
+from model.run_format import AuditSummary, ViolationEntry
 from reports import interactive, plots, tables
 from reports.document import MAX_ROWS, Report, Section
 from reports.interactive import Item
@@ -31,7 +33,7 @@ def _short(owner: str) -> str:
     return owner[:8]
 
 
-def _audit_text(audit: dict[str, Any] | None) -> list[str]:
+def _audit_text(audit: AuditSummary | None) -> list[str]:
     """One sentence on what Hudi's audit validator makes of the run's own audit trail."""
     if not audit:
         return []
@@ -137,7 +139,7 @@ LOCK_LEGEND = [(plots.HOLD_COLOUR, "writer believes it holds the lock"),
 
 
 def lock_items(all_holds: list[Hold], leases: list[Lease], faults: list[Fault],
-               violations: list[dict[str, Any]], nodes: dict[str, str]) -> list[Item]:
+               violations: Sequence[ViolationEntry], nodes: dict[str, str]) -> list[Item]:
     """The lock-holder timeline as interactive items: holds, leases, fault windows, violations (overlaps on
     both owners' lanes, other violations as points on their owner's lane)."""
     items = [Item(f.node, f.start, f.end, f"fault-{f.kind}", f.kind,

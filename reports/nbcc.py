@@ -28,6 +28,8 @@ from model.nbcc.sim_layout import Row, load_table, parse_plan, read_slice_rows, 
 from model.nbcc.slicing import FileGroupId, FileSlice, Rule, slicer
 from model.nbcc.timeline_reader import HudiTable
 from model.nbcc.variants import VARIANTS, variant
+from model.protocols.nbcc import PLAN
+from model.run_format import ViolationEntry
 from model.timeline.layout import LogFile
 from reports import interactive, plots, tables
 from reports.document import Report, Section
@@ -199,15 +201,15 @@ def readers_table(
     return pd.DataFrame(out)
 
 
-def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Sequence[dict[str, Any]],
+def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Sequence[ViolationEntry],
                    events: Sequence[Any], end: int) -> list[Item]:
     """The NBCC timeline as interactive items: one lane per writer (and the compactor)."""
     # a violation cites store writes or writer events (a log written, a deltacommit): both name an instant
-    cites: dict[int, list[dict[str, Any]]] = {}
+    cites: dict[int, list[ViolationEntry]] = {}
     for v in violations:
         for i in v["events"]:
             cites.setdefault(int(i), []).append(v)
-    by_instant: dict[int, list[dict[str, Any]]] = {}
+    by_instant: dict[int, list[ViolationEntry]] = {}
     for i, vs in cites.items():
         value = events[i].value if 0 <= i < len(events) else None
         if isinstance(value, dict) and str(value.get("instant", "")).isdigit():
@@ -277,7 +279,7 @@ def metadata_table_of(run: RunData) -> bool:
 def build_nbcc_report(run: RunData) -> Report:
     """Every section of the report of an NBCC run."""
     events = run.events
-    plan = run.extra
+    plan = run.files[PLAN]
     base = str(plan.get("base", TABLE))
     rule = rule_of(run)
     mdt = metadata_table_of(run)

@@ -22,6 +22,7 @@ import pandas as pd
 
 from model.config import ConfigError
 from model.history import Event
+from model.run_format import ViolationEntry
 from model.timeline.config import TIMELINE_CHECKERS, TimelineConfig, models_text
 from model.timeline.layout import format_instant
 from reports import interactive, plots, tables
@@ -186,7 +187,7 @@ def _compact(e: Event) -> str:
     return "" if v is None else str(v)[:200]
 
 
-def violation_tables(violations: Sequence[dict[str, Any]],
+def violation_tables(violations: Sequence[ViolationEntry],
                      events: Sequence[Event]) -> list[tuple[str, pd.DataFrame]]:
     """The violations (the first ``MAX_ROWS``) and the events they cite, as two captioned tables."""
     shown = violations[:MAX_ROWS]
@@ -235,8 +236,8 @@ def checker_table(run: RunData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["checker", "decides verdict", "result", "count"])
 
 
-def _cites(violations: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
-    out: dict[int, list[dict[str, Any]]] = {}
+def _cites(violations: Sequence[ViolationEntry]) -> dict[int, list[ViolationEntry]]:
+    out: dict[int, list[ViolationEntry]] = {}
     for v in violations:
         for i in v["events"]:
             out.setdefault(int(i), []).append(v)
@@ -246,7 +247,7 @@ def _cites(violations: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any
 def timeline_items(
     spans: Sequence[InstantSpan],
     gens: Sequence[Generation],
-    violations: Sequence[dict[str, Any]],
+    violations: Sequence[ViolationEntry],
     lost: Sequence[LostUpdate],
     end: int,
 ) -> list[Item]:
@@ -257,7 +258,7 @@ def timeline_items(
     for u in lost:
         by_of.setdefault(u.by.instant, []).append(u)
     # a time-order violation cites the generation of an instant or completion time: mark that instant too
-    gen_cites: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    gen_cites: dict[tuple[str, int], list[ViolationEntry]] = {}
     for g in gens:
         if g.instant.isdigit():
             named = gen_cites.setdefault((g.kind, int(g.instant)), [])

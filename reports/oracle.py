@@ -10,10 +10,12 @@ the verdict.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
+from model.protocols import PROTOCOLS
 from reports.document import Report, Section
 from reports.load import RunData
 
@@ -44,7 +46,7 @@ def _meaning(outcome: str) -> str:
     return MEANINGS.get(base, outcome) + extra
 
 
-def _encoding_text(encoding: dict[str, Any]) -> str:
+def _encoding_text(encoding: Mapping[str, Any]) -> str:
     if encoding.get("encoding") == "hudi":
         n = encoding.get("encoded") or {}
         bases, logs, commits = n.get("base_files", 0), n.get("log_files", 0), n.get("commits", 0)
@@ -113,8 +115,9 @@ def oracle_section(run: RunData) -> Section | None:
 
 
 def add_oracle_section(run: RunData, report: Report) -> None:
-    """Append the section (OCC and NBCC runs) and its summary to a built report."""
-    if run.protocol not in ("occ", "nbcc"):
+    """Append the section (a protocol whose table is a Hudi table: OCC, NBCC) and its summary to a built
+    report."""
+    if PROTOCOLS[run.protocol].hudi_table is None:
         return
     sec = oracle_section(run)
     if sec is None:

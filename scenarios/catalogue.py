@@ -32,6 +32,7 @@ from model.cow.scenario import CowSettings, ExploreScenario
 from model.nbcc.config import NbccScenario
 from model.protocols import NAMES as PROTOCOLS
 from model.protocols import EntryHead, Plugin, plugin
+from model.protocols.base import World
 from scenarios import loader, timeline_loader
 from scenarios.loader import CATALOGUE, protocol_of
 
@@ -72,8 +73,9 @@ class Entry:
         return self._head.description
 
     @property
-    def world(self) -> str:
-        """``sim`` or ``spark`` (lock and occ entries may run as Spark tasks against a server)."""
+    def world(self) -> World:
+        """``sim``, ``search`` (explore) or ``spark`` (lock and occ entries may run as Spark tasks against a
+        server)."""
         return self._head.world
 
     @property

@@ -57,11 +57,3 @@ def to_toml(ts: TimelineScenario) -> str:
     data.pop("checkers", None)
     data["timeline"] = {k: v for k, v in loader.to_dict(ts.timeline).items() if v is not None}
     return f"# models: {ts.models()}\n" + tomli_w.dumps(data)
-
-
-def is_timeline_scenario(name_or_path: str) -> bool:
-    """True for a catalogue entry or TOML file of protocol ``occ``."""
-    try:
-        return loader.protocol_of(loader.read_toml(resolve(name_or_path))) == "occ"
-    except ConfigError:
-        return False

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from model.checkers.verdict import Verdict
 from model.config import Scenario
@@ -30,6 +30,11 @@ W_in = TypeVar("W_in", contravariant=True)  # what its writers are built from in
 #                                             ships it)
 
 
+# Where a run ran: the simulated world, an exhaustive search, real threads against a real server, a
+# simulated run replayed against a real server, Spark tasks as writers against a launched server.
+World = Literal["sim", "search", "real", "replay", "spark"]
+
+
 @dataclass(frozen=True)
 class EntryHead:
     """What every catalogue entry has, whatever its protocol."""
@@ -38,7 +43,7 @@ class EntryHead:
     seed: int
     expect: str
     description: str
-    world: str = "sim"  # "sim", or "spark": Spark tasks are the writers against a launched server
+    world: World = "sim"  # "sim", "search" (explore), or "spark": Spark tasks are the writers
 
 
 @dataclass(frozen=True)
@@ -105,8 +110,14 @@ class Plugin(Protocol[C, W_in]):
         ...
 
     @property
-    def files(self) -> tuple[str, ...]:
-        """The extra JSON files its run directory holds (``ModelRun.files``)."""
+    def files(self) -> Mapping[str, type]:
+        """The extra JSON files its run directory holds (``ModelRun.files``), each with its declared type
+        (``model/run_format.py`` validates them)."""
+        ...
+
+    @property
+    def metrics_type(self) -> type:
+        """The declared type of its ``metrics.json`` (a TypedDict)."""
         ...
 
     @property

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from model.checkers.verdict import Verdict, Violation
 from model.config import ConfigError, Scenario
@@ -31,6 +31,26 @@ GATE_METRICS: Mapping[str, GateMetric] = {
     "depth": GateMetric("either", 0.0, 0),
     "counterexample_length": GateMetric("either", 0.0, 0),
 }
+
+
+class ExploreFile(TypedDict):
+    """``explore.json``: the search's result, the object ``hcc explore --json`` (``model = "cow"``) or the
+    lock explorer (``model = "lock"``) prints; open (a search may say more than this)."""
+
+    model: Literal["cow", "lock"]
+    verdict: str  # holds / ok, violated, or a search stopped before its end
+    states: int  # distinct states
+    depth: int
+    seconds: float
+    complete: bool
+    config: dict[str, Any]
+    generated: NotRequired[int]  # cow: states generated (distinct or not)
+    symmetry: NotRequired[bool]  # cow: symmetry reduction
+    transitions: NotRequired[int]  # lock: steps explored
+    runs: NotRequired[int]  # lock: runs from the start (each backtrack replays its path)
+    counterexample_length: NotRequired[int | None]
+    violation: NotRequired[dict[str, Any] | None]
+    counterexample: NotRequired[list[dict[str, Any]] | None]
 
 
 class ExploreMetrics(TypedDict):
@@ -128,14 +148,15 @@ class ExplorePlugin:
     name = "explore"
     config_type = ExploreScenario
     history = False
-    files = (EXPLORE,)
+    files: Mapping[str, type] = {EXPLORE: ExploreFile}
+    metrics_type = ExploreMetrics
     gate_metrics = GATE_METRICS
     hudi_table: HudiTable[ExploreScenario] | None = None
     audit_trail = False
 
     def head(self, config: ExploreScenario) -> EntryHead:
         """The entry's name, seed (kept, unused: a search has no randomness), expectation, description."""
-        return EntryHead(config.name, config.seed, config.expect, config.description)
+        return EntryHead(config.name, config.seed, config.expect, config.description, "search")
 
     def models(self, config: ExploreScenario) -> str:
         """The specification searched, or the lock variant's Hudi release."""

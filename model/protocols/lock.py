@@ -4,6 +4,7 @@ a register, in the simulated world; its run leaves the lock file and Hudi's lock
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
@@ -11,7 +12,7 @@ from model.config import Scenario
 from model.kernel import Workload
 from model.lock_variants import variant as lock_variant
 from model.metrics import LockMetrics, lock_metrics
-from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink, objects_of
+from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink, World, objects_of
 from model.sim import SimWorld
 from model.workloads.lock import LockWorkload
 
@@ -38,14 +39,16 @@ class LockPlugin:
     name = "lock"
     config_type = Scenario
     history = True
-    files: tuple[str, ...] = ()
+    files: Mapping[str, type] = {}
+    metrics_type = LockMetrics
     gate_metrics = GATE_METRICS
     hudi_table: HudiTable[Scenario] | None = None
     audit_trail = True
 
     def head(self, config: Scenario) -> EntryHead:
         """The scenario's own name, seed, expectation, description and world."""
-        return EntryHead(config.name, config.seed, config.expect, config.description, config.world)
+        world = cast(World, config.world)  # validated: sim or spark
+        return EntryHead(config.name, config.seed, config.expect, config.description, world)
 
     def models(self, config: Scenario) -> str:
         """The lock variant's Hudi release (and the hypothetical writer, when the scenario has it)."""

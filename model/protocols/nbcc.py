@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from model.checkers.verdict import Verdict
 from model.config import Scenario
 from model.kernel import Workload
+from model.metrics import Percentiles
 from model.nbcc.config import NbccScenario
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_layout import load_table
@@ -42,6 +43,23 @@ class NbccMetrics(TypedDict):
     file_groups: int
     log_files: int
     hidden_groups: int  # file groups with committed rows a reader of the final table cannot see
+    # a Spark contention run (engines/contention_commits.py): real time, per writer
+    workload: NotRequired[str]
+    writers: NotRequired[list[str]]
+    compactor: NotRequired[str]
+    duration_ms: NotRequired[int]
+    commits: NotRequired[int]
+    commits_per_s: NotRequired[float]
+    commits_per_writer: NotRequired[dict[str, int]]
+    fairness_jain: NotRequired[float | None]
+    aborts: NotRequired[int]
+    aborts_per_writer: NotRequired[dict[str, int]]
+    aborts_per_commit: NotRequired[float | None]
+    abort_reasons: NotRequired[dict[str, int]]
+    lock_timeouts_per_node: NotRequired[dict[str, int]]
+    commit_latency_ms: NotRequired[Percentiles]
+    compaction_outcomes: NotRequired[dict[str, int]]  # committed, failed, planned, nothing_to_compact
+    objects: NotRequired[int]  # objects the run left under its prefix
 
 
 def nbcc_metrics(objects: Mapping[str, bytes], base: str, rule: Rule, metadata_table: bool) -> NbccMetrics:
@@ -83,7 +101,8 @@ class NbccPlugin:
     name = "nbcc"
     config_type = NbccScenario
     history = True
-    files = (PLAN,)
+    files: Mapping[str, type] = {PLAN: TablePlan}
+    metrics_type = NbccMetrics
     gate_metrics = GATE_METRICS
     hudi_table = NbccTable()
     audit_trail = False

@@ -5,7 +5,7 @@ its run leaves a COPY_ON_WRITE Hudi table that the second oracle reads back."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 from model.checkers.verdict import Verdict
 from model.config import Scenario
@@ -14,7 +14,7 @@ from model.kernel import Workload
 from model.metrics import Percentiles, percentile
 from model.oracle import occ as oracle
 from model.oracle.points import ReadPoint
-from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin, Sink
+from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin, Sink, World
 from model.timeline.config import TimelineScenario
 from model.timeline.run import check_timeline_run, simulate_timeline, timeline_workload
 
@@ -145,7 +145,8 @@ class OccPlugin:
     name = "occ"
     config_type = TimelineScenario
     history = True
-    files: tuple[str, ...] = ()
+    files: Mapping[str, type] = {}
+    metrics_type = OccMetrics
     gate_metrics = GATE_METRICS
     hudi_table = OccTable()
     audit_trail = False
@@ -153,7 +154,8 @@ class OccPlugin:
     def head(self, config: TimelineScenario) -> EntryHead:
         """The lock-model scenario's name, seed, expectation, description and world."""
         s = config.scenario
-        return EntryHead(s.name, s.seed, s.expect, s.description, s.world)
+        world = cast(World, s.world)  # validated: sim or spark
+        return EntryHead(s.name, s.seed, s.expect, s.description, world)
 
     def models(self, config: TimelineScenario) -> str:
         """The variant's writers (and Hudi's concurrency mode), and how readers list files."""
