@@ -16,14 +16,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
-from model.config import ConfigError
 from model.history import Event
 from model.run_format import ViolationEntry
-from model.timeline.config import TIMELINE_CHECKERS, TimelineConfig, models_text
+from model.timeline.config import TIMELINE_CHECKERS
 from model.timeline.layout import format_instant
 from reports import interactive, plots, tables
 from reports.document import MAX_ROWS, Report, Section
@@ -75,21 +73,6 @@ LEGEND = [
 def fg_name(fg: object) -> str:
     """A file group as the report names it: ``fg3`` (the specification's) or ``p0/<fileId>`` (Hudi's)."""
     return f"fg{fg}" if isinstance(fg, int) else str(fg)
-
-
-def models_line(scenario: dict[str, Any]) -> str:
-    """Whose behaviour the run is (``TimelineScenario.models``), from the resolved scenario; a run directory
-    written before commit variants existed is the specification's writer."""
-    raw = dict(scenario.get("timeline") or {})
-    raw.setdefault("variant", "vanlightly-v5")
-    if "checkers" in raw:
-        raw["checkers"] = tuple(raw["checkers"])
-    try:
-        tl = TimelineConfig(**raw)
-        tl.validate()
-    except (TypeError, ConfigError) as e:
-        return f"(the run's timeline settings do not say: {e})"
-    return models_text(tl, int((scenario.get("workload") or {}).get("writers", 1)))
 
 
 @dataclass(frozen=True)
@@ -345,7 +328,7 @@ def build_occ_report(run: RunData) -> Report:
             f"{len(violations)} violation(s), {len(time_order)} about the order of times, {len(lost)} lost "
             f"update(s); {len(run.verdict['findings'])} finding(s). Times on the axes are simulated true "
             "time (ms).",
-            f"Models: {models_line(run.scenario)}.  The writers are this harness's sans-I/O models "
+            "The writers are this harness's sans-I/O models "
             "(model/timeline/hudi_writer.py for Hudi's commit path, model/timeline/v5.py for the "
             "specification), not Hudi's code; the violations are the checkers' (model/checkers/timeline.py) "
             "on what the store holds.",
@@ -490,7 +473,7 @@ def build_occ_report(run: RunData) -> Report:
     summary = {
         "protocol": "occ",
         "scenario": run.name,
-        "models": models_line(run.scenario),
+        "models": run.verdict["models"],
         "seed": run.seed,
         "expect": run.expect,
         "verdict": run.outcome,

@@ -179,28 +179,23 @@ def test_nbcc_report_names_the_mis_sliced_file_group(runs: dict[str, Path]) -> N
     assert travel and all(f"as of {v['message'].split(':')[0].split()[-1]} |" in md for v in travel[:3])
 
 
-def test_nbcc_report_takes_the_rule_from_the_scenario_when_the_verdict_has_none(
+def test_nbcc_report_takes_the_rule_from_the_scenarios_variant(
         runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # a catalogue entry's run directory: the rule is in scenario.toml's [nbcc] table, by its short name
+    # the readers' rule is the variant's, in scenario.toml's [nbcc] table; another variant is refused
     d = tmp_path / "entry"
     shutil.copytree(runs["nbcc"], d, ignore=shutil.ignore_patterns("report.*"))
-    verdict = json.loads((d / "verdict.json").read_text())
-    (d / "verdict.json").write_text(json.dumps(
-        {**{k: v for k, v in verdict.items() if k not in ("rule", "time_generator")}, "protocol": "nbcc"}))
-    (d / "scenario.toml").write_text('protocol = "nbcc"\nname = "nbcc-instant-time-rule"\nseed = 1\n'
-                                     'expect = "violation"\n\n[nbcc]\nrule = "instant"\n'
-                                     'time_generator = "skew-adjusting"\n')
     assert main(["report", str(d)]) == 0
     summary = json.loads((d / "report.json").read_text())
-    assert summary["rule"] == "instant-time" and summary["scenario"] == verdict["scenario"]  # verdict.json's
+    assert summary["rule"] == "instant-time" and summary["variant"] == "v6-instant-time"
     assert summary["mis_sliced_file_groups"] == json.loads(
         (runs["nbcc"] / "report.json").read_text())["mis_sliced_file_groups"]
-    (d / "scenario.toml").write_text('name = "x"\n\n[nbcc]\nrule = "sideways"\n')
+    text = (d / "scenario.toml").read_text()
+    (d / "scenario.toml").write_text(text.replace('variant = "v6-instant-time"', 'variant = "sideways"'))
     for f in REPORT_FILES:
         (d / f).unlink()
     assert main(["report", str(d)]) == 2
     err = capsys.readouterr().err
-    assert "scenario.toml: field nbcc.rule = 'sideways' is not one of completion, instant" in err
+    assert "scenario.toml: field nbcc.variant = 'sideways' is not one of hudi, " in err, err
     assert not any((d / f).exists() for f in REPORT_FILES)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,23 @@ def test_a_history_without_its_header_is_refused(runs: dict[str, Path], tmp_path
     assert main(["report", str(run)]) == 2
     err = capsys.readouterr().err
     assert "history.jsonl: line 1: the value of a run-start event: field seed is missing" in err, err
+
+
+PLACEHOLDER = re.compile(r"(?<![\w`])\?(?![\w`])|\bNone\b")
+
+
+def test_no_report_prints_a_placeholder_for_a_value_the_run_produced(runs: dict[str, Path]) -> None:
+    for key, run in runs.items():
+        md = (run / "report.md").read_text()
+        text = "\n".join(line for line in md.splitlines() if "data:image" not in line)
+        shown = [ln for ln in text.splitlines() if PLACEHOLDER.search(ln)]
+        assert not shown, (key, shown)
+    metrics = json.loads((runs["nbcc"] / METRICS).read_text())
+    assert (f"{metrics['instants']} instants ({metrics['completed']} completed), {metrics['compactions']} "
+            f"compaction(s), {metrics['file_groups']} file groups, {metrics['log_files']} log files"
+            in (runs["nbcc"] / "report.md").read_text())
+    explored = json.loads((runs["explore"] / "explore.json").read_text())
+    assert f"{explored['transitions']} transitions in {explored['runs']} runs" in (
+        runs["explore"] / "report.md").read_text()
+    cow = json.loads((runs["explore-cow"] / "explore.json").read_text())
+    assert f"{cow['generated']} generated" in (runs["explore-cow"] / "report.md").read_text()
