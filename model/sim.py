@@ -45,8 +45,8 @@ from model.history import Event
 from model.kernel import Kernel, Lock, Node, Workload, WriterContext, WriterFactory
 from model.lock_audit import enable_body, enable_key
 from model.objectstore import ObjectStore, Store, effect_key, is_write
+from model.register_writer import draw
 from model.taskloop import interrupt_policy
-from model.workload import draw
 from model.workloads.lock import LockWorkload
 
 ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "412": Outcome.PRECONDITION_FAILED, "429": Outcome.THROTTLED,

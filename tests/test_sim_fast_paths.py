@@ -69,6 +69,7 @@ from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData, LockFile
 from model.objectstore import ObjectStore, StoredObject
 from model.protocols import PROTOCOLS
+from model.register_writer import draw, register_body, register_value
 from model.sim import (
     ScriptedTimes,
     SimEnvironment,
@@ -79,7 +80,6 @@ from model.sim import (
     sampler,
     uuid4_string,
 )
-from model.workload import draw, register_body, register_value
 from scenarios import catalogue
 
 

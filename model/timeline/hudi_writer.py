@@ -54,6 +54,7 @@ from model.effects import (
     Spawn,
     StoreResult,
 )
+from model.register_writer import draw
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
 from model.timeline.conflicts import (
@@ -87,7 +88,6 @@ from model.timeline.layout import (
 from model.timeline.metadata import encode_rollback_metadata, partition_metadata_text, properties_text
 from model.timeline.modeldata import commit_body, mutated_file_groups, table_spec, write_stat
 from model.timeline.timegen import TimeGenerator, release
-from model.workload import draw
 
 Gen = Generator[Effect, Any, Any]
 

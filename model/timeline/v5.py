@@ -54,6 +54,7 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
+from model.register_writer import draw
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
 from model.timeline.instants import read_completed, write_instant
@@ -74,7 +75,6 @@ from model.timeline.metadata import (
 )
 from model.timeline.modeldata import model_body, table_spec
 from model.timeline.timegen import TimeGenerator, release
-from model.workload import draw
 
 Gen = Generator[Effect, Any, Any]
 

@@ -10,8 +10,8 @@ from model.config import Scenario
 from model.effects import Effect
 from model.kernel import WriterContext, WriterFactory
 from model.lockfile import LockData
+from model.register_writer import RegisterWriter
 from model.storage_lock import StorageLockProvider
-from model.workload import RegisterWriter
 from model.workloads import object_event
 
 # The lock writer's events that start a triggered pause of its node (``[[faults.pauses]] trigger``):
