@@ -35,7 +35,7 @@ from typing import Any
 
 from backends.hudi_audit import AuditFormatError, read_local, validate, violation_owners, visible_to_audit
 from backends.secrets import redact_url
-from engines.lifecycle import INTERRUPTS, signal_name
+from engines.lifecycle import STOP_SIGNALS, signal_name
 from engines.oracle import write_run_table
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
@@ -277,7 +277,7 @@ def marks_interrupted(out: Path, head: RunHead) -> Iterator[None]:
     """On SIGINT / SIGTERM inside the block: mark the run interrupted (history kept as written), re-raise."""
     try:
         yield
-    except INTERRUPTS as e:
+    except STOP_SIGNALS as e:
         write_interrupted(out, e, head)
         link_latest(out)
         raise

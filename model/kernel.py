@@ -63,7 +63,7 @@ from model.history import Event
 from model.objectstore import effect_key
 from model.taskloop import Policy, any_action
 
-INTERRUPT = "interrupt"  # the one cause of a world interrupt a task survives; any other ends it (Killed)
+THREAD_INTERRUPT = "interrupt"  # a world interrupt carrying a Java interrupt: the one cause a task survives
 
 Gen = Generator[Any, Any, Any]
 
@@ -354,7 +354,7 @@ class Kernel:
         """A wait of ``task`` got ``interrupt``: raise Interrupted (at a sleep) or Killed, or return to wait
         on with the interrupt pending.  (The hot waits, a sleep and a request, inline ``_wait``'s loop.)"""
         cause = getattr(interrupt, "cause", None)
-        if cause == INTERRUPT:
+        if cause == THREAD_INTERRUPT:
             if task.in_sleep and task.sleep_interruptible:
                 raise Interrupted() from None
             task.pending_interrupt = True
@@ -446,7 +446,7 @@ class Kernel:
                 if lock is not None:
                     lock.release()
             if sleeping and target.handle is not None:
-                target.handle.interrupt(INTERRUPT)
+                target.handle.interrupt(THREAD_INTERRUPT)
 
     def _shutdown_hook(self, task: Task, process: str, effect: ShutdownHook) -> None:
         hooks = task.node.hooks

@@ -45,7 +45,7 @@ from model.history import Event
 from model.kernel import Kernel, Lock, Node, Workload, WriterContext, WriterFactory
 from model.lock_audit import enable_body, enable_key
 from model.objectstore import ObjectStore, Store, effect_key, is_write
-from model.register_writer import draw
+from model.sampling import draw
 from model.taskloop import interrupt_policy
 from model.workloads.lock import LockWorkload
 

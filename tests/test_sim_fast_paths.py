@@ -69,7 +69,8 @@ from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData, LockFile
 from model.objectstore import ObjectStore, StoredObject
 from model.protocols import PROTOCOLS
-from model.register_writer import draw, register_body, register_value
+from model.register_writer import register_body, register_value
+from model.sampling import draw
 from model.sim import (
     ScriptedTimes,
     SimEnvironment,

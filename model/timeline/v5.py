@@ -54,7 +54,7 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
-from model.register_writer import draw
+from model.sampling import draw
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
 from model.timeline.instants import read_completed, write_instant
