@@ -201,6 +201,10 @@ class LockFileValue(TypedDict):
     expired: bool
     valid_until: int
     version: NotRequired[str | None]
+    # real storage (backends/realworld.py): recorded from the client's view of a successful write, with
+    # the version it replaced (None for a create): the chain model/checkers/store_order.py orders by
+    observed: NotRequired[Literal["client"]]
+    replaces: NotRequired[str | None]
 
 
 # Event values the format declares, by (process, f): what the reports read of them.
