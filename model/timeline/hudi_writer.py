@@ -217,9 +217,9 @@ class HudiWriter:
         if self.txn_log is None or self.tl.workload != "commits":
             self.txn = None
             return
-        self.txn = {"process": self.node, "op": op["value"], "key": op["key"], "kind": op["kind"],
-                    "instant": None, "snapshot": None, "reads": [], "found": None, "target": None,
-                    "write": None, "completing": False, "outcome": None, "reason": None}
+        self.txn = {"process": self.node, "writer": "hudi", "op": op["value"], "key": op["key"],
+                    "kind": op["kind"], "instant": None, "snapshot": None, "reads": [], "found": None,
+                    "target": None, "write": None, "completing": False, "outcome": None, "reason": None}
         self.txn_log.append(self.txn)
 
     def _txn_set(self, **fields: Any) -> None:
