@@ -267,7 +267,7 @@ def occ_views(events: Sequence[Event]) -> list[RunView]:
     skipped = 0
     for i, op in enumerate(ops):
         rec = op.rec
-        typ = _outcome(rec) if op.done is not None or rec.get("outcome") else INFO
+        typ = _outcome(rec)  # no outcome (cut off by a crash): info
         invoke = float(op.invoke.time)
         complete = float(op.done.time) if op.done is not None and typ == OK else math.inf
         lines = (op.invoke.index + 1, op.done.index + 1 if op.done is not None else None)
