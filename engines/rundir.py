@@ -42,6 +42,7 @@ from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.history import Event
 from model.workloads.plugins import PLUGINS
+from reports.isolation import write_isolation
 from reports.report import write_report
 from scenarios.catalogue import Entry
 
@@ -309,6 +310,7 @@ def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None
             audit, seen = audit_of_run(table, verdict)
         if entry.protocol == "nbcc":
             write_json(out / PLAN, dataclasses.asdict(entry.config.plan(seed)))
+        write_isolation(out, entry.protocol, sim.events, write_atomic)  # occ, nbcc: isolation.json
     result = RunResult(entry, seed, out, verdict, metrics, audit, seen, table_info)
     finish_run(out, result.summary(), report and entry.protocol in REPORTED)
     return result

@@ -13,6 +13,7 @@ import pandas as pd
 from model.metrics import acquire_latencies
 from reports import interactive, plots, tables
 from reports.interactive import Item
+from reports.isolation import add_isolation
 from reports.load import RunData
 from reports.oracle import add_oracle_section
 from reports.timeline import (
@@ -199,7 +200,8 @@ def lock_items(all_holds: list[Hold], leases: list[Lease], faults: list[Fault],
 
 def build_report(run: RunData) -> Report:
     """Every section of the report of one run, with its figures rendered (any protocol); the first
-    section opens with whose behaviour the run models (``models`` in ``verdict.json``)."""
+    section opens with whose behaviour the run models (``models`` in ``verdict.json``), and an OCC or
+    NBCC run's report ends with its isolation section (``reports/isolation.py``)."""
     report = _build_protocol_report(run)
     models = run.verdict.get("models")
     if models:
@@ -207,6 +209,7 @@ def build_report(run: RunData) -> Report:
             report.sections[0].text.insert(0, f"Models: {models}.")
         report.summary["models"] = models
     add_oracle_section(run, report)  # occ, nbcc: table/ in Hudi's encoding, read back by hudi-rs
+    add_isolation(report, run)  # OCC and NBCC: Elle's check of the run's transactions
     return report
 
 
