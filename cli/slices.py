@@ -27,6 +27,7 @@ import sys
 from typing import Any
 
 from backends.hudi_table_source import open_table
+from cli.options import add_json
 from cli.slice_rows import print_rows, slice_rows
 from model.nbcc.completion_times import ArchivedInstantError
 from model.nbcc.filegroup import build_group
@@ -46,7 +47,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--as-of", dest="as_of", metavar="T", help="time travel: 17-digit instant yyyyMMddHHmmssSSS"
     )
-    p.add_argument("--json", action="store_true", help="print a JSON list of slices")
+    add_json(p, "a JSON list of slices")
     p.add_argument(
         "--metadata", action="store_true", help="use the table's metadata table (.hoodie/metadata)"
     )

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from reports.document import Report
 from reports.explore import build_explore_report
+from reports.isolation import add_isolation
 from reports.load import RunData
 from reports.lock import build_lock_report
 from reports.nbcc import build_nbcc_report
@@ -25,7 +26,8 @@ REPORTS: dict[str, Callable[[RunData], Report]] = {
 
 def build_report(run: RunData) -> Report:
     """Every section of the report of one run, with its figures rendered (any protocol); the first
-    section opens with whose behaviour the run models (``models`` in ``verdict.json``)."""
+    section opens with whose behaviour the run models (``models`` in ``verdict.json``), and an OCC or
+    NBCC run's report ends with its isolation section (``reports/isolation.py``)."""
     report = REPORTS[run.protocol](run)
     models = run.verdict.get("models")
     if models:
@@ -33,4 +35,5 @@ def build_report(run: RunData) -> Report:
             report.sections[0].text.insert(0, f"Models: {models}.")
         report.summary["models"] = models
     add_oracle_section(run, report)  # occ, nbcc: table/ in Hudi's encoding, read back by hudi-rs
+    add_isolation(report, run)  # OCC and NBCC: Elle's check of the run's transactions
     return report

@@ -633,7 +633,11 @@ def test_s3_timeout_is_validity_over_5_in_whole_seconds() -> None:
     # Azure: Math.max(1, validity / 5) seconds, so at least 1 s where S3's would be 0
     short = LockConfig(validity_secs=4, renew_interval_secs=1, enforce_hudi_limits=False)
     assert client_settings(Scenario(lock=short, storage=StorageConfig(flavor="azure"))).timeout_ms == 1_000
-    assert client_settings(Scenario(lock=short)).timeout_ms == 0
+    # S3's would be 0 s, in which no call completes: refused, naming the setting to change
+    from model.config import ConfigError
+
+    with pytest.raises(ConfigError, match="lock.validity_secs = 4"):
+        client_settings(Scenario(lock=short))
 
 
 def test_a_variant_without_hudis_azure_client_is_refused_on_azure() -> None:

@@ -72,3 +72,15 @@ def test_install_sh_takes_its_pip_packages_from_the_backends_extra() -> None:
     out = subprocess.run(["python3", "-", str(root / "pyproject.toml")], input=snippet, text=True,
                          capture_output=True, check=True).stdout.split()
     assert out[: len(extras["backends"])] == extras["backends"] and out[-1].startswith("pytest")
+
+
+def test_shared_options_are_declared_once() -> None:
+    """--out/--force, --json, --quiet, --set and --backend/--prefix come from cli/options.py; a command's
+    own --out that names a file (explore-lock, search) or its own --client help is its own option."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "cli"
+    shared = re.compile(r'add_argument\("--(json|quiet|set|force|backend|prefix)"')
+    found = [f"{p.name}:{n}" for p in sorted(root.glob("*.py")) if p.name != "options.py"
+             for n, line in enumerate(p.read_text().splitlines(), start=1) if shared.search(line)]
+    assert not found, f"declare these through cli/options.py: {found}"
