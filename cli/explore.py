@@ -34,7 +34,6 @@ from typing import Any
 import tomli_w
 
 from cli.options import add_json, add_quiet
-from engines.explorer import cow_result_json, explore_cow
 from engines.progress import Steps
 from engines.rundir import write_atomic
 from model.config import ConfigError, Scenario
@@ -43,6 +42,7 @@ from model.explore import Bounds, ExploreResult, Found, Reductions, explore
 from model.explore.bounds import DEFAULT_KINDS, FAULT_KINDS, bounds_class
 from model.explore.counterexample import Replayed, replay, replays_exactly, scenario_of, step_table
 from model.nbcc.config import NbccScenario
+from model.protocols.explore import cow_result_json, explore_cow
 from model.timeline.config import TimelineScenario
 from scenarios import loader, timeline_loader
 

@@ -27,10 +27,11 @@ import sys
 from typing import Any
 
 from backends.hudi_table_source import open_table
+from cli.options import add_json
 from cli.slice_rows import print_rows, slice_rows
+from model.nbcc.completion_times import ArchivedInstantError
 from model.nbcc.filegroup import build_group
 from model.nbcc.slicing import HUDI_RULES, FileSlice, Rule
-from model.nbcc.timeline import ArchivedInstantError
 from model.nbcc.variants import VARIANTS, variant
 from model.timeline.layout import format_instant, parse_instant
 
@@ -46,7 +47,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--as-of", dest="as_of", metavar="T", help="time travel: 17-digit instant yyyyMMddHHmmssSSS"
     )
-    p.add_argument("--json", action="store_true", help="print a JSON list of slices")
+    add_json(p, "a JSON list of slices")
     p.add_argument(
         "--metadata", action="store_true", help="use the table's metadata table (.hoodie/metadata)"
     )

@@ -465,6 +465,7 @@ class Scenario:
             spec.validate(f"clocks.{node}")
         self.faults.validate(nodes)
         self.schedule.validate()
+        client_settings(self)  # the lock client Hudi would build must exist (flavour, timeout)
 
 
 def describe_faults(plan: FaultPlan) -> list[str]:
@@ -525,6 +526,10 @@ def client_settings(scenario: Scenario) -> ClientSettings:
     timeout = storage.timeout_ms
     if timeout == 0:
         fifth = scenario.lock.validity_secs // 5 * 1000
+        _require(fifth > 0 or storage.flavor != "s3", "lock.validity_secs", scenario.lock.validity_secs,
+                 "with storage.timeout_ms = 0 (Hudi's own), the S3 lock client's apiCallTimeout is "
+                 "validity_secs / 5 in whole seconds, here 0 s, in which no request completes: use "
+                 "validity_secs >= 5, or set storage.timeout_ms")
         timeout = {"s3": fifth, "azure": max(1_000, fifth)}.get(storage.flavor, GCS_DEFAULT_TIMEOUT_MS)
     retries = storage.sdk_retries
     if retries < 0:

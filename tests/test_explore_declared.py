@@ -27,7 +27,7 @@ from model.explore.statekey import Keyer, UndeclaredState, check_suspension
 from model.explore.values import InstantMs, WallMs, body_of
 
 ROOT = Path(__file__).resolve().parent.parent
-RENAMED = ("model/storage_lock.py", "model/kernel.py", "model/workload.py")
+RENAMED = ("model/storage_lock.py", "model/kernel.py", "model/register_writer.py")
 # the catalogue's explorer rows of the lock (README table's bounds)
 ROWS = [
     {"variant": "hudi", "writers": 3, "faults": 0, "holds": 1, "steps_per_hold": 1},

@@ -16,6 +16,7 @@ from lockdriver import Driver, other_lock, provider
 from model.clock import EPOCH_MS
 from model.config import LockConfig, Scenario, StorageConfig, WorkloadConfig, client_settings
 from model.effects import (
+    WRITER_TASK,
     Cancel,
     CheckInterrupt,
     CreateIfAbsent,
@@ -37,7 +38,7 @@ from model.lock_client import GetResult, LockClientError, UpsertResult, read_res
 from model.lock_variants import VARIANTS, variant
 from model.lockfile import LockData
 from model.sim import SimWorld
-from model.storage_lock import HEARTBEAT_TASK, WRITER_TASK, HoodieLockError, StorageLockProvider
+from model.storage_lock import HEARTBEAT_TASK, HoodieLockError, StorageLockProvider
 from model.taskloop import any_action
 
 V = 300_000  # Hudi's default validity (ms)
@@ -632,7 +633,11 @@ def test_s3_timeout_is_validity_over_5_in_whole_seconds() -> None:
     # Azure: Math.max(1, validity / 5) seconds, so at least 1 s where S3's would be 0
     short = LockConfig(validity_secs=4, renew_interval_secs=1, enforce_hudi_limits=False)
     assert client_settings(Scenario(lock=short, storage=StorageConfig(flavor="azure"))).timeout_ms == 1_000
-    assert client_settings(Scenario(lock=short)).timeout_ms == 0
+    # S3's would be 0 s, in which no call completes: refused, naming the setting to change
+    from model.config import ConfigError
+
+    with pytest.raises(ConfigError, match="lock.validity_secs = 4"):
+        client_settings(Scenario(lock=short))
 
 
 def test_a_variant_without_hudis_azure_client_is_refused_on_azure() -> None:
@@ -688,6 +693,8 @@ class _InterruptedWriter:
     @staticmethod
     def _pester() -> Generator[Effect, Any, Any]:
         yield Interrupt(WRITER_TASK)
+
+    pause_triggers: dict[tuple[str, str], str] = {}  # no triggered pause
 
     def key_class(self, key: str) -> str:
         return "other"

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from occ_scripted import run_scripted
 
 from model.checkers.timeline import (
     check_consistent_read_history,
@@ -22,7 +23,6 @@ from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.layout import Instant, State, instant_path
 from model.timeline.modeldata import commit_body, table_spec, write_stat
 from model.timeline.run import check_timeline_run, simulate_timeline
-from tests.test_occ_hudi_writer import run_scripted
 
 BASE = "table"
 

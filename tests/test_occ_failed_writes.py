@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from occ_scripted import outcomes, run_scripted
+
 from model.config import Crash, ErrorRule, FaultPlan
 from model.history import Event
 from model.timeline.config import TimelineConfig, TimelineScenario
@@ -18,7 +20,6 @@ from model.timeline.layout import Instant, State
 from model.timeline.metadata import decode_instant_metadata
 from model.timeline.run import check_timeline_run, simulate_timeline
 from scenarios import timeline_loader
-from tests.test_occ_hudi_writer import outcomes, run_scripted
 
 
 def instant_of(e: Event) -> str:

@@ -42,6 +42,15 @@ pauses, cut-offs, crashes) are survived: every request's answer is checked; an a
 request failed is given up and retried as a new deltacommit (a compaction stays pending and is
 finished later); a create whose outcome is unknown (a lost reply turns the SDK's retry into a
 412) is resolved by reading the object back (:func:`~model.nbcc.sim_io.create_resolved`).
+
+Transactions: given a ``txn_log`` (a list), each deltacommit attempt and each compaction execution appends
+one record when it starts and fills it in as it goes.  A deltacommit (from its ``deltacommit`` invoke)
+reads nothing and writes rows: every row of every log file it sent (key, ordering value, record id, log
+version, position in the log); a compaction reads the rows it merged (per key the row its base file
+holds, with the deltacommit that wrote it) and writes no new value.  The outcome is ``ok``, ``fail`` or
+``info`` (a completed file whose creation was cut off); a record cut off by a crash has none.  No effect is
+added: :func:`run_table` appends the records to the history after the run (``txn`` events), every other
+event stays as it was.
 """
 
 from __future__ import annotations
@@ -167,7 +176,8 @@ class NbccWriter:
     """One writer: one deltacommit per batch, each appending logs to the batch's file groups."""
 
     def __init__(
-        self, plan: TablePlan, index: int, ctx: WriterContext, new_provider: Callable[[], StorageLockProvider]
+        self, plan: TablePlan, index: int, ctx: WriterContext,
+        new_provider: Callable[[], StorageLockProvider], txn_log: list[dict[str, Any]] | None = None,
     ) -> None:
         self.plan = plan
         self.index = index  # 1-based
@@ -179,6 +189,15 @@ class NbccWriter:
             plan.base, self.times, TableLoader(plan.base, plan.metadata_table), plan.heartbeat_expiry_ms
         )
         self.heartbeat: Heartbeat | None = None
+        self.txn_log = txn_log  # the transaction records (module docstring); None: none kept
+        self.txn: dict[str, Any] | None = None  # the record of the attempt under way
+
+    def _txn_end(self, outcome: str, reason: str | None = None) -> None:
+        """The attempt's outcome (a failure while its completed file was being created is ``info``)."""
+        txn, self.txn = self.txn, None
+        if txn is not None:
+            txn["outcome"] = "info" if outcome == "fail" and txn.pop("completing", False) else outcome
+            txn["reason"] = reason
 
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Its plan (a constant of the run), which writer it is, its incarnation, its time generator, cleaner
@@ -244,12 +263,14 @@ class NbccWriter:
             return (yield from self._deltacommit(b, batch, attempt))
         except Interrupted:  # the heartbeat lost the lock: give this attempt up
             yield Record("deltacommit", "fail", {"batch": b, "attempt": attempt, "reason": "lock lost"})
+            self._txn_end("fail", "lock lost")
             yield from self.times.end()
             yield from self._close_heartbeat()
             return "storage"
 
     def _fail(self, t: int, reason: str, **more: Any) -> Gen:
         yield Record("deltacommit", "fail", {"instant": format_instant(t), "reason": reason, **more})
+        self._txn_end("fail", reason)
         yield from self._close_heartbeat()
         return "injected" if reason == "injected" else "storage"
 
@@ -279,6 +300,10 @@ class NbccWriter:
             "invoke",
             {"instant": format_instant(t), "writer": self.ctx.node, "batch": b, "attempt": attempt},
         )
+        if self.txn_log is not None:
+            self.txn = {"process": self.ctx.node, "kind": "deltacommit", "instant": format_instant(t),
+                        "batch": b, "attempt": attempt, "rows": [], "outcome": None, "reason": None}
+            self.txn_log.append(self.txn)
         res: StoreResult = yield Put(inflight_key(self.base, t, "deltacommit"), b"")
         if not res.ok:
             return (yield from self._fail(t, f"inflight {res.outcome.name}"))
@@ -292,6 +317,8 @@ class NbccWriter:
                 "invoke",
                 {"instant": format_instant(t), "file": lf.name, "rows": [r.to_json() for r in rows]},
             )
+            if self.txn is not None:  # [key, ordering value, record id, log version, position]
+                self.txn["rows"].extend([r.key, r.ts, r.rid, lf.version, i] for i, r in enumerate(rows))
             res = yield Put(data_key(self.base, lf), encode_rows(rows))
             if not res.ok:
                 return (yield from self._fail(t, f"log write {res.outcome.name}"))
@@ -306,6 +333,8 @@ class NbccWriter:
         tc = yield from self.times.next("completion")
         yield Sleep(self.plan.commit_gap_ms)
         meta = deltacommit_metadata(self.plan.spec, self.ctx.node, b, attempt, written)
+        if self.txn is not None:
+            self.txn["completing"] = True
         done = yield from create_resolved(completed_key(self.base, t, tc, "deltacommit"), meta)
         if done:  # postCommit: the heartbeat stops and its file goes, before the lock is released
             yield from stop_heartbeat(self.base, self.heartbeat, delete=True)
@@ -322,6 +351,7 @@ class NbccWriter:
                 "logs": [lf.name for lf in written],
             },
         )
+        self._txn_end("ok")
         if self.plan.auto_clean:  # mayBeCleanAndArchive -> clean -> rollbackFailedWrites (LAZY)
             yield from self.cleaner.clean()
         return "committed"
@@ -335,7 +365,8 @@ class CompactionService:
     """Schedules compactions at the plan's slots while writers are in flight, and executes them."""
 
     def __init__(
-        self, plan: TablePlan, ctx: WriterContext, new_provider: Callable[[], StorageLockProvider]
+        self, plan: TablePlan, ctx: WriterContext, new_provider: Callable[[], StorageLockProvider],
+        txn_log: list[dict[str, Any]] | None = None,
     ) -> None:
         self.plan = plan
         self.ctx = ctx
@@ -343,6 +374,13 @@ class CompactionService:
         self.times = Times(plan.time_config, plan.base, new_provider)
         self.loader = TableLoader(plan.base, plan.metadata_table)
         self.rule = plan.nbcc_variant.slicing
+        self.txn_log = txn_log  # the transaction records (module docstring); None: none kept
+        self.txn: dict[str, Any] | None = None  # the record of the compaction under way
+
+    def _txn_end(self, outcome: str, reason: str | None = None) -> None:
+        txn, self.txn = self.txn, None
+        if txn is not None:
+            txn["outcome"], txn["reason"] = outcome, reason
 
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Its plan (a constant of the run), its incarnation, its time generator and table view."""
@@ -367,6 +405,7 @@ class CompactionService:
                 yield from self._schedule_and_run(slot)
             except Interrupted:
                 yield Record("compaction", "fail", {"reason": "lock lost"})
+                self._txn_end("info", "lock lost")  # its completed file may or may not exist
                 yield from self.times.end()
         yield Record("compactor-done", "info", {})
 
@@ -426,9 +465,14 @@ class CompactionService:
     def _execute(self, t_c: int, ops: list[PlanOp], fail_after: int | None, work_ms: int) -> Gen:
         """Write the plan's base files and complete it; on a failed request the plan stays pending."""
         instant = format_instant(t_c)
+        if self.txn_log is not None:
+            self.txn = {"process": self.ctx.node, "kind": "compaction", "instant": instant, "reads": {},
+                        "outcome": None, "reason": None}
+            self.txn_log.append(self.txn)
         res: StoreResult = yield Put(inflight_key(self.base, t_c, "compaction"), b"")
         if not res.ok:
             yield Record("compaction", "fail", {"instant": instant, "reason": f"inflight {res.outcome.name}"})
+            self._txn_end("fail", f"inflight {res.outcome.name}")
             return
         written: list[tuple[PlanOp, str]] = []
         for i, op in enumerate(ops):
@@ -442,8 +486,12 @@ class CompactionService:
                     yield Record(
                         "compaction", "fail", {"instant": instant, "reason": f"read {r.outcome.name}"}
                     )
+                    self._txn_end("fail", f"read {r.outcome.name}")
                     return
                 rows = merge_rows(decode_rows(r.body or b""), rows)
+            if self.txn is not None:  # key -> [ordering value, record id, deltacommit instant]
+                self.txn["reads"].update({k: [r.ts, r.rid, format_instant(r.commit)]
+                                          for k, r in rows.items()})
             bf = BaseFile(op.file_id, f"{i}-1-0", t_c)
             yield Record("write-base", "invoke", {"instant": instant, "file": bf.name, "logs": list(op.logs)})
             res = yield Put(data_key(self.base, bf), encode_rows(sorted(rows.values())))
@@ -451,6 +499,7 @@ class CompactionService:
                 yield Record(
                     "compaction", "fail", {"instant": instant, "reason": f"base write {res.outcome.name}"}
                 )
+                self._txn_end("fail", f"base write {res.outcome.name}")
                 return
             written.append((op, bf.name))
         if fail_after is not None:
@@ -459,6 +508,7 @@ class CompactionService:
                 "fail",
                 {"instant": instant, "reason": "injected", "bases_written": len(written)},
             )
+            self._txn_end("fail", "injected")
             return
         yield Sleep(work_ms)
         yield from self.times.begin()
@@ -471,15 +521,17 @@ class CompactionService:
         yield Record(
             "compaction", "ok" if done else "fail", {"instant": instant, "completion": format_instant(tc)}
         )
+        self._txn_end("ok" if done else "fail", None if done else "completed file not created")
 
 
 
 # ---- running it ------------------------------------------------------------------------------
 
 
-def writer_factory(plan: TablePlan) -> WriterFactory:
+def writer_factory(plan: TablePlan, txn_log: list[dict[str, Any]] | None = None) -> WriterFactory:
     """The simulated world's factory: writers on w1..wN, the compaction service on w{N+1}, the
-    snapshot reader (if the plan has one) on w{N+2}."""
+    snapshot reader (if the plan has one) on w{N+2}; ``txn_log`` collects the writers' and the
+    compaction service's transaction records (none when None)."""
 
     def make(ctx: WriterContext) -> Gen:
         if ctx.node == plan.reader_node:
@@ -488,16 +540,18 @@ def writer_factory(plan: TablePlan) -> WriterFactory:
             return StorageLockProvider(plan.lock_config(), ctx.new_id)
 
         if ctx.node == plan.compactor_node:
-            return CompactionService(plan, ctx, new_provider).run()
-        return NbccWriter(plan, int(ctx.node[1:]), ctx, new_provider).run()
+            return CompactionService(plan, ctx, new_provider, txn_log).run()
+        return NbccWriter(plan, int(ctx.node[1:]), ctx, new_provider, txn_log).run()
 
     return make
 
 
-def nbcc_workload(plan: TablePlan, scenario: Scenario) -> LockWorkload:
+def nbcc_workload(plan: TablePlan, scenario: Scenario,
+                  txn_log: list[dict[str, Any]] | None = None) -> LockWorkload:
     """NBCC writers and the compaction service of ``plan`` on the nodes of ``scenario`` (its own scenario,
-    or that scenario with its keys mapped under a prefix in the real world)."""
-    return LockWorkload(scenario, writer_factory(plan))
+    or that scenario with its keys mapped under a prefix in the real world); ``txn_log``: see
+    :func:`writer_factory`."""
+    return LockWorkload(scenario, writer_factory(plan, txn_log))
 
 
 @dataclass(frozen=True)
@@ -515,11 +569,17 @@ class SimRun:
 
 
 def run_table(plan: TablePlan, seed: int = 1, sink: Callable[[Event], None] | None = None) -> SimRun:
-    """Run ``plan`` in the simulated world with ``seed`` (network timing) and return the run."""
+    """Run ``plan`` in the simulated world with ``seed`` (network timing) and return the run; the
+    transaction records follow the run's ``run-end`` event (``txn`` events, as
+    :func:`model.timeline.run.record_txns` appends them)."""
     plan.validate()
     scenario = plan.scenario(seed)
-    world = SimWorld(scenario, seed, sink, workload=nbcc_workload(plan, scenario))
+    txn_log: list[dict[str, Any]] = []
+    world = SimWorld(scenario, seed, sink, workload=nbcc_workload(plan, scenario, txn_log))
     events = world.run()
+    for rec in txn_log:  # by the harness at the run's end, on the writer's node (every other event as it was)
+        world.kernel.record(str(rec["process"]), "nemesis", rec.get("outcome") or "info", "txn",
+                            {k: v for k, v in rec.items() if k != "completing"})
     store = world.store
     assert isinstance(store, ObjectStore)
     return SimRun(plan, seed, tuple(events), {k: o.body for k, o in store.objects.items()})

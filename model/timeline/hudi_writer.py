@@ -27,6 +27,17 @@ old file versions, archival) is listed in ``docs/fidelity.md``.
 
 History events: ``op`` invoke / ok / fail ``{reason}`` (as the specification's writer), ``conflict``,
 ``rollback`` invoke / ok / fail, ``delete`` ok ``{key}`` (a file this writer deleted), ``time``.
+
+Transactions: given a ``txn_log`` (a list), each operation of the ``commits`` workload appends one
+record when it is invoked and fills it in as it goes (:meth:`HudiWriter._txn_begin`): the instant, the
+snapshot (the last completed instant at ``preWrite``), every base file the index read (file group,
+path and records: the latest committed base file of each file group of the key's partition), where the
+key was found, the merge target (the file-group version it rewrites), what it wrote (file group, new
+path, key and value; ``None`` for a delete) and its outcome (``ok``, ``fail``, ``info``: a write whose
+completed file may exist, or an operation cut off by a crash is left ``None``).  A preloaded table adds
+one ``preload`` record.  The records add no effect, so a run's history is the same with or without
+them; ``model/timeline/run.py`` appends them to the history after the run
+(``model/checkers/txn_from_runs.py`` reads them).
 """
 
 from __future__ import annotations
@@ -55,6 +66,7 @@ from model.effects import (
     StoreResult,
 )
 from model.explorable import Keyer
+from model.sampling import draw
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
 from model.timeline.conflicts import (
@@ -88,7 +100,6 @@ from model.timeline.layout import (
 from model.timeline.metadata import encode_rollback_metadata, partition_metadata_text, properties_text
 from model.timeline.modeldata import commit_body, mutated_file_groups, table_spec, write_stat
 from model.timeline.timegen import TimeGenerator, release
-from model.workload import draw
 
 Gen = Generator[Effect, Any, Any]
 
@@ -132,6 +143,7 @@ class HudiWriter:
         lock: LockConfig,
         workload: WorkloadConfig,
         start_ms: int | None = None,
+        txn_log: list[dict[str, Any]] | None = None,
     ) -> None:
         self.node, self.rng, self.new_id, self.tl = node, rng, new_id, tl
         self.lock_config, self.base, self.workload = lock, lock.base_path, workload
@@ -147,6 +159,8 @@ class HudiWriter:
         self.heartbeat = Heartbeat(self.base, tl.heartbeat_ms) if self.policy == "lazy" else None
         self.locking = tl.cc == "optimistic"  # HoodieWriteConfig#isLockRequired (no provider set otherwise)
         self.partitions = [f"p{i}" for i in range(tl.partition_count)]
+        self.txn_log = txn_log  # the transaction records (module docstring); None: none kept
+        self.txn: dict[str, Any] | None = None  # the record of the operation under way
 
     def __explore_state__(self, k: Keyer) -> Hashable:
         """The writer's settings (the run's constants), its node, its counters and what it holds: the
@@ -189,6 +203,7 @@ class HudiWriter:
         """One operation; returns ``ok``, ``aborted`` or ``failed`` (the writer died in the commit phase)."""
         op = self._draw_op() if self.tl.workload == "commits" else {"kind": "times"}
         yield Record("op", "invoke", op)
+        self._txn_begin(op)
         try:
             if self.tl.workload == "commits":
                 result = yield from self._commit_op(op)
@@ -198,14 +213,40 @@ class HudiWriter:
             yield from self._end()
             yield from self._stop_heartbeat(delete_file=a.in_commit)
             yield Record("op", "fail", {**op, "reason": a.reason})
+            self._txn_end("fail", a.reason)
             return "aborted"
         except Interrupted:
             yield from self._end()
             yield from self._stop_heartbeat(delete_file=False)
             yield Record("op", "fail", {**op, "reason": "interrupted"})
+            self._txn_end("fail", "interrupted")
             return "aborted"
         yield Record("op", "ok" if result != "failed" else "info", {**op, "result": result})
+        self._txn_end("ok" if result != "failed" else "info", None if result != "failed" else "writer-failed")
         return result
+
+    # ---- transaction records (no effects: the history is the same without them) ----------------
+
+    def _txn_begin(self, op: dict[str, Any]) -> None:
+        """Start the operation's transaction record (``commits`` workload, a ``txn_log`` given)."""
+        if self.txn_log is None or self.tl.workload != "commits":
+            self.txn = None
+            return
+        self.txn = {"process": self.node, "writer": "hudi", "op": op["value"], "key": op["key"],
+                    "kind": op["kind"], "instant": None, "snapshot": None, "reads": [], "found": None,
+                    "target": None, "write": None, "completing": False, "outcome": None, "reason": None}
+        self.txn_log.append(self.txn)
+
+    def _txn_set(self, **fields: Any) -> None:
+        if self.txn is not None:
+            self.txn.update(fields)
+
+    def _txn_end(self, outcome: str, reason: str | None) -> None:
+        """The outcome: a failure after the completed file's create was sent and not refused is ``info``."""
+        txn, self.txn = self.txn, None
+        if txn is not None:
+            txn["outcome"] = "info" if outcome == "fail" and txn["completing"] else outcome
+            txn["reason"] = reason
 
     # ---- transactions (TransactionManager over LockManager: a provider per transaction) -----
 
@@ -260,6 +301,9 @@ class HudiWriter:
         """createImmutableFileInPath: create(path, overwrite=false)."""
         got: StoreResult = yield CreateIfAbsent(instant_path(self.base, self.layout, inst), body)
         if not got.ok:
+            if self.txn is not None and inst.action == "commit" and inst.is_completed:
+                # refused (412, no earlier attempt unanswered): not created; else it may exist
+                self.txn["completing"] = got.outcome.unknown or got.ambiguous
             raise _Abort(f"{inst.state}-{got.outcome.name.lower()}", in_commit=inst.is_completed)
 
     def _delete(self, key: str) -> Gen:
@@ -312,13 +356,16 @@ class HudiWriter:
             if entries is None:
                 raise _Abort("base-file-read-failed")
             groups.append((s, entries))
+        self._txn_set(reads=[{"fg": s.fg, "path": s.path, "entries": dict(e)} for s, e in groups])
         for s, entries in groups:
             if key in entries:
+                self._txn_set(found=s.path, target=s.path)
                 return s, s.file_id, dict(entries), ("delete" if op["kind"] == "delete" else "update")
         if op["kind"] == "delete":
             return None, None, {}, "delete-absent"
         small = small_file(groups, self.tl.small_file_limit)
         if small is not None:
+            self._txn_set(target=small.path)
             return small, small.file_id, dict(next(e for s, e in groups if s == small)), "insert"
         return None, new_file_id(self.new_id()), {}, "insert"
 
@@ -326,6 +373,7 @@ class HudiWriter:
         requested = yield from self._start_commit()
         listed = yield from self._list()  # preWrite
         last, pending = last_completed(listed), pending_instants(listed, requested.requested)
+        self._txn_set(instant=requested.id, snapshot=None if last is None else last.id)
         target, file_id, entries, kind = yield from self._tag(op, listed)
         inflight = Instant(requested.requested, "commit", State.INFLIGHT)
         yield from self._exists(requested, "requested-missing", in_commit=False)
@@ -339,6 +387,9 @@ class HudiWriter:
                 entries.pop(op["key"], None)
             else:
                 entries[op["key"]] = op["value"]
+            name = BaseFile(file_id, WRITE_TOKEN, requested.requested).name  # the path it writes
+            self._txn_set(write={"fg": f"{partition}/{file_id}", "path": f"{partition}/{name}",
+                                 "key": op["key"], "value": op["value"] if kind != "delete" else None})
             path = yield from self._write_base_file(partition, file_id, requested.requested, entries)
             merge = format_instant(target.instant) if target is not None else None
             value = op["value"] if kind != "delete" else None
@@ -396,6 +447,7 @@ class HudiWriter:
         data = commit_body(self.layout, self.spec, stats, model)
         completion_text = format_instant(completion) if completion is not None else None
         yield Record("write", "invoke", {"instant": requested.id, "completion": completion_text})
+        self._txn_set(completing=True)
         yield from self._create(done, data)
         yield from self._end()
         yield from self._stop_heartbeat(delete_file=True)  # postCommit / releaseResources
@@ -521,6 +573,7 @@ class HudiWriter:
         keys = self.tl.keys
         entries: dict[str, dict[str, str]] = {}
         prev: dict[str, int] = {}
+        versions: list[dict[str, Any]] = []
         for j in range(keys):
             key = f"k{j + 1}"
             partition = partition_of(key, self.tl.partition_count)
@@ -536,6 +589,9 @@ class HudiWriter:
             body = {"fg": f"{partition}/{file_id}", "time": instant, "salt": "", "entries": dict(part)}
             yield CreateIfAbsent(f"{self.base}/{path}", json.dumps(body, sort_keys=True).encode())
             merge = format_instant(prev[partition]) if partition in prev else None
+            before = [v["path"] for v in versions if v["fg"] == f"{partition}/{file_id}"]
+            versions.append({"fg": f"{partition}/{file_id}", "path": path, "key": key, "value": part[key],
+                             "target": before[-1] if before else None})
             model = {"fg": f"{partition}/{file_id}", "slice": path, "merge": merge,
                      "aux": {"key": key, "kind": "insert", "value": part[key]}}
             stats = {partition: [write_stat(partition, file_id, path, merge, len(part), "insert")]}
@@ -549,3 +605,6 @@ class HudiWriter:
             for _at, (inst, data) in enumerate(_over):  # the loop's position
                 yield CreateIfAbsent(instant_path(self.base, self.layout, inst), data)
             prev[partition] = instant
+        if self.txn_log is not None:  # one record of the table as preloaded (every writer adds the same)
+            self.txn_log.append({"process": self.node, "kind": "preload", "versions": versions,
+                                 "outcome": "ok"})

@@ -32,6 +32,12 @@ the part of the specification's auxiliary ``aux_kv_log``: the checkers read it f
 store's record of the write (:func:`instant_body`), which is why v8 commit metadata is written
 text-safe (:func:`model.timeline.metadata.encode_commit_metadata`).  History events: ``op``
 invoke / ok / fail ``{reason}``.
+
+Transactions: given a ``txn_log`` (a list), each operation of the ``commits`` workload appends one record
+when it is invoked and fills it in as it goes, as Hudi's writer does (``model/timeline/hudi_writer.py``):
+the instant, the file group the index named (``found``: its merge target's path when the key is in it),
+the merge target it read (file group, path, records), what it wrote (file group, path, key, value;
+``None`` for a delete) and its outcome.  No effect is added: the history is the same without them.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from model.effects import (
     StoreResult,
 )
 from model.explorable import Keyer
+from model.sampling import draw
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
 from model.timeline.instants import read_completed, write_instant
@@ -75,7 +82,6 @@ from model.timeline.metadata import (
 )
 from model.timeline.modeldata import model_body, table_spec
 from model.timeline.timegen import TimeGenerator, release
-from model.workload import draw
 
 Gen = Generator[Effect, Any, Any]
 
@@ -121,6 +127,7 @@ class CowWriter:
         lock: LockConfig,
         workload: WorkloadConfig,
         start_ms: int | None = None,
+        txn_log: list[dict[str, Any]] | None = None,
     ) -> None:
         self.node = node
         self.rng = rng
@@ -135,6 +142,8 @@ class CowWriter:
         self.ops = 0
         self.spec = table_spec(tl.layout)
         self.partitions: set[int] = set()  # partitions this process knows to exist
+        self.txn_log = txn_log  # the transaction records (module docstring); None: none kept
+        self.txn: dict[str, Any] | None = None  # the record of the operation under way
 
     def __explore_state__(self, k: Keyer) -> Hashable:
         """The writer's settings (the run's constants), its node, its counters and what it holds: its lock
@@ -175,6 +184,7 @@ class CowWriter:
         """One operation; returns ``ok``, ``aborted`` or ``failed`` (the writer died in the commit phase)."""
         op = self._draw_op() if self.tl.workload == "commits" else {"kind": "times"}
         yield Record("op", "invoke", op)
+        self._txn_begin(op)
         try:
             if self.tl.workload == "commits":
                 result = yield from self._commit_op(op)
@@ -183,13 +193,39 @@ class CowWriter:
         except _Abort as a:
             yield from self._release_all()
             yield Record("op", "fail", {**op, "reason": a.args[0]})
+            self._txn_end("fail", a.args[0])
             return "aborted"
         except Interrupted:
             yield from self._release_all()
             yield Record("op", "fail", {**op, "reason": "interrupted"})
+            self._txn_end("fail", "interrupted")
             return "aborted"
         yield Record("op", "ok" if result != "failed" else "info", {**op, **({"result": result})})
+        self._txn_end("ok" if result != "failed" else "info", None if result != "failed" else "writer-failed")
         return result
+
+    # ---- transaction records (no effects: the history is the same without them) ----------------
+
+    def _txn_begin(self, op: dict[str, Any]) -> None:
+        """Start the operation's transaction record (``commits`` workload, a ``txn_log`` given)."""
+        if self.txn_log is None or self.tl.workload != "commits":
+            self.txn = None
+            return
+        self.txn = {"process": self.node, "writer": "v5", "op": op["value"], "key": op["key"],
+                    "kind": op["kind"], "instant": None, "snapshot": None, "reads": [], "found": None,
+                    "target": None, "write": None, "completing": False, "outcome": None, "reason": None}
+        self.txn_log.append(self.txn)
+
+    def _txn_set(self, **fields: Any) -> None:
+        if self.txn is not None:
+            self.txn.update(fields)
+
+    def _txn_end(self, outcome: str, reason: str | None) -> None:
+        """The outcome: a failure after the completed file's write was sent and not refused is ``info``."""
+        txn, self.txn = self.txn, None
+        if txn is not None:
+            txn["outcome"] = "info" if outcome == "fail" and txn["completing"] else outcome
+            txn["reason"] = reason
 
     # ---- locks ---------------------------------------------------------------------------
 
@@ -234,6 +270,9 @@ class CowWriter:
             self.base, self.tl.layout, inst, body, self.tl.put_if_absent_on
         )
         if not result.ok:
+            if self.txn is not None and inst.state == State.COMPLETED:
+                # refused (412, no earlier attempt unanswered): not written; else it may exist
+                self.txn["completing"] = result.outcome.unknown or result.ambiguous
             raise _Abort(f"{inst.state}-{result.outcome.name.lower()}")
 
     def _new_instant_time(self) -> Gen:
@@ -289,6 +328,8 @@ class CowWriter:
         # the "write" pause trigger of the fault plan fires here: decided, not yet sent
         completion_text = format_instant(completion) if completion is not None else None
         yield Record("write", "invoke", {"instant": requested.id, "completion": completion_text})
+        if body:
+            self._txn_set(completing=True)
         yield from self._instant(done, data)
         yield from self._release_all()
         return "committed"
@@ -310,6 +351,7 @@ class CowWriter:
         tl, base = self.tl, self.base
         requested = yield from self._new_instant_time()
         yield from self._instant(requested, b"")
+        self._txn_set(instant=requested.id)
         # key lookup
         got: StoreResult = yield Read(index_key(base, op["key"]))
         if got.ok and got.body is not None:
@@ -336,6 +378,9 @@ class CowWriter:
             if not read.ok or read.body is None:
                 raise _Abort("merge-target-read-failed")
             entries = dict(json.loads(read.body)["entries"])
+            fg_name = f"{partition(fg)}/fg{fg}-0"
+            self._txn_set(reads=[{"fg": fg_name, "path": body["slice"], "entries": dict(entries)}],
+                          target=body["slice"], found=body["slice"] if op["key"] in entries else None)
         inflight = Instant(requested.requested, "commit", State.INFLIGHT, salt=requested.salt)
         yield from self._instant(inflight, b"")
         # the new file slice
@@ -348,6 +393,8 @@ class CowWriter:
             yield CreateIfAbsent(partition_metadata_key(base, partition(fg)), meta)
             self.partitions.add(fg)
         path = slice_path(fg, requested.id)
+        self._txn_set(write={"fg": f"{partition(fg)}/fg{fg}-0", "path": path, "key": op["key"],
+                             "value": op["value"] if kind != "delete" else None})
         yield from self._write(
             f"{base}/{path}",
             {"fg": fg, "time": requested.requested, "salt": requested.salt, "entries": entries},

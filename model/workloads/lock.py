@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Hashable
+from collections.abc import Generator, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,9 +12,13 @@ from model.effects import Effect
 from model.explorable import Keyer
 from model.kernel import WriterContext, WriterFactory
 from model.lockfile import LockData
+from model.register_writer import RegisterWriter
 from model.storage_lock import StorageLockProvider
-from model.workload import RegisterWriter
 from model.workloads import object_event
+
+# The lock writer's events that start a triggered pause of its node (``[[faults.pauses]] trigger``):
+# "acquired" when it holds the lock, "write" when it starts a write of the register.
+PAUSE_TRIGGERS: Mapping[tuple[str, str], str] = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,12 @@ class LockWorkload:
         start = sc.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
         return RegisterWriter(new_provider, sc.workload, ctx.rng, fenced=sc.lock.variant == "fenced",
                               start_ms=start).run()
+
+    @property
+    def pause_triggers(self) -> Mapping[tuple[str, str], str]:
+        """A pause triggered by ``acquired`` starts as the node's writer gets the lock, by ``write`` as it
+        starts a write of the register (:data:`PAUSE_TRIGGERS`)."""
+        return PAUSE_TRIGGERS
 
     def key_class(self, key: str) -> str:
         """``lock`` for the lock file, ``register`` for the guarded register, else ``other``."""
