@@ -39,8 +39,9 @@ from engines.rundir import write_atomic
 from model.config import ConfigError, Scenario
 from model.cow import CC, CowConfig, CowConfigError
 from model.explore import Bounds, ExploreResult, Found, Reductions, explore
-from model.explore.bounds import DEFAULT_KINDS, FAULT_KINDS, bounds_class
+from model.explore.bounds import DEFAULT_KINDS, FAULT_KINDS
 from model.explore.counterexample import Replayed, replay, replays_exactly, scenario_of, step_table
+from model.explore.protocols import bounds_class
 from model.nbcc.config import NbccScenario
 from model.protocols.explore import cow_result_json, explore_cow
 from model.timeline.config import TimelineScenario
@@ -290,7 +291,7 @@ def parse_bounds(args: argparse.Namespace, protocol: str) -> Bounds:
     if args.no_phases:
         kw["phases"] = False
     if getattr(args, "scenario", None) is not None:
-        if protocol != "lock":
+        if not cls.takes_base:
             raise ConfigError("--scenario", args.scenario, f"is not a bound of --protocol {protocol}")
         kw["base"] = loader.load(str(args.scenario))
     bounds = cls(**kw)
@@ -379,7 +380,7 @@ def run_bounds(args: argparse.Namespace, protocol: str, command: str = "hcc expl
     for label, found in ([("violation", res.found)] if res.found else []) + sorted(res.findings.items()):
         with steps.part(f"replay {label}"):
             replayed = replay(plan, found.path, reductions)
-            scenario = scenario_of(replayed, bounds.decisive_checkers() if protocol == "lock" else ())
+            scenario = scenario_of(replayed, bounds.decisive_checkers())
             exact = replays_exactly(scenario, replayed)
         shown.append((label, found, replayed, exact))
         if label == "violation":

@@ -6,7 +6,7 @@ symmetry and partial-order reduction covers them (``search.py``, ``statekey.py``
 violation comes back as a step table and a scenario the simulated world replays exactly
 (``counterexample.py``); iterative deepening over depth-bounded searches proves it shortest
 (``deepen.py``).  ``explore(config)`` (``api.py``) is the one entry point, with
-``config_from_dict`` for a TOML ``[explore]`` table (``bounds.py``); ``hcc explore-lock`` is the
+``config_from_dict`` for a TOML ``[explore]`` table (``protocols.py``); ``hcc explore-lock`` is the
 command.
 """
 
@@ -18,9 +18,9 @@ from model.explore.bounds import (
     Bounds,
     Plan,
     Reductions,
-    config_from_dict,
 )
 from model.explore.deepen import Deepening, deepen
+from model.explore.protocols import config_from_dict
 from model.explore.search import Choice, ExploreResult, Found
 
 __all__ = [

@@ -89,6 +89,8 @@ class Bounds:
     # a state is also when it is (the protocol compares clocks with absolute instants of its plan), so no
     # two states met at different times merge; else times are relative to now
     absolute_time: ClassVar[bool] = False
+    # a scenario may give the lock, storage and workload (``base``, ``hcc explore --scenario``)
+    takes_base: ClassVar[bool] = True
 
     variant: str = "hudi"
     writers: int = 2
@@ -323,6 +325,11 @@ class Bounds:
         _require(self.max_seconds is None or self.max_seconds > 0, "max_seconds", self.max_seconds,
                  "must be > 0")
 
+    def derived_json(self) -> dict[str, Any]:
+        """What :meth:`to_json` adds to the fields for this protocol: the lock's variant (a base scenario's,
+        when it has one)."""
+        return {"variant": self.lock().variant}
+
     def to_json(self) -> dict[str, Any]:
         """The configuration as plain data (what :func:`config_from_dict` reads back), with derived values."""
         out: dict[str, Any] = {}
@@ -332,8 +339,7 @@ class Bounds:
             v = getattr(self, f.name)
             out[f.name] = dataclasses.asdict(v) if isinstance(v, Reductions) else list(v) if isinstance(
                 v, tuple) else v
-        if self.protocol == "lock":
-            out["variant"] = self.lock().variant  # a base scenario's, when it has one
+        out.update(self.derived_json())
         out.update(protocol=self.protocol, tick_ms=self.tick(), liveness_ms=self.liveness_bound(),
                    pause_ms=list(self.pause_durations()), checkers=list(self.decisive_checkers()))
         return out
@@ -412,52 +418,3 @@ def _reductions(where: str, value: Any) -> Reductions:
         _require(isinstance(v, bool), f"{field_name}.{k}", v, "must be true or false")
     return Reductions(**{n: value.get(n, True) for n in names})
 
-
-PROTOCOLS = ("lock", "occ", "nbcc")
-
-
-def bounds_class(protocol: str, where: str = "protocol") -> type[Bounds]:
-    """The bounds of ``protocol``: the lock's (:class:`Bounds`), OCC's or NBCC's."""
-    _require(protocol in PROTOCOLS, where, protocol, f"must be one of {', '.join(PROTOCOLS)}")
-    if protocol == "occ":
-        from model.explore.occ import OccBounds  # they derive from this module's Bounds
-
-        return OccBounds
-    if protocol == "nbcc":
-        from model.explore.nbcc import NbccBounds
-
-        return NbccBounds
-    return Bounds
-
-
-def config_from_dict(data: dict[str, Any], where: str = "explore") -> Bounds:
-    """The explorer's configuration from plain data (e.g. a scenario file's ``[explore]`` table).
-
-    ``protocol`` (or ``model``) picks the bounds: ``lock`` (the default, :class:`Bounds`), ``occ``
-    (``model/explore/occ.py``) or ``nbcc`` (``model/explore/nbcc.py``); the other keys are its fields
-    (``variant``, ``writers``, ``faults``, ``fault_kinds``, ``skew_ms``, ``reductions`` ...; see there);
-    ``reductions`` is a list of the reductions switched on or a table of booleans.  A bad key or value
-    raises :class:`~model.config.ConfigError` naming ``where.key`` and the value.
-    """
-    _require(isinstance(data, dict), where or "explore", data, "must be a table")
-    data = dict(data)
-    named = [data.pop(k) for k in ("protocol", "model") if k in data]
-    _require(len(set(named)) <= 1, f"{where}.protocol" if where else "protocol", named, "must be given once")
-    cls = bounds_class(str(named[0]) if named else "lock", f"{where}.protocol" if where else "protocol")
-    hints = {f.name: str(f.type) for f in dataclasses.fields(cls) if f.name != "base"}
-    kw: dict[str, Any] = {}
-    for key, value in data.items():
-        if key == "reductions":
-            kw[key] = _reductions(where, value)
-            continue
-        _require(key in hints, f"{where}.{key}" if where else key, value,
-                 f"is not a setting of the explorer (one of {', '.join(sorted(hints))})")
-        kw[key] = _typed(where, key, value, hints[key])
-    bounds = cls(**kw)
-    try:
-        bounds.validate()
-    except ConfigError as e:
-        if where and not e.field.startswith(f"{where}."):
-            raise ConfigError(f"{where}.{e.field}", e.value, e.reason) from None
-        raise
-    return bounds

@@ -64,6 +64,7 @@ class NbccBounds(Bounds):
     # final store, which two runs through one state reach alike: a run is judged at its end
     judge_at_points: ClassVar[bool] = False
     checks_liveness: ClassVar[bool] = False
+    takes_base: ClassVar[bool] = False
     known_checkers: ClassVar[tuple[str, ...]] = ()
     absolute_time: ClassVar[bool] = True
 
@@ -203,6 +204,9 @@ class NbccBounds(Bounds):
         per = (self.hold_ms() + expiry + max(self.pause_ms or (0,))
                + self.compaction_ms * (self.compactions + 1))
         return 10 * (self.writers + 1) * per
+
+    def derived_json(self) -> dict[str, Any]:
+        return {}  # ``variant`` is a field (the lock's is the explorer's own)
 
     def describe(self) -> str:
         kinds = ",".join(self.fault_kinds) if self.faults else "-"

@@ -52,6 +52,7 @@ class OccBounds(Bounds):
 
     protocol: ClassVar[str] = "occ"
     checks_liveness: ClassVar[bool] = False
+    takes_base: ClassVar[bool] = False
     known_checkers: ClassVar[tuple[str, ...]] = TIMELINE_CHECKERS
 
     variant: str = "hudi"
@@ -119,6 +120,9 @@ class OccBounds(Bounds):
         the write job's work."""
         poll: int = self.lock().poll_ms
         return 2 * (self.max_skew_ms + poll) + self.work_ms + self.tick()
+
+    def derived_json(self) -> dict[str, Any]:
+        return {}  # ``variant`` is a field (the lock's is the explorer's own)
 
     def describe(self) -> str:
         lock = self.lock()
