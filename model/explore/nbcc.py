@@ -165,7 +165,9 @@ class NbccBounds(Bounds):
                             expect=scenario.expect, nbcc=config, faults=scenario.faults, plan_given=plan)
 
     def simulate(self, replay: Any) -> list[Event]:
-        return list(run_table(replay.plan(replay.seed), replay.seed).events)
+        """The simulated history, without the transaction records it appends after ``run-end`` (``txn``
+        events: the explored world keeps none, so they are no part of the run it replays)."""
+        return [e for e in run_table(replay.plan(replay.seed), replay.seed).events if e.f != "txn"]
 
     # ---- time ------------------------------------------------------------------------------------
 

@@ -110,7 +110,9 @@ class OccBounds(Bounds):
         return TimelineScenario(dataclasses.replace(scenario, checkers=()), self.timeline())
 
     def simulate(self, replay: Any) -> list[Event]:
-        return simulate_timeline(replay).events
+        """The simulated history, without the transaction records it appends after ``run-end`` (``txn``
+        events: the explored world keeps none, so they are no part of the run it replays)."""
+        return [e for e in simulate_timeline(replay).events if e.f != "txn"]
 
     def _constants(self) -> list[int]:
         return [*super()._constants(), self.max_skew_ms, self.heartbeat_ms]
