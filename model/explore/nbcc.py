@@ -228,7 +228,7 @@ class NbccBounds(Bounds):
         _require(self.heartbeat_ms >= 1000, "heartbeat_ms", self.heartbeat_ms,
                  "must be >= 1000 (HoodieHeartbeatClient refuses less than a second)")
         _require(self.skew_ms == 0, "skew_ms", self.skew_ms, "the NBCC plan runs every node on one clock")
-        _require(self.checkers is None, "checkers", self.checkers, "every NBCC check decides")
+        _require(not self.checkers, "checkers", self.checkers, "every NBCC check decides (none named)")
         _require(self.holds == 1, "holds", self.holds, "is the lock explorer's: give batches instead")
         self.table_plan().validate()
         _require(math.gcd(*self._constants()) > 0, "tick_ms", self.tick(), "must be > 0")
