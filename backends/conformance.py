@@ -93,7 +93,7 @@ class PropertyResult:
     passed: bool
     detail: str
     seconds: float = 0.0
-    verdict: lin.Verdict | None = None
+    verdict: lin.LinVerdict | None = None
     timeline: str | None = None
     timeouts: int = 0  # requests that waited out the client timeout
     timeout_seconds: float = 0.0  # the time they waited
@@ -403,21 +403,21 @@ class Suite:
         """Run ``rounds`` races of ``clients`` threads; check each round's history."""
         n = self.clients
         worst: str | None = None
-        failing: lin.Verdict | None = None
+        failing: lin.LinVerdict | None = None
         stats = {"ok": 0, "fail": 0, "info": 0}
         odd: dict[str, int] = {}
         for rnd in range(self.rounds):
             initial, key = setup(rnd)
             if key is None:
                 return PropertyResult(prop, False, f"round {rnd}: setup failed: {initial}")
-            events: list[lin.Event] = []
+            events: list[lin.OpEvent] = []
             t_start = time.monotonic_ns()
             ev_lock = threading.Lock()
             barrier = threading.Barrier(n)
             winners: list[int] = []
             unknown_bodies: set[bytes] = set()
 
-            def client(i: int, rnd: int = rnd, events: list[lin.Event] = events, t_start: int = t_start,
+            def client(i: int, rnd: int = rnd, events: list[lin.OpEvent] = events, t_start: int = t_start,
                        ev_lock: threading.Lock = ev_lock, barrier: threading.Barrier = barrier,
                        winners: list[int] = winners, unknown_bodies: set[bytes] = unknown_bodies) -> None:
                 effect, arg = make(rnd, i)
@@ -439,8 +439,8 @@ class Suite:
                 else:
                     typ = lin.INFO
                 with ev_lock:
-                    events.append(lin.Event(f"c{i}", lin.INVOKE, "cas", arg, (t0 - t_start) / 1e6))
-                    events.append(lin.Event(f"c{i}", typ, "cas", None, (t1 - t_start) / 1e6))
+                    events.append(lin.OpEvent(f"c{i}", lin.INVOKE, "cas", arg, (t0 - t_start) / 1e6))
+                    events.append(lin.OpEvent(f"c{i}", typ, "cas", None, (t1 - t_start) / 1e6))
                     if res.ok:
                         winners.append(i)
                     elif typ == lin.INFO:
@@ -460,8 +460,8 @@ class Suite:
             t_read = time.monotonic_ns()
             final = self.perform(b, Read(key))
             if final.outcome in (Outcome.OK, Outcome.NOT_FOUND):
-                events.append(lin.Event("final-read", lin.INVOKE, "read", None, (t_read - t_start) / 1e6))
-                events.append(lin.Event("final-read", lin.OK, "read", final.body if final.ok else None,
+                events.append(lin.OpEvent("final-read", lin.INVOKE, "read", None, (t_read - t_start) / 1e6))
+                events.append(lin.OpEvent("final-read", lin.OK, "read", final.body if final.ok else None,
                                         (time.monotonic_ns() - t_start) / 1e6))
             for e in events:
                 if e.type in stats:

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING
 from backends.launchers.process import HOST
 from model.config import Cutoff, Dist, ErrorRule
 from model.faults import FaultMatcher
-from model.workload import draw
+from model.sampling import draw
 
 if TYPE_CHECKING:  # h11 is imported where it is used: the command line loads this module without it
     import h11

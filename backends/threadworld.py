@@ -23,7 +23,7 @@ current or next wait, exactly as SimPy delivers ``simpy.Interrupt``.  A cause th
 ends the task (a cancel, a crash, the end of the run) reaching a task that is
 waiting is carried out by the interrupting thread itself, so that stopping an
 idle heartbeat costs no thread hand-off (as cancelling an idle scheduled task in
-Java does not); the cause a task survives (``INTERRUPT``) is left to a worker.
+Java does not); the cause a task survives (``THREAD_INTERRUPT``) is left to a worker.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Any
 
 from model.clock import EPOCH_MS
 from model.effects import StorageEffect, StoreResult
-from model.kernel import INTERRUPT, Node
+from model.kernel import THREAD_INTERRUPT, Node
 
 Gen = Generator[Any, Any, Any]
 
@@ -196,8 +196,8 @@ class Handle:
     def interrupt(self, cause: Any = None) -> None:
         """Deliver ``cause`` as an :class:`Interruption` at the generator's current or next wait.
 
-        A cause that ends a kernel task (any but ``INTERRUPT``) reaching a parked generator is thrown
-        in at once on the calling thread, as cancelling an idle scheduled task is immediate in Java:
+        A cause that ends a kernel task (any but ``THREAD_INTERRUPT``) reaching a parked generator is
+        thrown in at once on the calling thread, as cancelling an idle scheduled task is immediate in Java:
         the task's end does not wait for a thread to wake up.  A generator in the middle of a step
         (e.g. sending a storage request) gets it at its next wait; one that is not stepped here is
         woken (a sleeper handed to a worker) at once, or, when the caller is itself taking a step,
@@ -208,7 +208,7 @@ class Handle:
         timer = world.timer
         timer.add_cause(self, cause)
         stepped = False
-        if cause != INTERRUPT and self.run.acquire(blocking=False):
+        if cause != THREAD_INTERRUPT and self.run.acquire(blocking=False):
             try:
                 if self.parked and self.causes:
                     stepped, took = True, timer.take(self)

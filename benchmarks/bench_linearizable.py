@@ -41,7 +41,7 @@ from pathlib import Path
 
 from model.checkers.jepsen_log import parse_etcd_log, parse_kv_log
 from model.checkers.lin_models import KVModel, Model, Operation, RegisterModel
-from model.checkers.linearizable import Verdict, check_operations, pair
+from model.checkers.linearizable import LinVerdict, check_operations, pair
 
 GOAL_VERDICT_RATIO = 3.0
 GOAL_COUNTEREXAMPLE_RATIO = 2.0
@@ -83,7 +83,7 @@ class Case:
     ops: list[Operation]
     unknown: int = 0
     times: dict[str, list[float]] = field(default_factory=dict)
-    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    verdicts: dict[str, LinVerdict] = field(default_factory=dict)
 
 
 def load_cases(co: Checkout) -> tuple[list[Case], list[Case]]:

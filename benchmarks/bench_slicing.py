@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from model.nbcc.completion_times import Timeline  # noqa: E402
 from model.nbcc.slicing import FileGroupFiles, Rule, build_file_slices  # noqa: E402
-from model.nbcc.timeline import Timeline  # noqa: E402
 from model.timeline.layout import BaseFile, Instant, LogFile, State  # noqa: E402  # noqa: E402
 
 

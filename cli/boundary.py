@@ -63,7 +63,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Bisect, print the probes, the boundary, its evidence and (for pauses) the hand derivation."""
-    from engines.local import TaskFailed, WorkersFailed, open_engine
+    from engines.local import TaskFailed, WorkersFailed
+    from engines.sweep_engines import open_engine
 
     lo, hi = parse_range(args.range_)
     if args.seeds < 1:

@@ -19,8 +19,8 @@ import sys
 from typing import Any
 
 from cli.options import add_json
-from engines.explorer import cow_result_json, explore_cow
 from model.cow import CC, CowConfig, CowConfigError
+from model.protocols.explore import cow_result_json, explore_cow
 
 _YES = {"yes": True, "y": True, "true": True, "1": True, "no": False, "n": False, "false": False, "0": False}
 _CC = {"none": CC.NONE, "0": CC.NONE, "optimistic": CC.OPTIMISTIC, "occ": CC.OPTIMISTIC, "1": CC.OPTIMISTIC,

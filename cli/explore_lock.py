@@ -5,7 +5,7 @@ plus the bounds (``--holds``, ``--validity-s``, ``--renew-s``, ``--steps``, ``--
 reductions (``--no-hashing``, ``--no-symmetry``, ``--no-por``).
 
 It runs the lock provider and the register workload themselves (``model/storage_lock.py``,
-``model/workload.py``) through the runtime kernel, in a world where a scheduler takes every
+``model/register_writer.py``) through the runtime kernel, in a world where a scheduler takes every
 decision (``model/explore_lock``), and judges each history with the simulation's checkers plus
 bounded liveness.  A violation comes with a shortest counterexample: a step table, and with
 ``--out FILE`` a scenario TOML that ``hcc run FILE`` replays exactly in simulation (then

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from backends.secrets import redact
-from engines.lifecycle import EXIT_CODES, INTERRUPTS, signal_name, signals_as_exceptions
+from engines.lifecycle import EXIT_CODES, STOP_SIGNALS, signal_name, signals_as_exceptions
 from model.config import ConfigError
 
 # What a user does -> the modules of its commands.  Each module has register(subparsers) and
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (hcc list | head): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except INTERRUPTS as e:
+    except STOP_SIGNALS as e:
         name = signal_name(e) or "SIGINT"
         print(f"hcc: interrupted by {name}; servers stopped", file=sys.stderr)
         return EXIT_CODES[name]

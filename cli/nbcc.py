@@ -35,11 +35,12 @@ from typing import Any
 
 from backends.hudi_table_source import load_table
 from cli.options import add_json, add_out
-from engines.rundir import TABLE, execute_entry, prepare_out
+from engines.rundir import execute_entry, prepare_out
 from model.config import ConfigError, FaultPlan
 from model.nbcc.config import NbccConfig, NbccScenario
 from model.nbcc.sim_checks import rel
 from model.nbcc.variants import RULE_REPLACEMENTS, VARIANTS
+from model.run_format import TABLE
 from model.timeline.timegen import GENERATORS
 from scenarios.catalogue import Entry
 from scenarios.loader import build

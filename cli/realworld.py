@@ -39,19 +39,12 @@ from backends.realworld import ServerDied, Unreachable, map_scenario_keys, read_
 from backends.secrets import redact, redact_url
 from cli.options import add_backend, add_json, add_out, add_quiet, add_set
 from engines.progress import Progress, Steps
-from engines.rundir import (
-    HISTORY,
-    SCENARIO,
-    finish_run,
-    keep_lock_table,
-    marks_interrupted,
-    prepare_out,
-    write_atomic,
-)
+from engines.rundir import finish_run, history_sink, keep_lock_table, prepare_out, write_atomic
 from model.checkers.lock_run import check_lock_history
 from model.config import ConfigError, Dist
-from model.history import Event
 from model.metrics import lock_metrics
+from model.protocols import plugin
+from model.run_format import HISTORY, SCENARIO, RunHead, verdict_file
 from scenarios import loader
 
 
@@ -102,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     write_atomic(out / SCENARIO, loader.to_toml(map_scenario_keys(scenario, args.prefix)))
     error: str | None = None
     objects: dict[str, bytes] = {}
-    head = {"scenario": scenario.name, "seed": seed, "world": "real", "backend": backend,
-            "expect": scenario.expect}
+    head: RunHead = {"scenario": scenario.name, "protocol": "lock", "world": "real", "seed": seed,
+                     "expect": scenario.expect, "models": plugin("lock").models(scenario), "backend": backend}
     steps = Steps(f"hcc realworld {scenario.name} on {backend}", quiet=args.quiet)
     bar: list[Progress | None] = []
 
@@ -114,12 +107,7 @@ def run(args: argparse.Namespace) -> int:
         if bar[0] is not None:
             bar[0].update(min(total, now_ms // 1000))
 
-    with marks_interrupted(out, head), open(out / HISTORY, "w") as history:
-
-        def sink(event: Event) -> None:
-            history.write(event.to_json() + "\n")
-            history.flush()
-
+    with history_sink(out, head) as sink:
         try:
             with contextlib.ExitStack() as stack:
                 with steps.part(f"start {backend}"):
@@ -134,10 +122,11 @@ def run(args: argparse.Namespace) -> int:
             reason = redact(str(e))
             print(f"hcc realworld: backend {backend} did not start: {reason}; nothing ran ({out})",
                   file=sys.stderr)
-            not_started: dict[str, Any] = {
-                **head, "protocol": "lock", "verdict": "not-started", "error": reason,
-                "matches_expectation": False, "events": 0, "violations": [], "findings": [], "out": str(out)}
-            finish_run(out, not_started, report=False)
+            not_started = verdict_file(head, {"verdict": "not-started", "violations": [], "findings": []},
+                                       matches=False, out=str(out))
+            not_started["error"] = reason
+            not_started["events"] = 0
+            finish_run(out, not_started, lock_metrics([]), report=False)
             return 2
         except ServerDied as e:
             error, events, actions = redact(str(e)), e.events, {}
@@ -147,11 +136,13 @@ def run(args: argparse.Namespace) -> int:
         metrics = lock_metrics(events)
         found, audit = keep_lock_table(out, objects, map_scenario_keys(scenario, args.prefix).lock.base_path,
                                        verdict)
-    summary = {**head, "protocol": "lock",
-               "matches_expectation": error is None and verdict.verdict == scenario.expect,
-               "error": error, "proxy": actions, "out": str(out), **found, "audit": audit,
-               "timings": dict(steps.seconds)}
-    finish_run(out, {**summary, "metrics": metrics}, report=False)
+    summary = verdict_file(head, found, matches=error is None and verdict.verdict == scenario.expect,
+                           out=str(out))
+    summary["error"] = error
+    summary["proxy"] = actions
+    summary["audit"] = audit
+    summary["timings"] = dict(steps.seconds)
+    finish_run(out, summary, metrics)
     if args.json:
         print(json.dumps({**summary, "metrics": metrics}, sort_keys=True))
     else:

@@ -1,13 +1,15 @@
 """``hcc replay RUN_DIR --backend NAME``: re-run a simulated run step by step against a real backend.
 
-RUN_DIR is a simulated run's directory (``hcc run NAME --out RUN_DIR``): its
+RUN_DIR is a simulated lock run's directory (``hcc run NAME --out RUN_DIR``): its
 ``scenario.toml`` and the seed in ``verdict.json`` re-create the run; every
 storage request that reaches the store goes to the model's store and to the
 backend, the protocol gets the backend's answer, and each step records whether
 the backend answered as the model did (see ``backends/replay.py``).  Time is
 virtual, so long pauses cost nothing.  Output goes to
-``RUN_DIR/replay-<backend>/`` (or ``--out``): ``history.jsonl`` (streamed),
-``steps.jsonl`` and ``verdict.json``.
+``RUN_DIR/replay-<backend>/`` (or ``--out``), a run directory of its own (world
+``replay``): ``history.jsonl`` (streamed), ``scenario.toml``, ``steps.jsonl``,
+``verdict.json`` (with the steps that agreed and the original verdict),
+``metrics.json`` and the report.
 
 Exit status: 0 every step agreed and the verdict is the original's, 1
 otherwise (or the server could not start), 2 bad input.
@@ -26,19 +28,12 @@ from backends.launchers.process import LaunchError, Unavailable
 from backends.replay import replay
 from backends.secrets import redact, redact_url
 from cli.options import add_backend, add_json, add_out
-from engines.rundir import (
-    HISTORY,
-    SCENARIO,
-    VERDICT,
-    claim_out,
-    fresh_dir,
-    marks_interrupted,
-    slug,
-    write_atomic,
-    write_json,
-)
+from engines.rundir import claim_out, finish_run, fresh_dir, history_sink, slug, with_audit, write_atomic
 from model.config import ConfigError
 from model.history import Event, loads
+from model.metrics import lock_metrics
+from model.protocols import plugin
+from model.run_format import HISTORY, SCENARIO, STEPS, VERDICT, RunHead, verdict_file
 from scenarios import loader
 
 
@@ -89,26 +84,31 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     else:
         out = fresh_dir(run_dir / f"replay-{slug(args.backend)}")
+    head: RunHead = {"scenario": scenario.name, "protocol": "lock", "world": "replay", "seed": seed,
+                     "expect": scenario.expect, "models": plugin("lock").models(scenario), "backend": name}
+    write_atomic(out / SCENARIO, loader.to_toml(scenario))
     try:
-        with marks_interrupted(out, {"scenario": scenario.name, "seed": seed, "backend": name}), \
-                registry.open_endpoint(args.backend) as ep, \
-                ep.backend(args.prefix, client=args.client, timeout_s=10) as backend, \
-                open(out / HISTORY, "w") as history:
+        with history_sink(out, head) as sink, registry.open_endpoint(args.backend) as ep, \
+                ep.backend(args.prefix, client=args.client, timeout_s=10) as backend:
             backend.ensure_container()
-
-            def sink(event: Event) -> None:
-                history.write(event.to_json() + "\n")
-                history.flush()
-
             report = replay(scenario, seed, backend, backend_name=name, original=original,
                             original_verdict=original_verdict, sink=sink)
     except (Unavailable, LaunchError) as e:
         print(f"hcc replay: {name} did not start: {redact(str(e))}", file=sys.stderr)
         return 1
-    write_atomic(out / "steps.jsonl", "".join(json.dumps(s.to_dict(), sort_keys=True) + "\n"
-                                              for s in report.steps))
-    summary = {**report.summary(), "run_dir": str(run_dir), "out": str(out)}
-    write_json(out / VERDICT, summary)
+    write_atomic(out / STEPS, "".join(json.dumps(s.to_dict(), sort_keys=True) + "\n" for s in report.steps))
+    summary = verdict_file(head, with_audit(report.verdict),
+                           matches=report.verdict.verdict == scenario.expect, out=str(out))
+    first = next((s for s in report.steps if not s.agree), None)
+    summary["run_dir"] = str(run_dir)
+    summary["steps"] = len(report.steps)
+    summary["agreed"] = report.agreed
+    summary["first_disagreement"] = first.to_dict() if first else None
+    summary["original_verdict"] = report.original_verdict
+    summary["same_verdict"] = report.same_verdict
+    summary["version_notes"] = len(report.version_notes)
+    summary["schedule_divergence"] = report.schedule_divergence
+    finish_run(out, summary, lock_metrics(report.events))
     ok = report.all_agree and report.same_verdict
     if args.json:
         print(json.dumps(summary, sort_keys=True))

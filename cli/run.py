@@ -44,24 +44,16 @@ def _print_one(result: RunResult) -> None:
 
 
 def _run_spark(entry: Entry, seed: int, out: Path | None, args: argparse.Namespace) -> dict[str, Any]:
-    """A ``world = "spark"`` entry: Spark tasks are the writers, against a launched server."""
-    from cli.contention import print_spark_commits, print_spark_world
+    """A ``world = "spark"`` entry: Spark tasks are the writers, against a launched server (the
+    protocol's Spark world, ``engines/spark_worlds.py``)."""
+    from engines.spark_worlds import SPARK_WORLDS, SparkRequest
 
-    if entry.protocol == "occ":
-        from engines.contention_commits import run_spark_commits
-
-        summary = run_spark_commits("occ", args.scenario or entry.name, entry.config.scenario.backend,
-                                    entry.config.scenario.duration_ms, seed=seed, out=out,
-                                    overrides=args.set or [])
-        if not args.json:
-            print_spark_commits(summary)
-        return summary
-    from engines.contention import run_spark_world
-
-    config = entry.config
-    summary = run_spark_world(config, config.backend, config.duration_ms, seed=seed, out=out)
+    world = SPARK_WORLDS.get(entry.protocol)
+    if world is None:
+        raise ConfigError("world", "spark", f"protocol {entry.protocol} has no Spark world")
+    summary = world.run(entry, SparkRequest(seed=seed, out=out))
     if not args.json:
-        print_spark_world(summary)
+        print("\n".join(world.describe(summary)))
     return summary
 
 

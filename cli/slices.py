@@ -29,9 +29,9 @@ from typing import Any
 from backends.hudi_table_source import open_table
 from cli.options import add_json
 from cli.slice_rows import print_rows, slice_rows
+from model.nbcc.completion_times import ArchivedInstantError
 from model.nbcc.filegroup import build_group
 from model.nbcc.slicing import HUDI_RULES, FileSlice, Rule
-from model.nbcc.timeline import ArchivedInstantError
 from model.nbcc.variants import VARIANTS, variant
 from model.timeline.layout import format_instant, parse_instant
 

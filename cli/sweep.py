@@ -52,7 +52,8 @@ def _fmt(value: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     """Load the grid, run it on the chosen engine, write the outputs and print the per-cell summary."""
     from engines import cells
-    from engines.local import TaskFailed, WorkersFailed, open_engine
+    from engines.local import TaskFailed, WorkersFailed
+    from engines.sweep_engines import open_engine
     from scenarios import grid
 
     g = grid.load(args.grid)

@@ -12,8 +12,9 @@ Spark runs every writer at once only if it has a core per writer: ``local[M]`` o
 
 Other protocols (timeline commits under OCC, NBCC deltacommits and compaction: see
 :mod:`engines.contention_commits`) ship their protocol's name and run configuration with each
-task, which builds the protocol's workload plug-in (``model.workloads.plugins``) inside the task,
-and go through the same :func:`run_tasks`.
+task, which builds the protocol's workload plug-in (``model/protocols``) inside the task,
+and go through the same :func:`run_tasks`.  :mod:`engines.spark_worlds` runs each protocol this way
+and writes its run directory.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.history import Event
-from model.metrics import lock_metrics
+from model.metrics import LockMetrics, lock_metrics
 
 START_MARGIN_S = 5.0  # the shared start lies this far in the future, so every task is ready by then
 
@@ -48,7 +49,7 @@ class WriterTask:
     seed: int
     start_epoch: float
     log_dir: str
-    protocol: str = "lock"  # whose workload plug-in the task builds (model.workloads.plugins)
+    protocol: str = "lock"  # whose workload plug-in the task builds (model/protocols)
     run_config: Any = None  # that plug-in's run configuration (occ: TimelineScenario; nbcc: TablePlan)
 
 
@@ -58,7 +59,7 @@ class ContentionResult:
     backend: str
     events: list[Event]
     verdict: Verdict
-    metrics: dict[str, Any]
+    metrics: LockMetrics
     objects: dict[str, bytes] = dataclasses.field(default_factory=dict)  # the prefix's final store
     prefix: str = ""
 
@@ -79,9 +80,9 @@ def endpoint_url(ep: Any) -> str:
 def run_writer(task: WriterTask) -> list[Event]:
     """The body of one Spark task: run one node against the backend until the duration is over."""
     from backends.realworld import run_node
-    from model.workloads.plugins import PLUGINS
+    from model.protocols import plugin as protocol
 
-    plugin = PLUGINS[task.protocol]
+    plugin = protocol(task.protocol)
     return run_node(task.scenario, task.node, task.url, prefix=task.prefix, duration_ms=task.duration_ms,
                     seed=task.seed, start_epoch=task.start_epoch, log_dir=Path(task.log_dir) / task.node,
                     workload_for=lambda scenario: plugin.workload(task.run_config, scenario))
@@ -168,54 +169,3 @@ def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms
     run_scenario = dataclasses.replace(scenario, duration_ms=duration_ms)
     return ContentionResult(run_scenario, backend, events, check_lock_history(events, scenario.checkers),
                             lock_metrics(events), ran.objects, ran.prefix)
-
-
-def run_spark_world(scenario: Scenario, backend: str, duration_ms: int, *, master: str | None = None,
-                    seed: int | None = None, out: Path | None = None) -> dict[str, Any]:
-    """Run a scenario's writers as Spark tasks against ``backend``; write the run dir; return its summary.
-
-    This is ``hcc contention`` and ``hcc run`` of a scenario with ``world = "spark"``.
-    """
-    from backends.realworld import map_scenario_keys
-    from engines.contention import run_contention
-    from engines.rundir import (
-        HISTORY,
-        SCENARIO,
-        finish_run,
-        keep_lock_table,
-        marks_interrupted,
-        new_run_dir,
-        write_atomic,
-    )
-    from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
-    from scenarios import loader
-
-    if duration_ms <= 0:
-        raise ConfigError("--duration-ms", duration_ms, "must be > 0")
-    writers = scenario.workload.writers
-    seed = scenario.seed if seed is None else seed  # the run directory records the seed that ran
-    try:
-        session = start_for_tasks(master, writers)
-    except SparkUnavailable as e:
-        raise ConfigError("--master", master, str(e)) from e
-    out = out or new_run_dir(f"{scenario.name}-{backend}", seed)
-    head = {"scenario": scenario.name, "backend": backend, "expect": scenario.expect, "seed": seed,
-            "writers": writers, "duration_ms": duration_ms}
-    try:
-        engine = SparkEngine(session=session)
-        with marks_interrupted(out, head):
-            result = run_contention(scenario, backend, engine, seed=seed, duration_ms=duration_ms,
-                                    log_dir=out / "logs")
-    finally:
-        session.stop()
-    write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
-    write_atomic(out / SCENARIO, loader.to_toml(result.scenario))
-    # the table the run left under its prefix, and what Hudi's audit validator sees of it (as hcc realworld)
-    found, audit = keep_lock_table(out, result.objects,
-                                   map_scenario_keys(scenario, result.prefix).lock.base_path, result.verdict)
-    summary = {"scenario": scenario.name, "protocol": "lock", "backend": backend, "expect": scenario.expect,
-               "matches_expectation": result.verdict.verdict == scenario.expect, "seed": seed,
-               "writers": writers, "duration_ms": duration_ms, "out": str(out),
-               **found, "audit": audit, "metrics": result.metrics}
-    finish_run(out, summary)  # every contention run of the lock gets its report
-    return summary

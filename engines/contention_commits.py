@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,43 +41,45 @@ from model.checkers.verdict import Verdict
 from model.clock import EPOCH_MS
 from model.config import ConfigError
 from model.history import Event
-from model.metrics import jain_index, percentile
+from model.metrics import jain_index, percentiles
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_table import BatchPlan, CompactionSlot, TablePlan, WriterPlan
+from model.nbcc.variants import variant
+from model.protocols.nbcc import NbccMetrics
+from model.protocols.nbcc import nbcc_metrics as table_metrics
+from model.protocols.occ import OccMetrics
+from model.protocols.occ import occ_metrics as occ_counts
 from model.timeline.config import TimelineScenario
 from model.timeline.run import check_timeline_run
-from model.workloads.plugins import occ_metrics as occ_counts
-
-WORKLOADS = ("lock", "occ", "nbcc")
 
 
 @dataclass(frozen=True)
 class CommitsResult:
-    """A finished commit-contention run: its history, the checkers' verdict and the metrics."""
+    """A finished commit-contention run: its history, the checkers' verdict and the metrics, the final store
+    with the table under ``table_prefix``, and what ran (``config``: OCC's timeline scenario with its keys
+    under the run's prefix, NBCC's plan)."""
 
     workload: str
     name: str
     backend: str
     events: list[Event]
     verdict: Verdict
-    metrics: dict[str, Any]
+    metrics: Mapping[str, Any]
+    objects: dict[str, bytes] = field(default_factory=dict)
+    table_prefix: str = ""
+    config: Any = None
 
 
 def _per_writer(writers: list[str], counts: dict[str, int]) -> dict[str, int]:
     return {w: counts.get(w, 0) for w in writers}
 
 
-def _percentiles(values: list[int]) -> dict[str, int | None]:
-    """Nearest-rank percentiles, as every metric of the harness (``model.metrics.percentile``)."""
-    return {"p50": percentile(values, 50), "p90": percentile(values, 90), "p99": percentile(values, 99),
-            "p100": max(values) if values else None}
-
-
 # ---- OCC: copy-on-write commits of a timeline scenario --------------------------------------------
 
 
-def occ_metrics(events: list[Event], writers: list[str], duration_ms: int) -> dict[str, Any]:
-    """Commits, OCC conflicts (aborts), aborts by reason and per commit, throughput, per-writer fairness."""
+def occ_metrics(events: list[Event], writers: list[str], duration_ms: int) -> OccMetrics:
+    """The simulated run's metrics (:func:`model.protocols.occ.occ_metrics`) and, per writer in real time:
+    commits, OCC conflicts (aborts), aborts, throughput, fairness, commit latency."""
     base = occ_counts(events)
     commits: dict[str, int] = {}
     aborts: dict[str, int] = {}
@@ -94,26 +97,21 @@ def occ_metrics(events: list[Event], writers: list[str], duration_ms: int) -> di
                 aborts[e.process] = aborts.get(e.process, 0) + 1
                 if e.value.get("reason") == "occ-conflict":
                     conflicts[e.process] = conflicts.get(e.process, 0) + 1
-    n_commits, n_aborts = sum(commits.values()), sum(aborts.values())
-    reasons: dict[str, int] = base["abort_reasons"]
+    n_commits = sum(commits.values())
+    reasons = base["abort_reasons"]
     return {
+        **base,
         "workload": "occ",
         "writers": writers,
         "duration_ms": duration_ms,
-        "commits": n_commits,
         "commits_per_s": round(n_commits / max(duration_ms, 1) * 1000, 3),
         "commits_per_writer": _per_writer(writers, commits),
         "fairness_jain": jain_index([commits.get(w, 0) for w in writers]),
         "conflicts": sum(conflicts.values()),
         "conflicts_per_writer": _per_writer(writers, conflicts),
-        "aborts": n_aborts,
         "aborts_per_writer": _per_writer(writers, aborts),
-        "aborts_per_commit": round(n_aborts / n_commits, 3) if n_commits else None,
-        "abort_reasons": reasons,
         "put_if_absent_collisions": sum(n for r, n in reasons.items() if r.endswith("precondition_failed")),
-        "commit_latency_ms": _percentiles(commit_ms),
-        "ops": base["ops"],
-        "time_generations": base["time_generations"],
+        "commit_latency_ms": percentiles(commit_ms),
     }
 
 
@@ -135,11 +133,13 @@ def run_occ(ts: TimelineScenario, backend: str, engine: Any, *, duration_ms: int
         return [WriterTask(scenario, n, url, prefix, duration_ms, seed, start, str(log_dir), "occ", mapped[0])
                 for n in nodes]
 
-    run = run_tasks(backend, engine, len(nodes), make_tasks, label=f"occ {ts.name} on {backend}")
+    run = run_tasks(backend, engine, len(nodes), make_tasks, read_back=True,
+                    label=f"occ {ts.name} on {backend}")
     verdict = check_timeline_run(mapped[0], run.events)
-    metrics = {**occ_metrics(run.events, nodes, duration_ms), "cc": ts.timeline.cc,
-               "variant": ts.timeline.variant, "models": ts.models()}
-    return CommitsResult("occ", ts.name, backend, run.events, verdict, metrics)
+    metrics: OccMetrics = {**occ_metrics(run.events, nodes, duration_ms), "cc": ts.timeline.cc,
+                           "variant": ts.timeline.variant, "models": ts.models()}
+    return CommitsResult("occ", ts.name, backend, run.events, verdict, metrics, run.objects,
+                         mapped[0].base_path + "/", mapped[0])
 
 
 # ---- NBCC: deltacommits of a merge-on-read table, and the compaction service ------------------------
@@ -154,6 +154,7 @@ class NbccSettings:
     keys: int = 8
     compaction_every_ms: int = 3_000
     time_generator: str = "skew-adjusting"
+    variant: str = "hudi"  # whose slicing and defaults run (model/nbcc/variants.py)
     seed: int = 1
 
     def validate(self) -> None:
@@ -185,13 +186,16 @@ def nbcc_plan(s: NbccSettings, duration_ms: int, start_epoch: float, base: str) 
     every = s.compaction_every_ms
     slots = tuple(CompactionSlot(shift + at, work_ms=50) for at in range(every, duration_ms - 500, every)) \
         if every > 0 else ()
-    plan = TablePlan(writers, slots, s.buckets, s.time_generator, duration_ms=duration_ms, base=base)
+    plan = TablePlan(writers, slots, s.buckets, s.time_generator, duration_ms=duration_ms, base=base,
+                     variant=s.variant)
     plan.validate()
     return plan
 
 
-def nbcc_metrics(events: list[Event], writers: list[str], compactor: str, duration_ms: int) -> dict[str, Any]:
-    """Deltacommits per second and per writer, aborts (~0 under NBCC), lock timeouts, compactions."""
+def nbcc_metrics(events: list[Event], writers: list[str], compactor: str, duration_ms: int,
+                 table: NbccMetrics) -> NbccMetrics:
+    """The final table's counts (``table``: :func:`model.protocols.nbcc.nbcc_metrics`) and, in real time:
+    deltacommits per second and per writer, aborts (~0 under NBCC), lock timeouts, compaction outcomes."""
     commits: dict[str, int] = {}
     aborts: dict[str, int] = {}
     reasons: dict[str, int] = {}
@@ -218,6 +222,7 @@ def nbcc_metrics(events: list[Event], writers: list[str], compactor: str, durati
             compactions["committed" if e.type == "ok" else "failed"] += 1
     n = sum(commits.values())
     return {
+        **table,
         "workload": "nbcc",
         "writers": writers,
         "compactor": compactor,
@@ -231,8 +236,8 @@ def nbcc_metrics(events: list[Event], writers: list[str], compactor: str, durati
         "aborts_per_commit": round(sum(aborts.values()) / n, 3) if n else None,
         "abort_reasons": dict(sorted(reasons.items())),
         "lock_timeouts_per_node": dict(sorted(timeouts.items())),
-        "commit_latency_ms": _percentiles(commit_ms),
-        "compactions": compactions,
+        "commit_latency_ms": percentiles(commit_ms),
+        "compaction_outcomes": compactions,
     }
 
 
@@ -255,70 +260,10 @@ def run_nbcc(settings: NbccSettings, backend: str, engine: Any, *, duration_ms: 
     run = run_tasks(backend, engine, len(nodes), make_tasks, read_back=True,
                     label=f"nbcc {settings.writers} writers on {backend}")
     plan = plans[0]
-    verdict = check_history(run.events, run.objects, plan.base)
-    metrics = nbcc_metrics(run.events, nodes[:-1], plan.compactor_node, duration_ms)
-    metrics["objects"] = len(run.objects)
-    return CommitsResult("nbcc", f"nbcc-{settings.writers}w", backend, run.events, verdict, metrics)
-
-
-def run_spark_commits(workload: str, scenario_name: str | None, backend: str, duration_ms: int, *,
-                      master: str | None = None, seed: int | None = None, out: Path | None = None,
-                      overrides: list[str] | None = None, writers: int | None = None) -> dict[str, Any]:
-    """OCC commits of a timeline scenario, or NBCC writers, as Spark tasks on ``backend``; write the run dir.
-
-    Returns the summary (verdict, expectation, metrics).  NBCC is expected to be violation-free.
-    """
-    import tomli_w
-
-    from engines.contention_commits import NbccSettings, run_nbcc, run_occ
-    from engines.rundir import (
-        HISTORY,
-        SCENARIO,
-        finish_run,
-        marks_interrupted,
-        new_run_dir,
-        write_atomic,
-    )
-    from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
-    from scenarios import timeline_loader
-
-    if duration_ms <= 0:
-        raise ConfigError("--duration-ms", duration_ms, "must be > 0")
-    if workload == "occ":
-        assert scenario_name is not None
-        ts = timeline_loader.load(scenario_name, overrides or [])
-        tasks, name, expect = ts.scenario.workload.writers, ts.name, ts.scenario.expect
-        settings_toml = timeline_loader.to_toml(ts)
-        seed = ts.scenario.seed if seed is None else seed
-    else:
-        seed = 1 if seed is None else seed
-        settings = NbccSettings(writers=3 if writers is None else writers, seed=seed)
-        settings.validate()
-        tasks, name, expect = settings.writers + 1, f"nbcc-{settings.writers}w", "ok"
-        settings_toml = tomli_w.dumps({"workload": "nbcc", "duration_ms": duration_ms,
-                                       **dataclasses.asdict(settings)})
-    try:
-        session = start_for_tasks(master, tasks)
-    except SparkUnavailable as e:
-        raise ConfigError("--master", master, str(e)) from e
-    out = out or new_run_dir(f"{name}-{backend}", seed)
-    head = {"scenario": name, "workload": workload, "backend": backend, "expect": expect, "seed": seed,
-            "writers": tasks, "duration_ms": duration_ms}
-    try:
-        engine = SparkEngine(session=session)
-        with marks_interrupted(out, head):
-            if workload == "occ":
-                result = run_occ(ts, backend, engine, duration_ms=duration_ms, seed=seed,
-                                 log_dir=out / "logs")
-            else:
-                result = run_nbcc(settings, backend, engine, duration_ms=duration_ms, log_dir=out / "logs")
-    finally:
-        session.stop()
-    write_atomic(out / HISTORY, "".join(e.to_json() + "\n" for e in result.events))
-    write_atomic(out / SCENARIO, settings_toml)
-    summary = {"scenario": name, "protocol": workload, "workload": workload, "backend": backend,
-               "expect": expect, "matches_expectation": result.verdict.verdict == expect, "seed": seed,
-               "writers": tasks, "duration_ms": duration_ms, "out": str(out), **result.verdict.to_dict(),
-               "metrics": result.metrics}
-    finish_run(out, summary, report=False)
-    return summary
+    rule = variant(plan.variant).slicing  # the readers slice as the variant's Hudi does, as in simulation
+    verdict = check_history(run.events, run.objects, plan.base, rule)
+    table = table_metrics(run.objects, plan.base, rule, plan.metadata_table)
+    metrics = {**nbcc_metrics(run.events, nodes[:-1], plan.compactor_node, duration_ms, table),
+               "objects": len(run.objects)}
+    return CommitsResult("nbcc", f"nbcc-{settings.writers}w", backend, run.events, verdict, metrics,
+                         run.objects, plan.base + "/", plan)

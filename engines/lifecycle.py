@@ -37,7 +37,7 @@ def signal_name(exc: BaseException) -> str | None:
     return None
 
 
-INTERRUPTS = (KeyboardInterrupt, Terminated)
+STOP_SIGNALS = (KeyboardInterrupt, Terminated)  # what SIGINT and SIGTERM raise: the run is stopped
 
 
 @contextlib.contextmanager

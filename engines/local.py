@@ -34,7 +34,7 @@ from engines.cells import RESULT_COLUMNS, Task, run_task
 from engines.progress import Progress
 
 __all__ = ["IN_FLIGHT", "LocalEngine", "Progress", "TaskFailed", "WorkersFailed", "default_jobs",
-           "describe_task", "open_engine"]
+           "describe_task"]
 
 IN_FLIGHT = 2  # tasks sent ahead to a worker: one running, one waiting, so a worker never idles
 READY = "ready"
@@ -265,21 +265,3 @@ def _died_row(task: Task, why: str) -> dict[str, Any]:
     row.update((c, None) for c, _ in RESULT_COLUMNS)
     row["verdict"], row["error"] = "error", why
     return row
-
-
-def open_engine(name: str, master: str | None = None, quiet: bool = False, jobs: int | None = None) -> Any:
-    """:func:`engines.open_engine` with ``--jobs``: worker processes for ``local`` (default: every core).
-
-    ``jobs`` with another engine, or below 1, is a ConfigError naming ``--jobs``.
-    """
-    from engines import open_engine as open_named
-    from model.config import ConfigError
-
-    if jobs is not None and jobs < 1:
-        raise ConfigError("--jobs", jobs, "must be >= 1")
-    if jobs is not None and name != "local":
-        raise ConfigError("--jobs", jobs, "only applies to --engine local (Spark uses its master's cores)")
-    engine = open_named(name, master, quiet=quiet)
-    if isinstance(engine, LocalEngine):
-        engine.jobs = default_jobs() if jobs is None else jobs
-    return engine

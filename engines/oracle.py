@@ -39,18 +39,18 @@ from model.hudi_files.export import (
     pyarrow_available,
 )
 from model.hudi_files.records import read_data_file
-from model.oracle.points import ReadPoint, compare_point
+from model.oracle.points import compare_point
+from model.protocols.base import HudiTable, ModelRun
 
 ORACLE = "oracle.json"
-TABLE_PROTOCOLS = ("occ", "nbcc")
 HUDI_RS_MISSING = "hudi-rs is not installed: pip install 'hudi-cc-harness[oracle]' for the second oracle"
 
 
-def encode_table(protocol: str, objects: Mapping[str, bytes], prefix: str) -> tuple[Mapping[str, bytes],
-                                                                                     dict[str, Any]]:
+def encode_table(hudi: HudiTable[Any] | None, objects: Mapping[str, bytes],
+                 prefix: str) -> tuple[Mapping[str, bytes], dict[str, Any]]:
     """The objects to write as the run's ``table/`` and what encoding they are in (``{}`` for a protocol
-    without a Hudi table).  An export that fails keeps the model's encoding and says why."""
-    if protocol not in TABLE_PROTOCOLS:
+    without a Hudi table: ``hudi`` None).  An export that fails keeps the model's encoding and says why."""
+    if hudi is None:
         return objects, {}
     if not pyarrow_available():
         return objects, {"encoding": MODEL_ENCODING, "note": MODEL_ENCODING_NOTE}
@@ -64,27 +64,6 @@ def encode_table(protocol: str, objects: Mapping[str, bytes], prefix: str) -> tu
                **{prefix + k: v for k, v in exported.files.items()}}
     return encoded, {"encoding": HUDI_ENCODING, "encoded": exported.counts,
                      "seconds": round(time.perf_counter() - started, 4)}
-
-
-def _points(protocol: str, config: Any, events: Any, objects: Mapping[str, bytes],
-            prefix: str) -> list[ReadPoint]:
-    base = prefix.rstrip("/")
-    if protocol == "occ":
-        from model.oracle.occ import occ_points
-
-        tl = config.timeline
-        return occ_points(events, objects, base, tl.layout, tl.metadata_table_on)
-    from model.oracle.nbcc import nbcc_points
-
-    return nbcc_points(events, objects, base, config.nbcc.slicing_rule)
-
-
-def _hudi_reading(protocol: str) -> Callable[[Any], dict[str, str]]:
-    if protocol == "occ":
-        from model.oracle.occ import hudi_reading
-    else:
-        from model.oracle.nbcc import hudi_reading
-    return hudi_reading
 
 
 def data_files(table: Path) -> list[str]:
@@ -109,11 +88,11 @@ def refused_by_model(table: Path, files: list[str]) -> dict[str, str]:
     return out
 
 
-def read_back(protocol: str, config: Any, events: Any, objects: Mapping[str, bytes], prefix: str,
-              table: Path, encoding: Mapping[str, Any]) -> dict[str, Any]:
-    """The second oracle's comparison of one run (``{}`` for a protocol without a Hudi table); ``objects``
-    are the final store in the model's encoding, ``table`` the written folder."""
-    if protocol not in TABLE_PROTOCOLS:
+def read_back(hudi: HudiTable[Any] | None, config: Any, run: ModelRun, table: Path,
+              encoding: Mapping[str, Any]) -> dict[str, Any]:
+    """The second oracle's comparison of one run (``{}`` for a protocol without a Hudi table: ``hudi``
+    None); ``run`` holds the final store in the model's encoding, ``table`` is the written folder."""
+    if hudi is None:
         return {}
     if encoding.get("encoding") != HUDI_ENCODING:
         return {"status": "skipped", "reason": str(encoding.get("note") or MODEL_ENCODING_NOTE)}
@@ -123,21 +102,20 @@ def read_back(protocol: str, config: Any, events: Any, objects: Mapping[str, byt
         return {"status": "skipped", "reason": "HCC_ORACLE=0 in the environment: not read back by hudi-rs"}
     started = time.perf_counter()
     files = data_files(table)
-    points = _points(protocol, config, events, objects, prefix)
+    points = hudi.points(config, run)
     if not files:  # no data (the ``times`` workload): every read is empty, the snapshot says so
         points = points[:1]
     model_seconds = time.perf_counter() - started
     queries = [Query(p.id, p.kind, as_of=p.as_of, start=p.start, end=p.end) for p in points]
     queries.append(Query("files", "files", paths=tuple(files)))
     result = read_with_hudi_rs(table, queries)
-    to_reading = _hudi_reading(protocol)
     compared, errors = [], []
     for p in points:
         answer = result.answer(p.id)
         if "error" in answer:
             errors.append({"point": p.id, "error": answer["error"]})
             continue
-        compared.append(compare_point(p, to_reading(answer["rows"])))
+        compared.append(compare_point(p, hudi.reading(answer["rows"])))
     model_refused = refused_by_model(table, files)
     file_answer = result.answer("files")
     unread = {path: a["error"] for path, a in (file_answer.get("files") or {}).items() if "error" in a}
@@ -176,17 +154,19 @@ def summary_of(oracle: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def write_run_table(out: Path, protocol: str, config: Any, sim: Any,
+def write_run_table(out: Path, hudi: HudiTable[Any] | None, config: Any, run: ModelRun,
                     write_table: Callable[..., Path], write_json: Callable[[Path, Any], None]
                     ) -> tuple[Path, dict[str, Any]]:
-    """Write a simulated run's ``table/`` (``write_table``), in Hudi's encoding for OCC and NBCC, then the
-    second oracle's ``oracle.json`` (``write_json``, atomic); returns the folder and what ``verdict.json``
-    says of both (``table_encoding``, ``oracle``; ``{}`` for other protocols)."""
-    objects, encoding = encode_table(protocol, sim.objects, sim.table_prefix)
-    table = write_table(out, objects, prefix=sim.table_prefix)
+    """Write a run's ``table/`` (``write_table``: the store under ``run.table_prefix``), in Hudi's encoding
+    where the protocol's table is a Hudi table (``hudi``: OCC, NBCC), then the second oracle's
+    ``oracle.json`` (``write_json``, atomic); returns the folder and what ``verdict.json`` says of both
+    (``table_encoding``, ``oracle``; ``{}`` for a table as stored)."""
+    prefix = run.table_prefix or ""
+    objects, encoding = encode_table(hudi, run.objects, prefix)
+    table = write_table(out, objects, prefix=prefix)
     if not encoding:
         return table, {}
-    oracle = read_back(protocol, config, sim.events, sim.objects, sim.table_prefix, table, encoding)
+    oracle = read_back(hudi, config, run, table, encoding)
     write_json(out / ORACLE, {**oracle, "export": encoding})
     return table, {"table_encoding": {k: v for k, v in encoding.items() if k != "seconds"},
                    "oracle": summary_of(oracle)}

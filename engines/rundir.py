@@ -35,29 +35,34 @@ from typing import Any
 
 from backends.hudi_audit import AuditFormatError, read_local, validate, violation_owners, visible_to_audit
 from backends.secrets import redact_url
-from engines.explorer import explore_metrics, explore_verdict, run_explore
-from engines.lifecycle import INTERRUPTS, signal_name
+from engines.lifecycle import STOP_SIGNALS, signal_name
 from engines.oracle import write_run_table
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
-from model.history import Event
-from model.workloads.plugins import PLUGINS
+from model.history import Event, dumps
+from model.protocols import plugin as protocol
+from model.run_format import (
+    HISTORY,
+    METRICS,
+    SCENARIO,
+    TABLE,
+    VERDICT,
+    AuditSummary,
+    Found,
+    RunHead,
+    VerdictFile,
+    ViolationEntry,
+    check,
+    verdict_file,
+)
 from reports.isolation import write_isolation
 from reports.report import write_report
 from scenarios.catalogue import Entry
 
-HISTORY = "history.jsonl"
-VERDICT = "verdict.json"
-METRICS = "metrics.json"
-SCENARIO = "scenario.toml"
-EXPLORE = "explore.json"  # an explore run's search result (no history)
-PLAN = "plan.json"  # an NBCC run's plan (drawn from the seed)
-TABLE = "table"
 STORE = Path("out") / "runs"
 SWEEPS = Path("out") / "sweeps"  # hcc sweep's store: out/sweeps/<grid>/<UTC time>
 LATEST = "latest"
 RUN_MARKERS = (HISTORY, VERDICT, "sweep.json")  # a folder holding one of these is a run (or sweep) directory
-REPORTED = ("lock", "occ", "nbcc", "explore")  # protocols whose run directories ``hcc report`` renders
 
 
 def _file_mode() -> int:
@@ -119,7 +124,7 @@ class RunResult:
     verdict: Verdict
     metrics: dict[str, Any]
     # Hudi's audit validator on the run's own audit trail (None: the run left no audit files).
-    audit: dict[str, Any] | None = None
+    audit: AuditSummary | None = None
     audit_visible: tuple[bool, ...] = ()  # per violation: would the audit validator have seen it?
     # occ and nbcc: the encoding of table/ and the second oracle's summary (engines/oracle.py)
     table: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -133,24 +138,41 @@ class RunResult:
     def matches_expectation(self) -> bool:
         return self.verdict.verdict == self.entry.expect
 
+    def head(self) -> RunHead:
+        """The run's head: the entry, its protocol and world, the seed, whose behaviour it is."""
+        e = self.entry
+        return {"scenario": e.name, "protocol": e.protocol, "world": e.world, "seed": self.seed,
+                "expect": e.expect, "models": e.models}
+
+    def verdict_file(self) -> VerdictFile:
+        """``verdict.json`` (violations carry ``audit_visible`` when there is a trail)."""
+        out = verdict_file(self.head(), with_audit(self.verdict, self.audit_visible),
+                           matches=self.matches_expectation, out=str(self.out))
+        if self.entry.plugin.audit_trail:
+            out["audit"] = self.audit
+        if "table_encoding" in self.table:
+            out["table_encoding"] = self.table["table_encoding"]
+            out["oracle"] = self.table["oracle"]
+        return out
+
     def summary(self) -> dict[str, Any]:
-        """The object ``hcc run --json`` prints (violations carry ``audit_visible`` when there is a trail)."""
-        verdict = self.verdict.to_dict()
-        for v, seen in zip(verdict["violations"], self.audit_visible, strict=False):
-            v["audit_visible"] = seen
-        return {
-            "scenario": self.entry.name,
-            "protocol": self.entry.protocol,
-            "models": self.entry.models,
-            "seed": self.seed,
-            "expect": self.entry.expect,
-            "matches_expectation": self.matches_expectation,
-            "out": str(self.out),
-            **verdict,
-            "audit": self.audit,
-            **self.table,
-            "metrics": self.metrics,
-        }
+        """The object ``hcc run --json`` prints: ``verdict.json`` and the metrics."""
+        return {**self.verdict_file(), "metrics": self.metrics}
+
+
+def with_audit(verdict: Verdict, visible: tuple[bool, ...] = ()) -> Found:
+    """``verdict`` as ``verdict.json`` holds it; its violations carry ``audit_visible`` when ``visible``
+    says, per violation, whether Hudi's audit validator would have seen it."""
+    violations: list[ViolationEntry] = [
+        {"kind": v.kind, "message": v.message, "events": list(v.events), "details": dict(v.details)}
+        for v in verdict.violations]
+    for v, seen in zip(violations, visible, strict=False):
+        v["audit_visible"] = seen
+    findings: list[ViolationEntry] = [
+        {"kind": f.kind, "message": f.message, "events": list(f.events), "details": dict(f.details)}
+        for f in verdict.findings]
+    return {"verdict": "violation" if verdict.violations else "ok", "violations": violations,
+            "findings": findings}
 
 
 def slug(text: str) -> str:
@@ -242,20 +264,22 @@ def count_events(history: Path) -> int:
         return 0
 
 
-def write_interrupted(out: Path, exc: BaseException, summary: Mapping[str, Any]) -> None:
+def write_interrupted(out: Path, exc: BaseException, head: RunHead) -> None:
     """``verdict.json`` of a run stopped by a signal: verdict ``interrupted``, the signal, the events kept."""
-    write_json(out / VERDICT, {**summary, "verdict": "interrupted", "signal": signal_name(exc),
-                               "matches_expectation": False, "events": count_events(out / HISTORY),
-                               "violations": [], "findings": [], "out": str(out)})
+    verdict = verdict_file(head, {"verdict": "interrupted", "violations": [], "findings": []},
+                           matches=False, out=str(out))
+    verdict["signal"] = signal_name(exc)
+    verdict["events"] = count_events(out / HISTORY)
+    write_json(out / VERDICT, verdict)
 
 
 @contextlib.contextmanager
-def marks_interrupted(out: Path, summary: Mapping[str, Any]) -> Iterator[None]:
+def marks_interrupted(out: Path, head: RunHead) -> Iterator[None]:
     """On SIGINT / SIGTERM inside the block: mark the run interrupted (history kept as written), re-raise."""
     try:
         yield
-    except INTERRUPTS as e:
-        write_interrupted(out, e, summary)
+    except STOP_SIGNALS as e:
+        write_interrupted(out, e, head)
         link_latest(out)
         raise
 
@@ -267,10 +291,10 @@ def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None
 
 
 @contextlib.contextmanager
-def history_sink(out: Path, marker: Mapping[str, Any]) -> Iterator[Callable[[Event], None]]:
+def history_sink(out: Path, head: RunHead) -> Iterator[Callable[[Event], None]]:
     """A sink that streams events to ``out/history.jsonl`` line by line (a crash keeps what was written);
     a signal inside the block marks the run interrupted (:func:`marks_interrupted`)."""
-    with marks_interrupted(out, marker), open(out / HISTORY, "w") as history:
+    with marks_interrupted(out, head), open(out / HISTORY, "w") as history:
 
         def sink(event: Event) -> None:
             history.write(event.to_json() + "\n")
@@ -279,67 +303,79 @@ def history_sink(out: Path, marker: Mapping[str, Any]) -> Iterator[Callable[[Eve
         yield sink
 
 
+def write_history(out: Path, events: list[Event]) -> None:
+    """``out/history.jsonl`` of a run whose history came back whole (the Spark tasks' merged histories)."""
+    write_atomic(out / HISTORY, dumps(events))
+
+
 def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None,
                   report: bool = True) -> RunResult:
-    """Run any catalogue entry in simulation and write its run directory: the history (streamed),
-    the resolved scenario, the table the run left, verdict and metrics, and (``report``) its report.
+    """Run any catalogue entry in its model (the simulated world, or the exhaustive search) and write its
+    run directory: the history (streamed), the resolved scenario, the protocol's own files, the table the
+    run left, verdict and metrics, and (``report``) its report.
 
-    This is the one writer of simulated run directories, for every protocol."""
+    This is the one writer of simulated and explored run directories: every protocol's differences
+    are answers of its registered object (``entry.plugin``, ``model/protocols``)."""
+    plugin = entry.plugin
     seed = entry.seed if seed is None else seed
     out = out or new_run_dir(entry.name, seed)
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / SCENARIO, entry.to_toml())
-    audit: dict[str, Any] | None = None
+    head: RunHead = {"scenario": entry.name, "protocol": entry.protocol, "world": entry.world,
+                     "seed": seed, "expect": entry.expect, "models": entry.models}
+    if plugin.history:
+        with history_sink(out, head) as sink:
+            run = plugin.run(entry.config, seed, sink)
+    else:
+        with marks_interrupted(out, head):
+            run = plugin.run(entry.config, seed, None)
+    verdict = plugin.check(entry.config, run)
+    metrics = dict(plugin.metrics(entry.config, run))
+    for name, content in run.files.items():  # plan.json, explore.json
+        write_json(out / name, content)
+    audit: AuditSummary | None = None
     seen: tuple[bool, ...] = ()
     table_info: dict[str, Any] = {}
-    if entry.protocol == "explore":
-        found = run_explore(entry.config.settings)
-        write_json(out / EXPLORE, found)
-        verdict, metrics = explore_verdict(found), explore_metrics(found)
-    else:
-        plugin = PLUGINS[entry.protocol]
-        with history_sink(out, {"scenario": entry.name, "protocol": entry.protocol, "seed": seed,
-                                "expect": entry.expect}) as sink:
-            sim = plugin.simulate(entry.config, seed, sink)
-        verdict = plugin.check(entry.config, sim)
-        metrics = plugin.metrics(entry.config, sim)
+    if run.table_prefix is not None:
         shutil.rmtree(out / TABLE, ignore_errors=True)  # a rerun into the same folder leaves no stale files
-        # occ, nbcc: table/ in Hudi's encoding, read back by hudi-rs (engines/oracle.py); others as stored
-        table, table_info = write_run_table(out, entry.protocol, entry.config, sim, write_table, write_json)
-        if entry.protocol == "lock":
+        # a Hudi table (occ, nbcc) in Hudi's encoding, read back by hudi-rs (engines/oracle.py); else as is
+        table, table_info = write_run_table(out, plugin.hudi_table, entry.config, run, write_table,
+                                            write_json)
+        if plugin.audit_trail:
             audit, seen = audit_of_run(table, verdict)
-        if entry.protocol == "nbcc":
-            write_json(out / PLAN, dataclasses.asdict(entry.config.plan(seed)))
-        write_isolation(out, entry.protocol, sim.events, write_atomic)  # occ, nbcc: isolation.json
+    write_isolation(out, entry.protocol, run.events, write_atomic)  # occ, nbcc: isolation.json
     result = RunResult(entry, seed, out, verdict, metrics, audit, seen, table_info)
-    finish_run(out, result.summary(), report and entry.protocol in REPORTED)
+    finish_run(out, result.verdict_file(), metrics, report)
     return result
 
 
-def finish_run(out: Path, summary: Mapping[str, Any], report: bool = True) -> None:
-    """Write ``metrics.json`` and ``verdict.json`` (the summary without its metrics), the report when
-    asked, and link the run as the latest of its scenario: the last step of every run directory."""
-    write_json(out / METRICS, summary.get("metrics") or {})
-    write_json(out / VERDICT, {k: v for k, v in summary.items() if k != "metrics"})
+def finish_run(out: Path, verdict: VerdictFile, metrics: Mapping[str, Any], report: bool = True) -> None:
+    """The last step of every run directory of every world: write ``metrics.json`` and ``verdict.json``,
+    the report when asked, and link the run as the latest of its scenario.
+
+    Both files are checked against the run directory's format first (``model/run_format.py``): a writer
+    that breaks it is a bug, a FormatError here rather than a run directory no reader accepts."""
+    as_json = json.loads(json.dumps({"verdict": verdict, "metrics": metrics}))
+    check(as_json["verdict"], VerdictFile)
+    check(as_json["metrics"], protocol(verdict["protocol"]).metrics_type)
+    write_json(out / METRICS, metrics)
+    write_json(out / VERDICT, verdict)
     if report:
         write_report(out, write_atomic, required=False)
     link_latest(out)
 
 
 def keep_lock_table(out: Path, objects: dict[str, bytes], base_path: str,
-                    verdict: Verdict) -> tuple[dict[str, Any], dict[str, Any] | None]:
+                    verdict: Verdict) -> tuple[Found, AuditSummary | None]:
     """A real-storage lock run's ending: the objects it left under its table (``base_path``) go to
-    ``out/table/``, and Hudi's audit validator runs on them.  Returns the verdict as a dict whose
-    violations carry ``audit_visible``, and the audit summary (None when the run left no objects)."""
+    ``out/table/``, and Hudi's audit validator runs on them.  Returns the verdict as ``verdict.json`` holds
+    it, its violations with ``audit_visible``, and the audit summary (None when the run left no objects)."""
     table = write_table(out, objects, prefix=base_path + "/")
     audit, seen = audit_of_run(table, verdict) if objects else (None, ())
-    found = verdict.to_dict()
-    for v, visible in zip(found["violations"], seen, strict=False):
-        v["audit_visible"] = visible
-    return found, audit
+    return with_audit(verdict, seen), audit
 
 
-def audit_of_run(table: Path, verdict: Verdict) -> tuple[dict[str, Any] | None, tuple[bool, ...]]:
+def audit_of_run(table: Path, verdict: Verdict) -> tuple[AuditSummary | None, tuple[bool, ...]]:
     """Hudi's audit validator on a run's own ``table/`` and, per violation, whether it would have seen it."""
     try:
         result = validate(read_local(table))
@@ -348,7 +384,8 @@ def audit_of_run(table: Path, verdict: Verdict) -> tuple[dict[str, Any] | None, 
     seen = tuple(visible_to_audit(result, v.details) for v in verdict.violations)
     real = {violation_owners(v.details) for v in verdict.violations}
     false_alarms = sum(1 for pair in result.overlapping_owner_pairs() if pair not in real)
-    summary = {"validator": result.result, "windows": len(result.windows), "overlaps": len(result.overlaps),
-               "without_end": len(result.unfinished), "violations_visible": sum(seen),
-               "violations_invisible": len(seen) - sum(seen), "overlaps_without_violation": false_alarms}
+    summary: AuditSummary = {
+        "validator": result.result, "windows": len(result.windows), "overlaps": len(result.overlaps),
+        "without_end": len(result.unfinished), "violations_visible": sum(seen),
+        "violations_invisible": len(seen) - sum(seen), "overlaps_without_violation": false_alarms}
     return summary, seen

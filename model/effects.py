@@ -183,6 +183,9 @@ class Record:
     value: Any = None
 
 
+WRITER_TASK = "writer"  # the task the kernel starts on every node for its workload's writer
+
+
 @fills_dict
 @dataclass(frozen=True)
 class Spawn:

@@ -34,7 +34,7 @@ Semantics every world shares:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,6 +43,7 @@ from model.clock import NodeClock
 from model.config import FaultPlan, Pause
 from model.effects import (
     STORAGE_EFFECTS,
+    WRITER_TASK,
     Cancel,
     CheckInterrupt,
     Effect,
@@ -62,8 +63,7 @@ from model.history import Event
 from model.objectstore import effect_key
 from model.taskloop import Policy, any_action
 
-WRITER_TASK = "writer"
-INTERRUPT = "interrupt"  # the one cause of a world interrupt a task survives; any other ends it (Killed)
+THREAD_INTERRUPT = "interrupt"  # a world interrupt carrying a Java interrupt: the one cause a task survives
 
 Gen = Generator[Any, Any, Any]
 
@@ -112,6 +112,12 @@ class Workload(Protocol):
 
     def observe(self, key: str, body: bytes, version: str | None) -> tuple[str, dict[str, Any]] | None:
         """The store-side event (``f``, value) of a successful write of ``key``, or None to record nothing."""
+        ...
+
+    @property
+    def pause_triggers(self) -> Mapping[tuple[str, str], str]:
+        """The events of a node's writer that start the fault plan's triggered pauses of that node:
+        (``f``, ``type``) -> the ``Pause.trigger`` it fires (pauses at a time need none)."""
         ...
 
 
@@ -215,9 +221,6 @@ class Node:
         return self.name if task == WRITER_TASK else f"{self.name}/{task}"
 
 
-_TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
-
-
 class Kernel:
     """Runs a workload's nodes in a world: tasks, effects, records, the client and the nemesis."""
 
@@ -230,6 +233,7 @@ class Kernel:
         self.on_error = on_error
         self.writer_policy = writer_policy
         self.workload = workload
+        self._triggers = workload.pause_triggers
         self.faults = faults
         self.policy = policy
         self.seed = seed
@@ -268,16 +272,16 @@ class Kernel:
             self.events.append(event)
             if self.sink is not None:
                 self.sink(event)
-            if n is not None and n.triggered and process == node and (f, type_) in _TRIGGERS:
+            if n is not None and n.triggered and process == node and (f, type_) in self._triggers:
                 self._trigger_pauses(n, f, type_)
         finally:
             if lock is not None:
                 lock.release()
 
     def _trigger_pauses(self, node: Node, f: str, type_: str) -> None:
-        """Start the pauses that wait for this node's acquisition or register write."""
+        """Start the pauses of this node that wait for its writer's event (``f``, ``type_``)."""
         now = self.world.now()
-        wanted = _TRIGGERS.get((f, type_))
+        wanted = self._triggers[(f, type_)]
         for p in [p for p in node.triggered if p.trigger == wanted and p.at_ms <= now]:
             node.triggered.remove(p)
             node.pauses.append((now, now + p.duration_ms))
@@ -350,7 +354,7 @@ class Kernel:
         """A wait of ``task`` got ``interrupt``: raise Interrupted (at a sleep) or Killed, or return to wait
         on with the interrupt pending.  (The hot waits, a sleep and a request, inline ``_wait``'s loop.)"""
         cause = getattr(interrupt, "cause", None)
-        if cause == INTERRUPT:
+        if cause == THREAD_INTERRUPT:
             if task.in_sleep and task.sleep_interruptible:
                 raise Interrupted() from None
             task.pending_interrupt = True
@@ -442,7 +446,7 @@ class Kernel:
                 if lock is not None:
                     lock.release()
             if sleeping and target.handle is not None:
-                target.handle.interrupt(INTERRUPT)
+                target.handle.interrupt(THREAD_INTERRUPT)
 
     def _shutdown_hook(self, task: Task, process: str, effect: ShutdownHook) -> None:
         hooks = task.node.hooks

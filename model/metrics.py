@@ -8,9 +8,59 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 from model.history import Event
+
+
+class Percentiles(TypedDict):
+    """Nearest-rank percentiles of a latency, simulated ms (None: no sample)."""
+
+    p50: int | None
+    p90: int | None
+    p99: int | None
+    p100: int | None
+
+
+class WriterPercentiles(TypedDict):
+    """A writer's own latency percentiles, simulated ms (None: no sample)."""
+
+    p50: int | None
+    p90: int | None
+    p99: int | None
+
+
+class LockMetrics(TypedDict):
+    """``metrics.json`` of a lock run (:func:`lock_metrics`), in every world."""
+
+    writers: list[str]
+    acquisitions: int
+    acquisitions_per_writer: dict[str, int]
+    acquire_latency_ms: Percentiles
+    acquire_latency_ms_per_writer: dict[str, WriterPercentiles]
+    acquire_timeouts: int
+    try_lock_held_by_other: int
+    acquire_precondition_failure: int
+    acquire_precondition_failure_per_acquisition: float | None
+    acquire_throttled: int
+    acquire_exceptions: int
+    unknown_outcomes: int
+    unknown_outcomes_per_acquisition: float | None
+    retries_per_acquisition: float | None
+    dangling_lock_seen: int
+    renewals_ok: int
+    renewals_failed: int
+    renewals_unknown: int
+    min_expiration_deadline_ms: int | None
+    lock_lost: int
+    writer_interrupted: int
+    release_failures: int
+    writes_ok: int
+    writes_rejected: int
+    writes_unknown: int
+    throughput_writes_per_s: float
+    fairness_jain: float | None
+    simulated_ms: int
 
 
 def percentile(values: Sequence[int], q: float) -> int | None:
@@ -20,6 +70,12 @@ def percentile(values: Sequence[int], q: float) -> int | None:
     ordered = sorted(values)
     rank = max(1, -(-len(ordered) * q // 100))
     return ordered[int(rank) - 1]
+
+
+def percentiles(values: Sequence[int]) -> Percentiles:
+    """p50, p90, p99 and p100 (the largest) of ``values``, nearest rank."""
+    return {"p50": percentile(values, 50), "p90": percentile(values, 90), "p99": percentile(values, 99),
+            "p100": percentile(values, 100)}
 
 
 def jain_index(values: Sequence[float]) -> float | None:
@@ -44,7 +100,7 @@ def acquire_latencies(events: Sequence[Event]) -> dict[str, list[int]]:
     return dict(out)
 
 
-def lock_metrics(events: Sequence[Event]) -> dict[str, Any]:
+def lock_metrics(events: Sequence[Event]) -> LockMetrics:
     """Acquisitions, latencies, retries, precondition failures, unknown outcomes, throughput, fairness."""
     writers = sorted({e.node for e in events if e.process == e.node and e.f == "acquire"})
     latencies = acquire_latencies(events)
@@ -91,9 +147,10 @@ def lock_metrics(events: Sequence[Event]) -> dict[str, Any]:
         "writers": writers,
         "acquisitions": total_acq,
         "acquisitions_per_writer": {w: acquired[w] for w in writers},
-        "acquire_latency_ms": {f"p{q}": percentile(all_lat, q) for q in (50, 90, 99, 100)},
+        "acquire_latency_ms": percentiles(all_lat),
         "acquire_latency_ms_per_writer": {
-            w: {f"p{q}": percentile(latencies.get(w, []), q) for q in (50, 90, 99)} for w in writers
+            w: {"p50": percentile(latencies.get(w, []), 50), "p90": percentile(latencies.get(w, []), 90),
+                "p99": percentile(latencies.get(w, []), 99)} for w in writers
         },
         "acquire_timeouts": counts["acquire_timeouts"],
         "try_lock_held_by_other": try_fail["held"],

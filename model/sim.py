@@ -45,8 +45,8 @@ from model.history import Event
 from model.kernel import Kernel, Lock, Node, Workload, WriterContext, WriterFactory
 from model.lock_audit import enable_body, enable_key
 from model.objectstore import ObjectStore, Store, effect_key, is_write
+from model.sampling import draw
 from model.taskloop import interrupt_policy
-from model.workload import draw
 from model.workloads.lock import LockWorkload
 
 ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "412": Outcome.PRECONDITION_FAILED, "429": Outcome.THROTTLED,
@@ -348,8 +348,8 @@ class SimPyWorld:
 class SimWorld:
     """One simulated run of a scenario.  ``run()`` returns the history; ``store`` holds the final objects.
 
-    ``workload`` is the protocol's plug-in (default: the lock workload of the scenario; see
-    ``model.workloads.plugins`` for every protocol's).  ``store`` replaces the model's own
+    ``workload`` is the protocol's workload (default: the lock workload of the scenario; each protocol's
+    ``Plugin.workload`` in ``model/protocols`` gives its own).  ``store`` replaces the model's own
     object store (a replay applies each request to a real backend too).
     """
 

@@ -38,6 +38,7 @@ from typing import Any
 
 from model.config import LockConfig
 from model.effects import (
+    WRITER_TASK,
     Cancel,
     CreateIfAbsent,
     Effect,
@@ -61,7 +62,6 @@ from model.lockfile import LockData, LockFile
 
 Gen = Generator[Effect, Any, Any]
 NOW, NANO_TIME = Now(), Now(monotonic=True)  # System.currentTimeMillis(), System.nanoTime() (in ms)
-WRITER_TASK = "writer"
 HEARTBEAT_TASK = "heartbeat"
 # LockProviderHeartbeatManager#close: scheduler.awaitTermination(5, SECONDS) before shutdownNow().
 SCHEDULER_TERMINATION_MS = 5_000

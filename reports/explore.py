@@ -8,8 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from reports.build import Report, Section
-from reports.load import RunData, RunDirError
+from model.protocols.explore import EXPLORE
+from reports.document import Report, Section
+from reports.load import RunData
 from reports.tables import flatten
 
 
@@ -23,27 +24,39 @@ def steps_table(steps: list[dict[str, Any]]) -> pd.DataFrame:
                         columns=["state", "writer", "action", "step", "state after"])
 
 
+def search_counts(ex: dict[str, Any]) -> str:
+    """What the search counted beside its distinct states: the copy-on-write explorer its generated states
+    and whether symmetry reduced them, the lock explorer its transitions and runs."""
+    if ex["model"] == "cow":
+        return (f"{ex['generated']} generated, symmetry reduction "
+                f"{'on' if ex['symmetry'] else 'off'}")
+    return f"{ex['transitions']} transitions in {ex['runs']} runs from the start"
+
+
+def shown(value: Any, none: str) -> str:
+    """A value as a table cell; ``none`` says what None means here."""
+    return none if value is None else str(value)
+
+
 def build_explore_report(run: RunData) -> Report:
     """Every section of the report of an explorer run."""
-    ex = run.extra
+    ex = run.files[EXPLORE]
     steps = ex.get("counterexample") or []
-    if not isinstance(steps, list) or any(not isinstance(s, dict) for s in steps):
-        raise RunDirError(run.path, "explore.json: field counterexample is not a list of steps (objects)")
-    config = ex.get("config") if isinstance(ex.get("config"), dict) else {}
-    violation = ex.get("violation") if isinstance(ex.get("violation"), dict) else None
+    config = ex["config"]
+    violation = ex.get("violation")
     matches = run.outcome == run.expect
     text = [
         f"Exhaustive exploration {run.name}: verdict {ex['verdict']} (run verdict {run.outcome}, expected "
         f"{run.expect}: {'as expected' if matches else 'NOT as expected'}).",
-        f"{ex['states']} distinct states, {ex.get('generated', '?')} generated, depth {ex['depth']}, "
-        f"{ex.get('seconds', '?')} s; symmetry reduction {'on' if ex.get('symmetry') else 'off'}; search "
-        f"{'complete' if ex.get('complete', True) else 'stopped before the end (a state limit)'}.",
+        f"{ex['states']} distinct states, {search_counts(ex)}, depth {ex['depth']}, {ex['seconds']} s; "
+        f"search {'complete' if ex['complete'] else 'stopped before the end (a budget)'}.",
     ]
     if violation:
         text.append(str(violation.get("text") or violation))
     head = Section("Run", text)
     head.tables.append(("Configuration", pd.DataFrame(
-        [(k, str(v)) for k, v in sorted(flatten(config).items())], columns=["setting", "value"])))
+        [(k, shown(v, "not set")) for k, v in sorted(flatten(config).items())],
+        columns=["setting", "value"])))
     sections = [head]
     if steps:
         sec = Section(f"Counterexample: {len(steps)} states", [
@@ -52,7 +65,8 @@ def build_explore_report(run: RunData) -> Report:
         sec.tables.append(("Steps", steps_table(steps)))
         if violation:
             sec.tables.append(("Violation", pd.DataFrame(
-                [(k, str(v)) for k, v in sorted(flatten(violation).items())], columns=["field", "value"])))
+                [(k, shown(v, "none")) for k, v in sorted(flatten(violation).items())],
+                columns=["field", "value"])))
         sections.append(sec)
     if run.verdict["violations"]:
         sections.append(Section("Violations", tables=[("Violations", pd.DataFrame(

@@ -8,70 +8,38 @@ A baseline file holds one entry per scenario::
          "metrics": {"acquire_latency_ms.p99": {"baseline": 1234, "worse": "higher", "rel": 0.1, "abs": 50},
                      ...}}}}
 
-A metric fails when it is worse than ``baseline`` by more than ``rel * |baseline| + abs``
-(``worse`` says which direction is worse: ``higher``, ``lower``, or ``either`` for counts that must
-not move, such as the distinct states of an exhaustive search).  Each protocol has its own metrics
-(:data:`DEFAULT_METRICS`): the lock's acquisitions and latencies, OCC's commits, aborts per commit
-and conflicts detected, NBCC's table counts and the file groups with committed rows a
-reader of the final table cannot see, the explorer's distinct states, depth and shortest counterexample.
-Tolerances live in the file and survive ``--update``.  Only counts, ratios and simulated-time figures
-are gated, never wall-clock seconds.
-A run also fails when its verdict differs from the scenario's expectation, when it shows a
-violation kind the baseline did not record, or when its seed differs from the baseline's.
+A metric fails when it is worse than ``baseline`` by more than ``rel * |baseline| + abs`` (``worse``
+says which direction is worse: ``higher``, ``lower``, or ``either`` for counts that must not move,
+such as the distinct states of an exhaustive search). Each protocol has its own metrics
+(:data:`DEFAULT_METRICS`, from each protocol's ``gate_metrics``): the lock's acquisitions and
+latencies, OCC's commits, aborts per commit and conflicts detected, NBCC's table counts and the file
+groups with committed rows a reader of the final table cannot see, the explorer's distinct states,
+depth and shortest counterexample. Tolerances live in the file and survive ``--update``. Only
+counts, ratios and simulated-time figures are gated, never wall-clock seconds. A run also fails when
+its verdict differs from the scenario's expectation, when it shows a violation kind the baseline did
+not record, or when its seed differs from the baseline's.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reports.load import METRICS, RunData, RunDirError
+from model.protocols import PROTOCOLS, GateMetric
+from model.run_format import METRICS
+from reports.load import RunData, RunDirError
 from reports.tables import flatten
 
 FORMAT = 1
 
 WORSE = ("higher", "lower", "either")
 
-# protocol -> metric -> (worse direction, relative tolerance, absolute tolerance); defaults for --update.
-LOCK_METRICS: dict[str, tuple[str, float, float]] = {
-    "acquisitions": ("lower", 0.10, 0),
-    "acquire_latency_ms.p50": ("higher", 0.10, 50),
-    "acquire_latency_ms.p90": ("higher", 0.10, 50),
-    "acquire_latency_ms.p99": ("higher", 0.10, 50),
-    "acquire_timeouts": ("higher", 0.10, 1),
-    "acquire_precondition_failure_per_acquisition": ("higher", 0.10, 0.02),
-    "unknown_outcomes_per_acquisition": ("higher", 0.10, 0.02),
-    "retries_per_acquisition": ("higher", 0.10, 0.1),
-    "dangling_lock_seen": ("higher", 0.0, 0),
-    "renewals_failed": ("higher", 0.10, 1),
-    "min_expiration_deadline_ms": ("lower", 0.0, 1000),
-    "throughput_writes_per_s": ("lower", 0.10, 0),
-    "fairness_jain": ("lower", 0.0, 0.05),
-}
-DEFAULT_METRICS: dict[str, dict[str, tuple[str, float, float]]] = {
-    "lock": LOCK_METRICS,
-    "occ": {
-        "commits": ("lower", 0.10, 0),
-        "aborts_per_commit": ("higher", 0.10, 0.02),
-        "conflicts_detected": ("either", 0.10, 1),
-        "ops.writer_failures": ("higher", 0.10, 1),
-        "time_generations.failed": ("higher", 0.10, 1),
-    },
-    "nbcc": {
-        "completed": ("lower", 0.10, 0),
-        "compactions": ("lower", 0.0, 0),
-        "file_groups": ("either", 0.0, 0),
-        "log_files": ("either", 0.10, 0),
-        "hidden_groups": ("higher", 0.0, 0),
-    },
-    "explore": {
-        "states": ("either", 0.0, 0),
-        "depth": ("either", 0.0, 0),
-        "counterexample_length": ("either", 0.0, 0),
-    },
-}
+# protocol -> metric -> (worse direction, relative tolerance, absolute tolerance): the defaults of --update,
+# each protocol's own table (model/protocols: ``Plugin.gate_metrics``)
+DEFAULT_METRICS: dict[str, Mapping[str, GateMetric]] = {name: p.gate_metrics for name, p in PROTOCOLS.items()}
 
 
 class BaselineError(ValueError):
@@ -106,9 +74,12 @@ def load_baseline(path: Path) -> dict[str, Any]:
     for name, entry in raw["scenarios"].items():
         if not isinstance(entry, dict):
             raise BaselineError(f"baseline {path}: scenarios.{name} = {entry!r} is not an object")
-        for key in ("seed", "expect", "violation_kinds", "metrics"):
+        for key in ("protocol", "seed", "expect", "violation_kinds", "metrics"):
             if key not in entry:
                 raise BaselineError(f"baseline {path}: scenarios.{name} has no field {key!r}")
+        if entry["protocol"] not in PROTOCOLS:
+            raise BaselineError(f"baseline {path}: scenarios.{name}.protocol = {entry['protocol']!r} is not "
+                                f"one of {', '.join(PROTOCOLS)}")
         kinds = entry["violation_kinds"]
         if not isinstance(entry["metrics"], dict) or not isinstance(kinds, list) or not all(
                 isinstance(k, str) for k in kinds):
@@ -166,10 +137,9 @@ def gate_run(run: RunData, baseline: dict[str, Any]) -> list[Check]:
     kinds = sorted({v["kind"] for v in run.verdict["violations"]})
     protocol = run.protocol
     checks = [
-        Check(name, "protocol", entry.get("protocol", "lock"), protocol, "", "== baseline",
-              protocol == entry.get("protocol", "lock"),
-              "" if protocol == entry.get("protocol", "lock") else
-              f"the run is a {protocol} run, the baseline's entry a {entry.get('protocol', 'lock')} one"),
+        Check(name, "protocol", entry["protocol"], protocol, "", "== baseline", protocol == entry["protocol"],
+              "" if protocol == entry["protocol"] else
+              f"the run is a {protocol} run, the baseline's entry a {entry['protocol']} one"),
         Check(name, "seed", entry["seed"], run.seed, "", f"== {entry['seed']}", run.seed == entry["seed"],
               "" if run.seed == entry["seed"] else f"run seed {run.seed} differs from the baseline's"),
         Check(name, "verdict", run.expect, run.outcome, "", f"== {run.expect}", run.outcome == run.expect,

@@ -7,7 +7,7 @@ import base64
 from html import escape
 
 from reports import interactive
-from reports.build import Report, Section
+from reports.document import Report, Section
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; }

@@ -8,7 +8,7 @@ events record each generation of an instant or completion time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +58,7 @@ def fmt_instant(instant: int | None) -> str:
 
 
 def span_item(s: InstantSpan, lane: str, kind: str, label: str, details: Sequence[tuple[str, object]],
-              cited: Sequence[dict[str, Any]], end: int, ident_prefix: str) -> Item:
+              cited: Sequence[Mapping[str, Any]], end: int, ident_prefix: str) -> Item:
     """One instant as an interactive timeline item, from its request to its completion (``end`` when it
     never completed), with the hover details every instant timeline shows: the instant's own, the
     report's ``details``, the violations that cite it and its events."""

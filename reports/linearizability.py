@@ -17,7 +17,7 @@ from html import escape
 
 from model.checkers.lin_models import INFO, Operation
 from model.checkers.lin_search import ILLEGAL, OK_RESULT
-from model.checkers.linearizable import PartitionResult, Verdict, describe_op, who
+from model.checkers.linearizable import LinVerdict, PartitionResult, describe_op, who
 from reports.interactive import SVG_STYLE, fit_label, legend_html
 
 MAX_DRAWN = 12  # sub-histories drawn when all are linearizable
@@ -69,7 +69,7 @@ def _zooms(part: PartitionResult) -> bool:
     return window is not None and window[1] - window[0] < 0.6 * len(times)
 
 
-def _partition_svg(verdict: Verdict, part: PartitionResult, locate: Callable[[Operation], str] | None,
+def _partition_svg(verdict: LinVerdict, part: PartitionResult, locate: Callable[[Operation], str] | None,
                    zoom: bool = False) -> str:
     model = verdict.model
     times = sorted({op.call for op in part.ops} | {op.ret for op in part.ops if not math.isinf(op.ret)})
@@ -151,7 +151,7 @@ def _partition_svg(verdict: Verdict, part: PartitionResult, locate: Callable[[Op
     return "".join(out)
 
 
-def render_timeline(verdict: Verdict, title: str, locate: Callable[[Operation], str] | None = None) -> str:
+def render_timeline(verdict: LinVerdict, title: str, locate: Callable[[Operation], str] | None = None) -> str:
     """The whole page (no external resources).  ``locate`` names where an operation came from (e.g. its
     lines in the history file) for the tooltips."""
     parts = [p for p in verdict.partitions if p.result != OK_RESULT] or list(verdict.partitions[:MAX_DRAWN])

@@ -1,18 +1,12 @@
-"""Read and validate run directories (history, verdict, metrics, scenario) for reports and the gate.
+"""Read a run directory and check it against its declared format (``model/run_format.py``).
 
-A run directory holds the run of one protocol (:func:`protocol_of`):
-
-- ``lock``: what ``hcc run`` writes: ``history.jsonl``, ``verdict.json``, ``metrics.json``
-  (with ``acquisitions`` and ``writers``) and ``scenario.toml``;
-- ``occ``: what ``hcc timeline run`` writes: the same four files, ``scenario.toml`` with a
-  ``[timeline]`` table, ``metrics.json`` with ``ops``;
-- ``nbcc``: what ``hcc nbcc run`` writes: ``history.jsonl``, ``verdict.json``, ``plan.json`` and
-  ``table/`` (``metrics.json`` and ``scenario.toml`` are read when present);
-- ``explore``: ``verdict.json`` and ``explore.json`` (the object ``hcc explore --json`` prints).
-
-Anything missing or unreadable raises ``RunDirError`` naming the directory, the file and what
-is wrong, before any report file is written; so does a run stopped by a signal
-(``"verdict": "interrupted"``) or one whose storage never started (``"not-started"``).
+Every world writes one format (``engines/rundir.py``), so there is one reader: ``verdict.json`` says the
+run's protocol, and the protocol (``model/protocols``) says which files it holds beside ``verdict.json``,
+``metrics.json`` and ``scenario.toml`` (``history.jsonl`` unless it is an exhaustive search, ``plan.json``,
+``explore.json``) and the type of each.  Anything missing, unreadable or not as declared raises
+``RunDirError`` naming the directory, the file and the field, before any report file is written; so
+does a run stopped by a signal (``"verdict": "interrupted"``) or one whose storage never started
+(``"not-started"``).
 
 :func:`find_runs` follows the store's ``latest`` links (``engines/rundir.py``): the store
 ``out/runs`` gives the newest run of each scenario, a scenario's folder its newest run.
@@ -27,20 +21,24 @@ from pathlib import Path
 from typing import Any
 
 from model.history import Event, loads
+from model.protocols import PROTOCOLS
+from model.run_format import (
+    EVENT_VALUES,
+    HISTORY,
+    ISOLATION,
+    METRICS,
+    ORACLE,
+    SCENARIO,
+    VERDICT,
+    FormatError,
+    HistoryHeader,
+    IsolationFile,
+    OracleFile,
+    VerdictFile,
+    check,
+)
 
-HISTORY = "history.jsonl"
-VERDICT = "verdict.json"
-METRICS = "metrics.json"
-SCENARIO = "scenario.toml"
-PLAN = "plan.json"
-EXPLORE = "explore.json"
-RUN_FILES = (HISTORY, VERDICT, METRICS, SCENARIO)
-PROTOCOLS = ("lock", "occ", "nbcc", "explore")
-# The files each protocol's run directory must hold (the others are read when present).
-REQUIRED = {"lock": RUN_FILES, "occ": RUN_FILES, "nbcc": (HISTORY, VERDICT, PLAN),
-            "explore": (VERDICT, EXPLORE)}
-# What the command that writes each kind is called, for the error of an incomplete directory.
-WRITER = {"lock": "hcc run", "occ": "hcc timeline run", "nbcc": "hcc nbcc run", "explore": "hcc explore"}
+RUN_FILES = (HISTORY, VERDICT, METRICS, SCENARIO)  # a folder holding one of these is a run directory
 LATEST = "latest"
 
 
@@ -55,102 +53,72 @@ class RunDirError(ValueError):
 
 @dataclass(frozen=True)
 class RunData:
-    """Everything a report or the gate needs from one run directory."""
+    """Everything a report or the gate needs from one run directory, checked against its format."""
 
     path: Path
-    scenario: dict[str, Any]  # the resolved scenario.toml, as parsed ({} when the run has none)
-    verdict: dict[str, Any]  # verdict.json
-    metrics: dict[str, Any]  # metrics.json ({} when the run has none)
-    events: tuple[Event, ...]
-    protocol: str = "lock"  # one of PROTOCOLS
-    extra: dict[str, Any] = field(default_factory=dict)  # plan.json (nbcc) or explore.json (explore)
+    scenario: dict[str, Any]  # the resolved scenario.toml, as parsed
+    verdict: VerdictFile
+    metrics: dict[str, Any]  # metrics.json: the protocol's metrics type (Plugin.metrics_type)
+    events: tuple[Event, ...]  # () for an exhaustive search
+    files: dict[str, Any] = field(default_factory=dict)  # the protocol's own files (plan.json, explore.json)
+
+    @property
+    def protocol(self) -> str:
+        return self.verdict["protocol"]
 
     @property
     def name(self) -> str:
-        return str(self.scenario.get("name") or self.verdict.get("scenario") or self.path.name)
+        return self.verdict["scenario"]
 
     @property
     def seed(self) -> int:
-        return int(self.verdict.get("seed", self.scenario.get("seed", 0)))
+        return self.verdict["seed"]
 
     @property
     def expect(self) -> str:
-        return str(self.scenario.get("expect", self.verdict.get("expect", "ok")))
+        return self.verdict["expect"]
 
     @property
     def outcome(self) -> str:
-        return str(self.verdict["verdict"])
+        return self.verdict["verdict"]
 
 
 def is_run_dir(path: Path) -> bool:
     """True when ``path`` holds at least one of the run files (complete or not)."""
-    return path.is_dir() and any((path / f).exists() for f in (*RUN_FILES, PLAN, EXPLORE))
+    return path.is_dir() and any((path / f).exists() for f in RUN_FILES)
 
 
-def protocol_of(run_dir: Path | str) -> str:
-    """The protocol of a run directory: ``lock``, ``occ``, ``nbcc`` or ``explore``.
-
-    ``verdict.json``'s field ``protocol`` when it has one (RunDirError for another value); for
-    older runs without it: ``explore.json`` -> explore, ``plan.json`` -> nbcc, ``scenario.toml``
-    with a ``[timeline]`` table -> occ, else lock.  An unreadable verdict.json or scenario.toml
-    does not decide here: :func:`load_run` reports it.
-    """
-    path = Path(run_dir)
-    try:
-        verdict = json.loads((path / VERDICT).read_text())
-    except (OSError, ValueError):
-        verdict = None
-    if isinstance(verdict, dict) and "protocol" in verdict:
-        if verdict["protocol"] not in PROTOCOLS:
-            raise RunDirError(path, f"{VERDICT}: field protocol = {verdict['protocol']!r} is not one of "
-                                    f"{', '.join(PROTOCOLS)}")
-        return str(verdict["protocol"])
-    if (path / EXPLORE).is_file():
-        return "explore"
-    if (path / PLAN).is_file():
-        return "nbcc"
-    try:
-        scenario = tomllib.loads((path / SCENARIO).read_text())
-    except (OSError, ValueError):
-        return "lock"
-    return "occ" if isinstance(scenario.get("timeline"), dict) else "lock"
-
-
-def _read_json(path: Path, name: str, required: tuple[str, ...]) -> dict[str, Any]:
+def _read_json(path: Path, name: str, declared: Any) -> Any:
+    """``name`` parsed and checked against its declared type."""
     try:
         raw = json.loads((path / name).read_text())
     except ValueError as e:
         raise RunDirError(path, f"{name} is not valid JSON ({e})") from None
-    if not isinstance(raw, dict):
-        raise RunDirError(path, f"{name} is not a JSON object")
-    for key in required:
-        if key not in raw:
-            raise RunDirError(path, f"{name} has no field {key!r}")
+    try:
+        check(raw, declared)
+    except FormatError as e:
+        raise RunDirError(path, f"{name}: {e}") from None
     return raw
 
 
-def _lock_file_value(v: Any) -> bool:
-    return (isinstance(v, dict) and isinstance(v.get("owner"), str) and isinstance(v.get("expired"), bool)
-            and isinstance(v.get("valid_until"), int) and not isinstance(v.get("valid_until"), bool))
-
-
-def _refuse_unfinished(path: Path, verdict: dict[str, Any]) -> None:
+def _refuse_unfinished(path: Path) -> None:
     """A run stopped by a signal, or whose storage never started, has no verdict to report or gate."""
-    if verdict["verdict"] == "interrupted":
+    try:
+        verdict = json.loads((path / VERDICT).read_text())
+    except (OSError, ValueError):
+        return  # the full read says what is wrong
+    if not isinstance(verdict, dict):
+        return
+    if verdict.get("verdict") == "interrupted":
         raise RunDirError(path, f"the run was interrupted by {verdict.get('signal') or 'a signal'} after "
-                                f"{verdict.get('events', '?')} events: no verdict to report or gate "
+                                f"{verdict.get('events', 'some')} events: no verdict to report or gate "
                                 f"(its {HISTORY} is kept)")
-    if verdict["verdict"] == "not-started":
+    if verdict.get("verdict") == "not-started":
         why = verdict.get("error") or "its storage did not start"
         raise RunDirError(path, f"the run never started ({why}): no verdict to report or gate")
 
 
-METRIC_FIELDS = {"lock": ("acquisitions", "writers"), "occ": ("ops",)}
-VERDICTS = {"explore": ("ok", "violation", "unknown")}  # an explorer stopped at --max-states: unknown
-EXTRA = {"nbcc": (PLAN, ()), "explore": (EXPLORE, ("verdict", "states", "depth"))}
-
-
-def _read_history(path: Path) -> list[Event]:
+def _read_history(path: Path, verdict: VerdictFile) -> list[Event]:
     try:
         events = loads((path / HISTORY).read_text())
     except (ValueError, UnicodeDecodeError) as e:
@@ -161,66 +129,55 @@ def _read_history(path: Path) -> list[Event]:
         if ev.index != i:
             raise RunDirError(path, f"{HISTORY}: event {i} has index {ev.index} "
                                     "(events missing or out of order)")
+    if events[0].f != "run-start":
+        raise RunDirError(path, f"{HISTORY}: line 1 is {events[0].f}, not run-start (the history's header)")
     for i, ev in enumerate(events):
-        if ev.process == "store" and ev.f == "lock-file" and not _lock_file_value(ev.value):
-            raise RunDirError(path, f"{HISTORY}: line {i + 1}: a lock-file event needs owner (text), expired "
-                                    f"(true/false) and valid_until (integer), got {ev.value!r}")
+        declared = HistoryHeader if ev.f == "run-start" else EVENT_VALUES.get((ev.process, ev.f))
+        if declared is not None:
+            try:
+                check(ev.value, declared)
+            except FormatError as e:
+                raise RunDirError(path, f"{HISTORY}: line {i + 1}: the value of a {ev.f} event: "
+                                        f"{e}") from None
+    n = len(events)
+    for v in verdict["violations"] + verdict["findings"]:
+        bad = [i for i in v["events"] if not 0 <= i < n]
+        if bad:
+            raise RunDirError(path, f"{VERDICT}: {v['kind']} cites events {bad} outside the history "
+                                    f"(0..{n - 1})")
     return events
 
 
 def load_run(path: Path | str) -> RunData:
-    """Load one run directory of any protocol; ``RunDirError`` says which file is missing or corrupted
-    and why."""
+    """Load one run directory of any world and protocol; ``RunDirError`` says which file is missing or
+    not as declared, and which field."""
     path = Path(path)
     if not path.exists():
         raise RunDirError(path, "does not exist")
     if not path.is_dir():
         raise RunDirError(path, "is not a directory")
-    if (path / VERDICT).is_file():
-        _refuse_unfinished(path, _read_json(path, VERDICT, ("verdict",)))
-    protocol = protocol_of(path)
-    missing = [f for f in REQUIRED[protocol] if not (path / f).is_file()]
+    if not (path / VERDICT).is_file():
+        raise RunDirError(path, f"missing {VERDICT} (not a complete run directory)")
+    _refuse_unfinished(path)
+    verdict: VerdictFile = _read_json(path, VERDICT, VerdictFile)
+    plugin = PROTOCOLS[verdict["protocol"]]
+    required = [SCENARIO, METRICS, *([HISTORY] if plugin.history else []), *plugin.files]
+    missing = [f for f in required if not (path / f).is_file()]
     if missing:
-        raise RunDirError(path, f"missing {', '.join(missing)} (not a complete run of '{WRITER[protocol]}')")
-    scenario: dict[str, Any] = {}
-    if (path / SCENARIO).is_file():
-        try:
-            scenario = tomllib.loads((path / SCENARIO).read_text())
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise RunDirError(path, f"{SCENARIO} is not valid TOML ({e})") from None
-    verdict = _read_json(path, VERDICT, ("verdict", "violations", "findings"))
-    allowed = VERDICTS.get(protocol, ("ok", "violation"))
-    if verdict["verdict"] not in allowed:
-        raise RunDirError(path, f"{VERDICT}: field verdict = {verdict['verdict']!r} is not "
-                                f"{', '.join(allowed[:-1])} or {allowed[-1]}")
-    for name in ("violations", "findings"):
-        if not isinstance(verdict[name], list) or any(
-                not isinstance(v, dict) or not {"kind", "message", "events"} <= v.keys()
-                or not isinstance(v["kind"], str) or not isinstance(v["message"], str)
-                or not isinstance(v["events"], list) for v in verdict[name]):
-            raise RunDirError(path, f"{VERDICT}: field {name} is not a list of violations "
-                                    "(kind and message: text, events: a list)")
-    seed = verdict.get("seed", scenario.get("seed", 0))
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise RunDirError(path, f"{VERDICT}: field seed = {seed!r} is not an integer")
-    for name in ("name", "expect"):
-        if not isinstance(scenario.get(name, ""), str):
-            raise RunDirError(path, f"{SCENARIO}: field {name} = {scenario[name]!r} is not a string")
-    metrics: dict[str, Any] = {}
-    if protocol in METRIC_FIELDS or (path / METRICS).is_file():
-        metrics = _read_json(path, METRICS, METRIC_FIELDS.get(protocol, ()))
-    extra: dict[str, Any] = {}
-    if protocol in EXTRA:
-        extra = _read_json(path, *EXTRA[protocol])
-    events = _read_history(path) if HISTORY in REQUIRED[protocol] else []
-    if events:
-        n = len(events)
-        for v in verdict["violations"] + verdict["findings"]:
-            bad = [i for i in v["events"] if not isinstance(i, int) or not 0 <= i < n]
-            if bad:
-                raise RunDirError(path, f"{VERDICT}: {v['kind']} cites events {bad} "
-                                        f"outside the history (0..{n - 1})")
-    return RunData(path, scenario, verdict, metrics, tuple(events), protocol, extra)
+        raise RunDirError(path, f"missing {', '.join(missing)} (not a complete run directory of a "
+                                f"{verdict['protocol']} run)")
+    try:
+        scenario = tomllib.loads((path / SCENARIO).read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise RunDirError(path, f"{SCENARIO} is not valid TOML ({e})") from None
+    metrics: dict[str, Any] = _read_json(path, METRICS, plugin.metrics_type)
+    files = {name: _read_json(path, name, declared) for name, declared in plugin.files.items()}
+    if plugin.hudi_table is not None and (path / ORACLE).is_file():
+        files[ORACLE] = _read_json(path, ORACLE, OracleFile)
+    if plugin.transactions is not None and (path / ISOLATION).is_file():
+        files[ISOLATION] = _read_json(path, ISOLATION, IsolationFile)
+    events = _read_history(path, verdict) if plugin.history else []
+    return RunData(path, scenario, verdict, metrics, tuple(events), files)
 
 
 def _children(path: Path) -> list[Path]:

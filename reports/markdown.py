@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from reports.build import Report
+from reports.document import Report
 
 MAX_MD_ROWS = 20
 

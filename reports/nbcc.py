@@ -28,9 +28,11 @@ from model.nbcc.sim_layout import Row, load_table, parse_plan, read_slice_rows, 
 from model.nbcc.slicing import FileGroupId, FileSlice, Rule, slicer
 from model.nbcc.timeline_reader import HudiTable
 from model.nbcc.variants import VARIANTS, variant
+from model.protocols.nbcc import PLAN
+from model.run_format import ViolationEntry
 from model.timeline.layout import LogFile
 from reports import interactive, plots, tables
-from reports.build import Report, Section
+from reports.document import Report, Section
 from reports.instants import InstantSpan, fmt_instant, instant_spans, span_item
 from reports.interactive import Item
 from reports.load import RunData, RunDirError
@@ -199,15 +201,15 @@ def readers_table(
     return pd.DataFrame(out)
 
 
-def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Sequence[dict[str, Any]],
+def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Sequence[ViolationEntry],
                    events: Sequence[Any], end: int) -> list[Item]:
     """The NBCC timeline as interactive items: one lane per writer (and the compactor)."""
     # a violation cites store writes or writer events (a log written, a deltacommit): both name an instant
-    cites: dict[int, list[dict[str, Any]]] = {}
+    cites: dict[int, list[ViolationEntry]] = {}
     for v in violations:
         for i in v["events"]:
             cites.setdefault(int(i), []).append(v)
-    by_instant: dict[int, list[dict[str, Any]]] = {}
+    by_instant: dict[int, list[ViolationEntry]] = {}
     for i, vs in cites.items():
         value = events[i].value if 0 <= i < len(events) else None
         if isinstance(value, dict) and str(value.get("instant", "")).isdigit():
@@ -232,63 +234,45 @@ def timeline_items(spans: Sequence[InstantSpan], late: set[int], violations: Seq
     return items
 
 
-def setting(run: RunData, name: str, default: str) -> str:
-    """An NBCC setting: ``verdict.json``'s field (what ``hcc nbcc run`` writes) or the scenario's
-    ``[nbcc]`` table (a catalogue entry's run directory)."""
+def setting(run: RunData, name: str) -> str:
+    """An NBCC setting of the run: its scenario's ``[nbcc]`` table; RunDirError when it is missing."""
     table = run.scenario.get("nbcc")
-    return str(run.verdict.get(name, table.get(name, default) if isinstance(table, dict) else default))
-
-
-# the [nbcc] rule names of run directories written before variants, and the rule each stood for
-LEGACY_RULES = {
-    "completion": Rule.COMPLETION_TIME,
-    "instant": Rule.INSTANT_TIME,
-    "uncommitted-anchor-bug": Rule.HUDI_1_2_0,
-}
+    if not isinstance(table, dict) or name not in table:
+        raise RunDirError(run.path, f"scenario.toml: field nbcc.{name} is missing")
+    return str(table[name])
 
 
 def rule_of(run: RunData) -> Rule:
-    """The readers' slicing rule of an NBCC run: its variant's (``variant`` in ``verdict.json`` or the
-    scenario's ``[nbcc]`` table), or, for a run directory written before variants, its rule by value
-    (``instant-time``) or scenario name (``instant``); RunDirError names the file and field of any other."""
-    name = setting(run, "variant", "")
-    if name:
-        if name not in VARIANTS:
-            where = ("verdict.json: field variant" if "variant" in run.verdict
-                     else "scenario.toml: field nbcc.variant")
-            raise RunDirError(run.path, f"{where} = {name!r} is not one of {', '.join(VARIANTS)}")
-        return variant(name).slicing
-    name = setting(run, "rule", "completion")
-    if name in LEGACY_RULES:
-        return LEGACY_RULES[name]
-    try:
-        return Rule(name)
-    except ValueError:
-        where = "verdict.json: field rule" if "rule" in run.verdict else "scenario.toml: field nbcc.rule"
-        raise RunDirError(run.path, f"{where} = {name!r} is not one of "
-                                    f"{', '.join([*LEGACY_RULES, *(r.value for r in Rule)])}") from None
+    """The readers' slicing rule of an NBCC run: its variant's (``[nbcc] variant``); RunDirError names the
+    field of any other variant."""
+    name = setting(run, "variant")
+    if name not in VARIANTS:
+        raise RunDirError(run.path, f"scenario.toml: field nbcc.variant = {name!r} is not one of "
+                                    f"{', '.join(VARIANTS)}")
+    return variant(name).slicing
 
 
 def metadata_table_of(run: RunData) -> bool:
-    """Whether the run's readers listed through the metadata table (runs before that setting: no)."""
-    return setting(run, "metadata_table", "False").lower() == "true"
+    """Whether the run's readers listed through the metadata table (``[nbcc] metadata_table``)."""
+    return setting(run, "metadata_table").lower() == "true"
 
 
 def build_nbcc_report(run: RunData) -> Report:
     """Every section of the report of an NBCC run."""
     events = run.events
-    plan = run.extra
+    plan = run.files[PLAN]
     base = str(plan.get("base", TABLE))
     rule = rule_of(run)
     mdt = metadata_table_of(run)
-    chosen = setting(run, "variant", "")
-    follows = variant(chosen).follows if chosen in VARIANTS else f"the {rule.value} rule"
-    generator = setting(run, "time_generator", "?")
+    chosen = setting(run, "variant")
+    follows = variant(chosen).follows
+    generator = setting(run, "time_generator")
     objects = read_objects(run.path, base)
     table = load_table(objects, base) if objects else None
     violations = run.verdict["violations"]
     matches = run.outcome == run.expect
     spans = instant_spans(events, base, "v8")
+    m = run.metrics
     end = max([e.time for e in events if e.process != "nemesis"] or [events[-1].time]) + 1
 
     head = Section(
@@ -298,10 +282,9 @@ def build_nbcc_report(run: RunData) -> Report:
             f"does ({rule.value} rule), {reader_configuration(mdt)}; instant times from the {generator} "
             f"generator; verdict {run.outcome}, expected "
             f"{run.expect} ({'as expected' if matches else 'NOT as expected'}).",
-            f"{run.verdict.get('instants', len(spans))} instants ({run.verdict.get('completed', '?')} "
-            f"completed), {run.verdict.get('compactions', '?')} compaction(s), "
-            f"{run.verdict.get('file_groups', '?')} file groups, {run.verdict.get('log_files', '?')} log "
-            f"files; {len(violations)} violation(s).",
+            f"{m['instants']} instants ({m['completed']} completed), {m['compactions']} compaction(s), "
+            f"{m['file_groups']} file groups, {m['log_files']} log files in the final table; "
+            f"{len(violations)} violation(s).",
             "The writers and the compactor are this harness's model (model/nbcc/sim_table.py) writing a Hudi "
             "table version 8 (MERGE_ON_READ) layout. The hudi-1.2.0 and pr-19785 rules are Hudi's "
             "HoodieFileGroup (model/nbcc/filegroup.py); completion-time is the harness's own rule "
@@ -452,7 +435,7 @@ def build_nbcc_report(run: RunData) -> Report:
         "scenario": run.name,
         "seed": run.seed,
         "rule": rule.value,
-        "variant": chosen or None,
+        "variant": chosen,
         "metadata_table": mdt,
         "time_generator": generator,
         "expect": run.expect,

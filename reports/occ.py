@@ -16,16 +16,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
-from model.config import ConfigError
 from model.history import Event
-from model.timeline.config import TIMELINE_CHECKERS, TimelineConfig, models_text
+from model.run_format import ViolationEntry
+from model.timeline.config import TIMELINE_CHECKERS
 from model.timeline.layout import format_instant
 from reports import interactive, plots, tables
-from reports.build import MAX_ROWS, Report, Section
+from reports.document import MAX_ROWS, Report, Section
 from reports.instants import (
     Generation,
     InstantSpan,
@@ -74,21 +73,6 @@ LEGEND = [
 def fg_name(fg: object) -> str:
     """A file group as the report names it: ``fg3`` (the specification's) or ``p0/<fileId>`` (Hudi's)."""
     return f"fg{fg}" if isinstance(fg, int) else str(fg)
-
-
-def models_line(scenario: dict[str, Any]) -> str:
-    """Whose behaviour the run is (``TimelineScenario.models``), from the resolved scenario; a run directory
-    written before commit variants existed is the specification's writer."""
-    raw = dict(scenario.get("timeline") or {})
-    raw.setdefault("variant", "vanlightly-v5")
-    if "checkers" in raw:
-        raw["checkers"] = tuple(raw["checkers"])
-    try:
-        tl = TimelineConfig(**raw)
-        tl.validate()
-    except (TypeError, ConfigError) as e:
-        return f"(the run's timeline settings do not say: {e})"
-    return models_text(tl, int((scenario.get("workload") or {}).get("writers", 1)))
 
 
 @dataclass(frozen=True)
@@ -186,7 +170,7 @@ def _compact(e: Event) -> str:
     return "" if v is None else str(v)[:200]
 
 
-def violation_tables(violations: Sequence[dict[str, Any]],
+def violation_tables(violations: Sequence[ViolationEntry],
                      events: Sequence[Event]) -> list[tuple[str, pd.DataFrame]]:
     """The violations (the first ``MAX_ROWS``) and the events they cite, as two captioned tables."""
     shown = violations[:MAX_ROWS]
@@ -235,8 +219,8 @@ def checker_table(run: RunData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["checker", "decides verdict", "result", "count"])
 
 
-def _cites(violations: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
-    out: dict[int, list[dict[str, Any]]] = {}
+def _cites(violations: Sequence[ViolationEntry]) -> dict[int, list[ViolationEntry]]:
+    out: dict[int, list[ViolationEntry]] = {}
     for v in violations:
         for i in v["events"]:
             out.setdefault(int(i), []).append(v)
@@ -246,7 +230,7 @@ def _cites(violations: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any
 def timeline_items(
     spans: Sequence[InstantSpan],
     gens: Sequence[Generation],
-    violations: Sequence[dict[str, Any]],
+    violations: Sequence[ViolationEntry],
     lost: Sequence[LostUpdate],
     end: int,
 ) -> list[Item]:
@@ -257,7 +241,7 @@ def timeline_items(
     for u in lost:
         by_of.setdefault(u.by.instant, []).append(u)
     # a time-order violation cites the generation of an instant or completion time: mark that instant too
-    gen_cites: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    gen_cites: dict[tuple[str, int], list[ViolationEntry]] = {}
     for g in gens:
         if g.instant.isdigit():
             named = gen_cites.setdefault((g.kind, int(g.instant)), [])
@@ -344,7 +328,7 @@ def build_occ_report(run: RunData) -> Report:
             f"{len(violations)} violation(s), {len(time_order)} about the order of times, {len(lost)} lost "
             f"update(s); {len(run.verdict['findings'])} finding(s). Times on the axes are simulated true "
             "time (ms).",
-            f"Models: {models_line(run.scenario)}.  The writers are this harness's sans-I/O models "
+            "The writers are this harness's sans-I/O models "
             "(model/timeline/hudi_writer.py for Hudi's commit path, model/timeline/v5.py for the "
             "specification), not Hudi's code; the violations are the checkers' (model/checkers/timeline.py) "
             "on what the store holds.",
@@ -489,7 +473,7 @@ def build_occ_report(run: RunData) -> Report:
     summary = {
         "protocol": "occ",
         "scenario": run.name,
-        "models": models_line(run.scenario),
+        "models": run.verdict["models"],
         "seed": run.seed,
         "expect": run.expect,
         "verdict": run.outcome,

@@ -10,10 +10,13 @@ the verdict.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
+from model.protocols import PROTOCOLS
+from reports.document import Report, Section
 from reports.load import RunData
 
 ORACLE = "oracle.json"
@@ -43,7 +46,7 @@ def _meaning(outcome: str) -> str:
     return MEANINGS.get(base, outcome) + extra
 
 
-def _encoding_text(encoding: dict[str, Any]) -> str:
+def _encoding_text(encoding: Mapping[str, Any]) -> str:
     if encoding.get("encoding") == "hudi":
         n = encoding.get("encoded") or {}
         bases, logs, commits = n.get("base_files", 0), n.get("log_files", 0), n.get("commits", 0)
@@ -54,10 +57,8 @@ def _encoding_text(encoding: dict[str, Any]) -> str:
     return str(encoding.get("note") or "table/ holds the model's own encoding.")
 
 
-def oracle_section(run: RunData) -> Any:
-    """The section (a ``reports.build.Section``), or None for a run without a Hudi table."""
-    from reports.build import Section
-
+def oracle_section(run: RunData) -> Section | None:
+    """The section, or None for a run without a Hudi table."""
     encoding = run.verdict.get("table_encoding")
     path = run.path / ORACLE
     if not encoding and not path.is_file():
@@ -113,9 +114,10 @@ def oracle_section(run: RunData) -> Any:
     return sec
 
 
-def add_oracle_section(run: RunData, report: Any) -> None:
-    """Append the section (OCC and NBCC runs) and its summary to a built report."""
-    if run.protocol not in ("occ", "nbcc"):
+def add_oracle_section(run: RunData, report: Report) -> None:
+    """Append the section (a protocol whose table is a Hudi table: OCC, NBCC) and its summary to a built
+    report."""
+    if PROTOCOLS[run.protocol].hudi_table is None:
         return
     sec = oracle_section(run)
     if sec is None:

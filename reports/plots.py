@@ -17,7 +17,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from reports.timeline import Fault, Hold, Lease  # noqa: E402
+from reports.lock_holders import Fault, Hold, Lease  # noqa: E402
 
 FAULT_COLOURS = {"pause": "#7f7f7f", "crash": "#8c564b", "cutoff": "#9467bd", "writer-death": "#d62728"}
 LEASE_COLOUR = "#aec7e8"

@@ -36,8 +36,9 @@ def render_run_report(run_dir: Path, formats: Sequence[str] = FORMATS) -> dict[s
     list where a number belongs, a count too large for an integer column) are a RunDirError too,
     naming the files and the error.
     """
+    from model.run_format import HISTORY, METRICS
     from reports.build import build_report
-    from reports.load import HISTORY, METRICS, RunDirError, load_run
+    from reports.load import RunDirError, load_run
 
     run = load_run(run_dir)
     try:

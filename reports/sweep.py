@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 
 from reports import plots
-from reports.build import Report, Section
+from reports.document import Report, Section
 
 SETTING = "setting."
 REQUIRED = ("seed", "verdict", "violations")

@@ -12,7 +12,7 @@ from model.config import CHECKERS
 from model.history import Event
 from model.metrics import percentile
 from reports.load import RunData
-from reports.timeline import Group
+from reports.lock_holders import Group
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:

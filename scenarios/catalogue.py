@@ -12,6 +12,9 @@ explore    an exhaustive search within bounds                ``[explore]`` (``mo
 A file without ``protocol`` is a lock scenario, or a timeline one when it has ``[timeline]``
 (files written before the catalogue was one).  ``--set dotted.key=value`` overrides apply to the
 raw TOML before it is checked, so they get the same errors (naming the field and the value).
+
+The protocol of an entry is its registered object (``model/protocols``, :attr:`Entry.plugin`); the
+catalogue's own part of each protocol, how its TOML is read and written, is :data:`LOADERS`.
 """
 
 from __future__ import annotations
@@ -20,88 +23,80 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import tomli_w
 
 from model.config import ConfigError
 from model.cow.scenario import CowSettings, ExploreScenario
-from model.lock_variants import variant as lock_variant
 from model.nbcc.config import NbccScenario
+from model.protocols import NAMES as PROTOCOLS
+from model.protocols import EntryHead, Plugin, plugin
+from model.protocols.base import World
 from scenarios import loader, timeline_loader
-from scenarios.loader import CATALOGUE, PROTOCOLS, protocol_of
+from scenarios.loader import CATALOGUE, protocol_of
+
+C = TypeVar("C")
 
 
 @dataclass(frozen=True)
 class Entry:
-    """A loaded, validated catalogue entry; ``config`` is its protocol's scenario object."""
+    """A loaded, validated catalogue entry; ``config`` is its protocol's scenario object
+    (``plugin.config_type``)."""
 
     protocol: str
-    config: Any  # Scenario | TimelineScenario | NbccScenario | ExploreScenario
+    config: Any
 
     @property
-    def _common(self) -> Any:
-        return self.config.scenario if self.protocol == "occ" else self.config
+    def plugin(self) -> Plugin[Any, Any]:
+        """The entry's protocol (``model/protocols``)."""
+        return plugin(self.protocol)
+
+    @property
+    def _head(self) -> EntryHead:
+        return self.plugin.head(self.config)
 
     @property
     def name(self) -> str:
-        return str(self._common.name)
+        return self._head.name
 
     @property
     def seed(self) -> int:
-        return int(self._common.seed)
+        return self._head.seed
 
     @property
     def expect(self) -> str:
-        return str(self._common.expect)
+        return self._head.expect
 
     @property
     def description(self) -> str:
-        return str(self._common.description)
+        return self._head.description
 
     @property
-    def world(self) -> str:
-        """``sim`` or ``spark`` (lock and occ entries may run as Spark tasks against a server)."""
-        return str(getattr(self._common, "world", "sim"))
+    def world(self) -> World:
+        """``sim``, ``search`` (explore) or ``spark`` (lock and occ entries may run as Spark tasks against a
+        server)."""
+        return self._head.world
 
     @property
     def models(self) -> str:
         """Whose behaviour the entry runs: the Hudi release (and pinned commit) or the specification it
         follows, and the reader configuration where it matters (one line; reports and ``hcc list``)."""
-        config = self.config
-        own = getattr(config, "models", None)
-        if callable(own):
-            return str(own())
-        if self.protocol == "explore":
-            settings = config.settings
-            if isinstance(settings, CowSettings):
-                return "Vanlightly's v5 TLA+ specification of copy-on-write commits (not Hudi's code)"
-            return f"lock provider: {lock_variant(settings.lock().variant).follows}"
-        if self.protocol == "lock":
-            writer = ("; writer: hypothetical (checks its lock before each write, "
-                      "workload.check_before_write)" if config.workload.check_before_write else "")
-            return f"lock provider: {lock_variant(config.lock.variant).follows}{writer}"
-        raise AssertionError(f"{self.protocol} scenario {self.name} does not say whose behaviour it models")
+        return self.plugin.models(self.config)
 
     def to_toml(self) -> str:
         """The entry as TOML with every default filled in (what a run directory keeps)."""
-        if self.protocol == "lock":
-            return loader.to_toml(self.config)
-        if self.protocol == "occ":
-            return timeline_loader.to_toml(self.config)
-        if self.protocol == "explore":
-            settings = self.config.settings
-            table = (loader.to_dict(settings) if isinstance(settings, CowSettings) else
-                     {"model": "lock", **{k: v for k, v in settings.to_json().items() if v is not None}})
-            common = {k: v for k, v in loader.to_dict(self.config).items() if k != "settings"}
-            return tomli_w.dumps({"protocol": "explore", **common, "explore": table})
-        return tomli_w.dumps({"protocol": self.protocol, **loader.to_dict(self.config)})
+        return LOADERS[self.protocol].to_toml(self.config)
 
 
 def _nbcc(raw: dict[str, Any]) -> NbccScenario:
     scenario: NbccScenario = loader.build(NbccScenario, raw)
     scenario.validate()
     return scenario
+
+
+def _nbcc_toml(scenario: NbccScenario) -> str:
+    return tomli_w.dumps({"protocol": "nbcc", **loader.to_dict(scenario)})
 
 
 def _explore_settings(raw: dict[str, Any]) -> Any:
@@ -132,11 +127,28 @@ def _explore(raw: dict[str, Any]) -> ExploreScenario:
     return scenario
 
 
-_BUILDERS: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "lock": loader.from_raw,
-    "occ": timeline_loader.from_raw,
-    "nbcc": _nbcc,
-    "explore": _explore,
+def _explore_toml(scenario: ExploreScenario) -> str:
+    settings = scenario.settings
+    table = (loader.to_dict(settings) if isinstance(settings, CowSettings) else
+             {"model": "lock", **{k: v for k, v in settings.to_json().items() if v is not None}})
+    common = {k: v for k, v in loader.to_dict(scenario).items() if k != "settings"}
+    return tomli_w.dumps({"protocol": "explore", **common, "explore": table})
+
+
+@dataclass(frozen=True)
+class Loader(Generic[C]):
+    """How a protocol's entries are read from and written to TOML."""
+
+    from_raw: Callable[[dict[str, Any]], C]  # build and validate from the parsed TOML (without protocol)
+    to_toml: Callable[[C], str]  # every default filled in
+
+
+# The catalogue's part of each protocol (model/protocols): its TOML, keyed by the protocol's name.
+LOADERS: dict[str, Loader[Any]] = {
+    "lock": Loader(loader.from_raw, loader.to_toml),
+    "occ": Loader(timeline_loader.from_raw, timeline_loader.to_toml),
+    "nbcc": Loader(_nbcc, _nbcc_toml),
+    "explore": Loader(_explore, _explore_toml),
 }
 
 
@@ -145,9 +157,9 @@ def load(name_or_path: str, overrides: Sequence[str] = ()) -> Entry:
     raw = loader.load_raw(name_or_path)
     for assignment in overrides:
         loader.apply_override(raw, assignment)
-    protocol = protocol_of(raw)
+    protocol = plugin(protocol_of(raw)).name  # ConfigError naming protocol when there is no such one
     raw.pop("protocol", None)
-    return Entry(protocol, _BUILDERS[protocol](raw))
+    return Entry(protocol, LOADERS[protocol].from_raw(raw))
 
 
 def names(protocol: str | None = None, folder: Path = CATALOGUE) -> list[str]:

@@ -28,14 +28,7 @@ def resolve(name_or_path: str) -> Path:
 
 def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = ()) -> TimelineScenario:
     """Load, override (``--set``), build and validate a timeline scenario."""
-    raw = loader.read_toml(resolve(name_or_path))
-    for assignment in overrides:
-        loader.apply_override(raw, assignment)
-    protocol = loader.protocol_of(raw)
-    raw.pop("protocol", None)
-    if protocol != "occ":
-        raise ConfigError("protocol", protocol, f"{name_or_path} is not a timeline (occ) scenario")
-    return from_raw(raw)
+    return from_raw(loader.raw_of(name_or_path, "occ", overrides))
 
 
 def from_raw(raw: dict[str, Any]) -> TimelineScenario:
@@ -64,11 +57,3 @@ def to_toml(ts: TimelineScenario) -> str:
     data.pop("checkers", None)
     data["timeline"] = {k: v for k, v in loader.to_dict(ts.timeline).items() if v is not None}
     return f"# models: {ts.models()}\n" + tomli_w.dumps(data)
-
-
-def is_timeline_scenario(name_or_path: str) -> bool:
-    """True for a catalogue entry or TOML file of protocol ``occ``."""
-    try:
-        return loader.protocol_of(loader.read_toml(resolve(name_or_path))) == "occ"
-    except ConfigError:
-        return False

@@ -17,6 +17,7 @@ from backends.fixtures import fake_gcs_endpoint, seaweedfs_endpoint  # noqa: F40
 from cli.main import main
 from model.effects import Put, Read
 from model.history import loads
+from reports.load import load_run
 
 SHORT = ["lock.validity_secs=4", "lock.renew_interval_secs=1", "lock.enforce_hudi_limits=false",
          "storage.timeout_ms=400", "lock.wait_time_ms=10000", "duration_ms=4000"]
@@ -54,6 +55,8 @@ def test_the_run_directory_holds_the_prefix_and_only_it(fixture: str, request: p
     assert main(["check-audit", str(table)]) in (0, 1)  # Hudi's validator reads the run's own table
     verdict = json.loads((out / "verdict.json").read_text())
     assert verdict["audit"] is not None and verdict["audit"]["windows"] == len(trail)
+    run = load_run(out)  # the one reader takes it as every world's run directory, with its report
+    assert run.verdict["world"] == "real" and (out / "report.md").is_file()
     # the lock file's store events carry the version chain, in the form the server gives it
     events = loads((out / "history.jsonl").read_text())
     lock_files = [e for e in events if e.process == "store" and e.f == "lock-file"]

@@ -18,6 +18,7 @@ from backends.replay import ReplayStore, outcome_class, replay
 from cli.main import main
 from model.effects import CreateIfAbsent, Outcome, Read, ReplaceIfMatch
 from model.sim import run_scenario
+from reports.load import load_run
 from scenarios import loader
 
 # the catalogue's long pause, scaled down (validity 60 s, pause 80 s) so a replay takes seconds;
@@ -92,6 +93,11 @@ def test_cli_run_then_replay(fake_gcs_endpoint: Endpoint, tmp_path: Path,  # noq
     out = Path(summary["out"])
     assert (out / "history.jsonl").is_file() and (out / "steps.jsonl").is_file()
     assert len((out / "steps.jsonl").read_text().splitlines()) == summary["steps"]
+    # a run directory like every world's: metrics, scenario and report, read by the one reader
+    run = load_run(out)
+    assert run.verdict["world"] == "replay" and run.metrics["acquisitions"] > 0
+    assert all((out / f).is_file() for f in ("metrics.json", "scenario.toml", "report.md"))
+    assert main(["report", str(out)]) == 0
 
 
 def test_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

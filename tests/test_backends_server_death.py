@@ -42,7 +42,7 @@ def test_server_killed_during_a_race_keeps_the_history_and_checks_it() -> None:
     with open_endpoint("fake-gcs") as ep:
         assert ep.process is not None
         b = ep.backend("race/", timeout_s=2)
-        events: list[lin.Event] = []
+        events: list[lin.OpEvent] = []
         results: list[StoreResult] = []
         lock = threading.Lock()
         stop = time.monotonic() + 20
@@ -59,8 +59,8 @@ def test_server_killed_during_a_race_keeps_the_history_and_checks_it() -> None:
                     if n == 0:
                         lost = res.outcome is Outcome.PRECONDITION_FAILED
                         typ = "ok" if res.ok else ("fail" if lost else "info")
-                        events.extend([lin.Event(i, "invoke", "cas", (None, body), t0),
-                                       lin.Event(i, typ, "cas", None, t1)])
+                        events.extend([lin.OpEvent(i, "invoke", "cas", (None, body), t0),
+                                       lin.OpEvent(i, typ, "cas", None, t1)])
                 if res.outcome in DEAD:
                     return
                 n += 1

@@ -14,12 +14,12 @@ from model.checkers.lin_models import (
     Operation,
     RegisterModel,
 )
-from model.checkers.linearizable import Event, check, check_operations, pair
+from model.checkers.linearizable import OpEvent, check, check_operations, pair
 
 
-def _race(winners: set[int], n: int = 32, initial_expected: object = None) -> list[Event]:
-    events = [Event(p, "invoke", "cas", (initial_expected, f"v{p}"), p * 0.01) for p in range(n)]
-    events += [Event(p, "ok" if p in winners else "fail", "cas", None, 10 + p * 0.01) for p in range(n)]
+def _race(winners: set[int], n: int = 32, initial_expected: object = None) -> list[OpEvent]:
+    events = [OpEvent(p, "invoke", "cas", (initial_expected, f"v{p}"), p * 0.01) for p in range(n)]
+    events += [OpEvent(p, "ok" if p in winners else "fail", "cas", None, 10 + p * 0.01) for p in range(n)]
     return events
 
 
@@ -57,40 +57,40 @@ def test_no_winner_with_definite_failures_is_rejected() -> None:
 
 
 def test_unknown_outcome_may_be_the_winner() -> None:
-    events = [Event(1, "invoke", "cas", (None, "x"), 0), Event(1, "info", "cas", None, 5),
-              Event(2, "invoke", "cas", (None, "y"), 1), Event(2, "fail", "cas", None, 6),
-              Event("r", "invoke", "read", None, 7), Event("r", "ok", "read", "x", 8)]
+    events = [OpEvent(1, "invoke", "cas", (None, "x"), 0), OpEvent(1, "info", "cas", None, 5),
+              OpEvent(2, "invoke", "cas", (None, "y"), 1), OpEvent(2, "fail", "cas", None, 6),
+              OpEvent("r", "invoke", "read", None, 7), OpEvent("r", "ok", "read", "x", 8)]
     assert check(events).valid
 
 
 def test_unknown_outcome_may_never_take_effect() -> None:
-    events = [Event(1, "invoke", "write", "x", 0), Event(1, "info", "write", None, 1),
-              Event(2, "invoke", "read", None, 2), Event(2, "ok", "read", None, 3)]
+    events = [OpEvent(1, "invoke", "write", "x", 0), OpEvent(1, "info", "write", None, 1),
+              OpEvent(2, "invoke", "read", None, 2), OpEvent(2, "ok", "read", None, 3)]
     assert check(events).valid
     # ... but it cannot take effect before its invoke
-    early = [Event(2, "invoke", "read", None, 0), Event(2, "ok", "read", "x", 1),
-             Event(1, "invoke", "write", "x", 2), Event(1, "info", "write", None, 3)]
+    early = [OpEvent(2, "invoke", "read", None, 0), OpEvent(2, "ok", "read", "x", 1),
+             OpEvent(1, "invoke", "write", "x", 2), OpEvent(1, "info", "write", None, 3)]
     assert not check(early).valid
 
 
 def test_pending_invoke_is_unknown() -> None:
-    events = [Event(1, "invoke", "write", "x", 0),
-              Event(2, "invoke", "read", None, 2), Event(2, "ok", "read", "x", 3)]
+    events = [OpEvent(1, "invoke", "write", "x", 0),
+              OpEvent(2, "invoke", "read", None, 2), OpEvent(2, "ok", "read", "x", 3)]
     ops = pair(events)
     assert [op.status for op in ops] == ["info", "ok"] and math.isinf(ops[0].ret)
     assert check(events).valid
 
 
 def test_timed_out_read_claims_nothing() -> None:
-    events = [Event(1, "invoke", "write", 1, 0), Event(1, "ok", "write", None, 1),
-              Event(2, "invoke", "read", None, 2), Event(2, "fail", "read", None, 3),
-              Event(3, "invoke", "read", None, 4), Event(3, "info", "read", None, 5)]
+    events = [OpEvent(1, "invoke", "write", 1, 0), OpEvent(1, "ok", "write", None, 1),
+              OpEvent(2, "invoke", "read", None, 2), OpEvent(2, "fail", "read", None, 3),
+              OpEvent(3, "invoke", "read", None, 4), OpEvent(3, "info", "read", None, 5)]
     assert check(events).valid
 
 
 def test_412_before_the_winner_started_is_rejected() -> None:
-    events = [Event(1, "invoke", "cas", (None, "x"), 0), Event(1, "fail", "cas", None, 1),
-              Event(2, "invoke", "cas", (None, "y"), 2), Event(2, "ok", "cas", None, 3)]
+    events = [OpEvent(1, "invoke", "cas", (None, "x"), 0), OpEvent(1, "fail", "cas", None, 1),
+              OpEvent(2, "invoke", "cas", (None, "y"), 2), OpEvent(2, "ok", "cas", None, 3)]
     verdict = check(events)
     assert not verdict.valid
     assert [op.process for op in verdict.counterexample] == [1]
@@ -98,10 +98,10 @@ def test_412_before_the_winner_started_is_rejected() -> None:
 
 def test_replace_race_two_winners_rejected_and_final_read_checked() -> None:
     assert not check(_race({1, 2}, initial_expected="base"), initial="base").valid
-    ok = _race({4}, initial_expected="base") + [Event("r", "invoke", "read", None, 20),
-                                                Event("r", "ok", "read", "v4", 21)]
+    ok = _race({4}, initial_expected="base") + [OpEvent("r", "invoke", "read", None, 20),
+                                                OpEvent("r", "ok", "read", "v4", 21)]
     assert check(ok, initial="base").valid
-    wrong = ok[:-1] + [Event("r", "ok", "read", "v5", 21)]
+    wrong = ok[:-1] + [OpEvent("r", "ok", "read", "v5", 21)]
     verdict = check(wrong, initial="base")
     assert not verdict.valid
     assert "read()='v5' by r cannot be placed: the register holds 'v4'" in verdict.explain()
@@ -109,12 +109,12 @@ def test_replace_race_two_winners_rejected_and_final_read_checked() -> None:
 
 def test_real_time_order_is_respected() -> None:
     # write x completes, then a later read still sees the initial value: stale read
-    events = [Event(1, "invoke", "write", "x", 0), Event(1, "ok", "write", None, 1),
-              Event(2, "invoke", "read", None, 2), Event(2, "ok", "read", None, 3)]
+    events = [OpEvent(1, "invoke", "write", "x", 0), OpEvent(1, "ok", "write", None, 1),
+              OpEvent(2, "invoke", "read", None, 2), OpEvent(2, "ok", "read", None, 3)]
     assert not check(events).valid
     # overlapping, the read may come first; touching intervals are concurrent (closed intervals)
-    touching = [Event(1, "invoke", "write", "x", 0), Event(1, "ok", "write", None, 2),
-                Event(2, "invoke", "read", None, 2), Event(2, "ok", "read", None, 3)]
+    touching = [OpEvent(1, "invoke", "write", "x", 0), OpEvent(1, "ok", "write", None, 2),
+                OpEvent(2, "invoke", "read", None, 2), OpEvent(2, "ok", "read", None, 3)]
     assert check(touching).valid
 
 

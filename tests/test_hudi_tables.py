@@ -32,6 +32,7 @@ import pytest
 from backends.hudi_table_source import load_table, open_listing
 from cli import slices as cmd_slices
 from engines.rundir import write_table
+from model.nbcc.completion_times import ArchivedInstantError
 from model.nbcc.findings import (
     BASE_BY_REQUEST_TIME,
     KNOWN_HUDI_RS_DEVIATIONS,
@@ -48,7 +49,6 @@ from model.nbcc.findings import (
 )
 from model.nbcc.sim_table import random_plan, run_table
 from model.nbcc.slicing import FileSlice, Rule, incremental
-from model.nbcc.timeline import ArchivedInstantError
 from model.nbcc.timeline_reader import HudiTable, find_table_root, read_table
 from model.timeline.config import TimelineConfig
 from model.timeline.layout import PARTITION_METADATA, format_instant, parse_instant, parse_log_file_name

@@ -195,7 +195,7 @@ def test_cli_jobs_two_writes_the_rows_of_one_process(tmp_path: Path,
 
 
 def test_jobs_is_checked_and_defaults_to_the_cores(capsys: pytest.CaptureFixture[str]) -> None:
-    from engines.local import open_engine
+    from engines.sweep_engines import open_engine
 
     assert main(["sweep", "smoke", "--engine", "local", "--jobs", "0"]) == 2
     assert "--jobs = 0" in capsys.readouterr().err

@@ -16,6 +16,7 @@ from lockdriver import Driver, other_lock, provider
 from model.clock import EPOCH_MS
 from model.config import LockConfig, Scenario, StorageConfig, WorkloadConfig, client_settings
 from model.effects import (
+    WRITER_TASK,
     Cancel,
     CheckInterrupt,
     CreateIfAbsent,
@@ -37,7 +38,7 @@ from model.lock_client import GetResult, LockClientError, UpsertResult, read_res
 from model.lock_variants import VARIANTS, variant
 from model.lockfile import LockData
 from model.sim import SimWorld
-from model.storage_lock import HEARTBEAT_TASK, WRITER_TASK, HoodieLockError, StorageLockProvider
+from model.storage_lock import HEARTBEAT_TASK, HoodieLockError, StorageLockProvider
 from model.taskloop import any_action
 
 V = 300_000  # Hudi's default validity (ms)
@@ -692,6 +693,8 @@ class _InterruptedWriter:
     @staticmethod
     def _pester() -> Generator[Effect, Any, Any]:
         yield Interrupt(WRITER_TASK)
+
+    pause_triggers: dict[tuple[str, str], str] = {}  # no triggered pause
 
     def key_class(self, key: str) -> str:
         return "other"

@@ -23,8 +23,8 @@ from lockdriver import Driver, other_lock
 
 from model.config import ConfigError, Dist, LockConfig, WorkloadConfig
 from model.effects import Put, Read, ReplaceIfMatch, Sleep
+from model.register_writer import RegisterWriter, lock_manager_lock
 from model.storage_lock import HEARTBEAT_TASK, StorageLockProvider
-from model.workload import RegisterWriter, lock_manager_lock
 
 LOCK = "table/.hoodie/.locks/table_lock.json"
 REGISTER = "table/register"

@@ -11,6 +11,7 @@ from hypothesis import find as hfind
 from hypothesis import strategies as st
 
 from model.nbcc.checks import check_plan, check_slices, expected_plan_logs
+from model.nbcc.completion_times import ArchivedInstantError, Timeline
 from model.nbcc.slicing import (
     FileGroupFiles,
     FileSlice,
@@ -26,7 +27,6 @@ from model.nbcc.slicing import (
     slicer,
     snapshot,
 )
-from model.nbcc.timeline import ArchivedInstantError, Timeline
 from model.timeline.layout import (
     BaseFile,
     Instant,

@@ -11,7 +11,7 @@ from model.config import ConfigError
 from model.nbcc.config import NbccConfig, NbccScenario
 from model.nbcc.slicing import Rule
 from model.nbcc.variants import HUDI, RULE_REPLACEMENTS, VARIANTS, variant
-from model.workloads.plugins import PLUGINS
+from model.protocols import PROTOCOLS
 from scenarios import catalogue, loader
 
 
@@ -65,8 +65,8 @@ def test_entry_names_variant_and_listing_and_gives_its_verdict(name: str) -> Non
     v = variant(entry.config.nbcc.variant)
     if v.hypothetical:
         assert "ypothetical" in text.split("protocol =")[0]
-    plugin = PLUGINS["nbcc"]
-    sim = plugin.simulate(entry.config, entry.seed, None)
+    plugin = PROTOCOLS["nbcc"]
+    sim = plugin.run(entry.config, entry.seed, None)
     verdict = plugin.check(entry.config, sim)
     got = "violation" if verdict.violations else "ok"
     assert got == entry.expect, [x.message for x in verdict.violations[:2]]

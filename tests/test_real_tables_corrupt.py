@@ -24,7 +24,7 @@ from model.hudi_files.log_blocks import content_offset  # noqa: E402
 from model.hudi_files.log_format import decode_log_file  # noqa: E402
 from model.hudi_files.records import read_data_file  # noqa: E402
 from model.oracle.nbcc import nbcc_points  # noqa: E402
-from model.workloads.plugins import PLUGINS  # noqa: E402
+from model.protocols import PROTOCOLS  # noqa: E402
 from scenarios import catalogue  # noqa: E402
 
 NAME = "nbcc-uncommitted-anchor-pr-19785"
@@ -35,12 +35,11 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any, Path, 
     """The run, its table folder in Hudi's encoding, the encoding summary, and the log to corrupt: one
     holding a write the snapshot reads."""
     entry = catalogue.load(NAME)
-    sim = PLUGINS[entry.protocol].simulate(entry.config, entry.seed, None)
-    objects, encoding = encode_table(entry.protocol, sim.objects, sim.table_prefix)
+    sim = PROTOCOLS[entry.protocol].run(entry.config, entry.seed, None)
+    objects, encoding = encode_table(entry.plugin.hudi_table, sim.objects, sim.table_prefix)
     out = tmp_path_factory.mktemp("pristine")
     table = write_table(out, objects, prefix=sim.table_prefix)
-    found = read_back(entry.protocol, entry.config, sim.events, sim.objects, sim.table_prefix, table,
-                      encoding)
+    found = read_back(entry.plugin.hudi_table, entry.config, sim, table, encoding)
     assert found["status"] == "done"
     [snapshot] = [c for c in found["comparisons"] if c["kind"] == "snapshot"]
     assert snapshot["counts"] == {"agree": snapshot["keys"]}
@@ -58,7 +57,7 @@ def corrupted(pristine: Any, tmp_path: Path, at: int, delta: int) -> tuple[dict[
     data = bytearray((copy / log).read_bytes())
     data[at] = (data[at] + delta) % 256
     (copy / log).write_bytes(bytes(data))
-    found = read_back(entry.protocol, entry.config, sim.events, sim.objects, sim.table_prefix, copy, encoding)
+    found = read_back(entry.plugin.hudi_table, entry.config, sim, copy, encoding)
     return found, log, bytes(data)
 
 

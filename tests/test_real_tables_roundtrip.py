@@ -33,7 +33,7 @@ from model.hudi_files.errors import HudiFileError  # noqa: E402
 from model.hudi_files.records import read_data_file, same_records  # noqa: E402
 from model.nbcc.sim_layout import decode_rows, read_slice_rows, rows_reader  # noqa: E402
 from model.nbcc.timeline_reader import slice_records  # noqa: E402
-from model.workloads.plugins import PLUGINS  # noqa: E402
+from model.protocols import PROTOCOLS  # noqa: E402
 from scenarios import catalogue  # noqa: E402
 
 DATA = Path(os.environ.get("HCC_HUDI_TABLES", Path(__file__).resolve().parents[2] / "shared" / "hudi-tables"))
@@ -103,8 +103,8 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, P
     out = {}
     for name in ("nbcc-storage-faults", "tl-occ-put-if-absent"):
         entry = catalogue.load(name)
-        sim = PLUGINS[entry.protocol].simulate(entry.config, entry.seed, None)
-        objects, encoding = encode_table(entry.protocol, sim.objects, sim.table_prefix)
+        sim = PROTOCOLS[entry.protocol].run(entry.config, entry.seed, None)
+        objects, encoding = encode_table(entry.plugin.hudi_table, sim.objects, sim.table_prefix)
         assert encoding["encoding"] == "hudi"
         root = tmp_path_factory.mktemp(name)
         for key, body in objects.items():
@@ -177,7 +177,7 @@ def test_hudi_rs_read_file_slice_without_options_loses_records_of_a_slice_with_l
 
 def test_hcc_slices_rows_reads_the_models_own_encoding(tmp_path: Path) -> None:
     entry = catalogue.load("nbcc-uncommitted-anchor-pr-19785")
-    sim = PLUGINS[entry.protocol].simulate(entry.config, entry.seed, None)
+    sim = PROTOCOLS[entry.protocol].run(entry.config, entry.seed, None)
     for key, body in sim.objects.items():  # the model's JSON, as a run without pyarrow leaves it
         if key.startswith(sim.table_prefix):
             target = tmp_path / key[len(sim.table_prefix):]

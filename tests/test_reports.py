@@ -17,7 +17,7 @@ from cli.main import main  # noqa: E402
 from engines.rundir import execute  # noqa: E402
 from model.history import Event  # noqa: E402
 from reports.load import RunDirError, find_runs, load_run  # noqa: E402
-from reports.timeline import fault_windows, group_violations, store_leases  # noqa: E402
+from reports.lock_holders import fault_windows, group_violations, store_leases  # noqa: E402
 from scenarios import loader  # noqa: E402
 
 REPORT_FILES = ("report.html", "report.md", "report.json")
@@ -143,7 +143,14 @@ def test_a_metric_too_large_for_the_report_gives_a_clear_error_and_no_report(
     run = tmp_path / "huge"
     shutil.copytree(long_pause, run, ignore=shutil.ignore_patterns(*REPORT_FILES))
     metrics = json.loads((run / "metrics.json").read_text())
-    metrics["acquisitions_per_writer"] = {"w1": 4.467338841289836e185}
+    metrics["acquisitions_per_writer"] = {"w1": 4.467338841289836e185}  # not a count: the format says so
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    assert main(["report", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert str(run) in err and "metrics.json: field acquisitions_per_writer.w1 = 4.4" in err, err
+    assert "is not an integer" in err
+    assert not any((run / f).exists() for f in REPORT_FILES)
+    metrics["acquisitions_per_writer"] = {"w1": 10 ** 200}  # a count, too large for the report's table
     (run / "metrics.json").write_text(json.dumps(metrics))
     assert main(["report", str(run)]) == 2
     err = capsys.readouterr().err

@@ -1,6 +1,7 @@
 """One report per protocol: the OCC lost-update run names the lost update and its instants, the NBCC
 instant-time run names the mis-sliced file group, the explorer report has the counterexample step table;
-protocol_of reads or infers the protocol; a folder of mixed runs is reported run by run."""
+every run directory names its protocol (and world) in verdict.json, and another name is refused; a folder
+of mixed runs is reported run by run."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from cli.main import main  # noqa: E402
 from engines.rundir import execute  # noqa: E402
 from reports.instants import InstantSpan  # noqa: E402
 from reports.interactive import Item, timeline_html  # noqa: E402
-from reports.load import RunDirError, load_run, protocol_of  # noqa: E402
+from reports.load import RunDirError, load_run  # noqa: E402
 from reports.occ import lost_updates  # noqa: E402
 from scenarios import loader  # noqa: E402
 
@@ -45,15 +46,16 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert _quiet(["timeline", "run", "tl-local-clock-skew", "--out", str(out["occ-skew"])])[0] == 0
     assert _quiet(["nbcc", "run", "--rule", "instant", "--out", str(out["nbcc"])])[0] == 0
     assert _quiet(["nbcc", "run", "--rule", "completion", "--out", str(out["nbcc-safe"])])[0] == 0
-    # the explorer's run directory as the contract describes it: explore.json is what --json prints
+    # an explorer run: explore.json is what hcc explore --json prints
+    entry = root / "explore-cc-none.toml"
+    entry.write_text('protocol = "explore"\nname = "explore-cc-none"\nexpect = "violation"\n\n'
+                     '[explore]\nmodel = "cow"\ncc = "none"\nops = 2\n')
+    assert _quiet(["run", str(entry), "--out", str(out["explore"])])[0] == 0
     code, printed = _quiet(["explore", "--cc", "none", "--ops", "2", "--json"])
     assert code == 1  # violated
-    out["explore"].mkdir()
-    (out["explore"] / "explore.json").write_text(printed)
-    (out["explore"] / "verdict.json").write_text(json.dumps({
-        "verdict": "violation", "seed": 0, "protocol": "explore", "expect": "violation", "findings": [],
-        "violations": [{"kind": "consistent-read", "message": json.loads(printed)["violation"]["text"],
-                        "events": []}]}))
+    kept = json.loads((out["explore"] / "explore.json").read_text())
+    assert {k: v for k, v in kept.items() if k != "seconds"} == {
+        k: v for k, v in json.loads(printed).items() if k != "seconds"}
     execute(loader.load("rfc91-safe", ["duration_ms=60000"]), None, out["lock"], report=False)
     for name, d in out.items():
         assert _quiet(["report", str(d)])[0] == 0, name
@@ -61,21 +63,22 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def test_protocol_of_reads_the_field_or_infers_it_for_older_runs(runs: dict[str, Path],
-                                                                  tmp_path: Path) -> None:
-    # none of these runs writes the field yet: inferred from explore.json, plan.json, [timeline]
-    assert {k: protocol_of(d) for k, d in runs.items()} == {
+def test_every_run_directory_names_its_protocol_and_another_is_refused(runs: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    assert {k: load_run(d).protocol for k, d in runs.items()} == {
         "occ": "occ", "occ-safe": "occ", "occ-skew": "occ", "nbcc": "nbcc", "nbcc-safe": "nbcc",
         "explore": "explore", "lock": "lock"}
-    assert {k: load_run(d).protocol for k, d in runs.items()} == {k: protocol_of(d) for k, d in runs.items()}
+    assert {k: load_run(d).verdict["world"] for k, d in runs.items()} == {
+        k: "search" if k == "explore" else "sim" for k in runs}
     d = tmp_path / "labelled"
     shutil.copytree(runs["lock"], d)
     verdict = json.loads((d / "verdict.json").read_text())
-    (d / "verdict.json").write_text(json.dumps({**verdict, "protocol": "lock"}))
-    assert protocol_of(d) == "lock"
     (d / "verdict.json").write_text(json.dumps({**verdict, "protocol": "paxos"}))
-    with pytest.raises(RunDirError, match="verdict.json: field protocol = 'paxos' is not one of"):
-        protocol_of(d)
+    with pytest.raises(RunDirError, match="verdict.json: field protocol = 'paxos' is not one of lock, occ"):
+        load_run(d)
+    (d / "verdict.json").write_text(json.dumps({k: v for k, v in verdict.items() if k != "protocol"}))
+    with pytest.raises(RunDirError, match="verdict.json: field protocol is missing"):
+        load_run(d)
 
 
 def test_occ_report_names_the_lost_update_and_its_instants(runs: dict[str, Path]) -> None:
@@ -176,28 +179,23 @@ def test_nbcc_report_names_the_mis_sliced_file_group(runs: dict[str, Path]) -> N
     assert travel and all(f"as of {v['message'].split(':')[0].split()[-1]} |" in md for v in travel[:3])
 
 
-def test_nbcc_report_takes_the_rule_from_the_scenario_when_the_verdict_has_none(
+def test_nbcc_report_takes_the_rule_from_the_scenarios_variant(
         runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # a catalogue entry's run directory: the rule is in scenario.toml's [nbcc] table, by its short name
+    # the readers' rule is the variant's, in scenario.toml's [nbcc] table; another variant is refused
     d = tmp_path / "entry"
     shutil.copytree(runs["nbcc"], d, ignore=shutil.ignore_patterns("report.*"))
-    verdict = json.loads((d / "verdict.json").read_text())
-    (d / "verdict.json").write_text(json.dumps(
-        {**{k: v for k, v in verdict.items() if k not in ("rule", "time_generator")}, "protocol": "nbcc"}))
-    (d / "scenario.toml").write_text('protocol = "nbcc"\nname = "nbcc-instant-time-rule"\nseed = 1\n'
-                                     'expect = "violation"\n\n[nbcc]\nrule = "instant"\n'
-                                     'time_generator = "skew-adjusting"\n')
     assert main(["report", str(d)]) == 0
     summary = json.loads((d / "report.json").read_text())
-    assert summary["rule"] == "instant-time" and summary["scenario"] == "nbcc-instant-time-rule"
+    assert summary["rule"] == "instant-time" and summary["variant"] == "v6-instant-time"
     assert summary["mis_sliced_file_groups"] == json.loads(
         (runs["nbcc"] / "report.json").read_text())["mis_sliced_file_groups"]
-    (d / "scenario.toml").write_text('name = "x"\n\n[nbcc]\nrule = "sideways"\n')
+    text = (d / "scenario.toml").read_text()
+    (d / "scenario.toml").write_text(text.replace('variant = "v6-instant-time"', 'variant = "sideways"'))
     for f in REPORT_FILES:
         (d / f).unlink()
     assert main(["report", str(d)]) == 2
     err = capsys.readouterr().err
-    assert "scenario.toml: field nbcc.rule = 'sideways' is not one of completion, instant" in err
+    assert "scenario.toml: field nbcc.variant = 'sideways' is not one of hudi, " in err, err
     assert not any((d / f).exists() for f in REPORT_FILES)
 
 
@@ -240,22 +238,22 @@ def test_incomplete_runs_name_the_missing_file_and_write_nothing(
     shutil.copytree(runs["nbcc"], d, ignore=shutil.ignore_patterns("report.*", "plan.json"))
     verdict = json.loads((d / "verdict.json").read_text())
     (d / "verdict.json").write_text(json.dumps({**verdict, "protocol": "nbcc"}))
-    cases[d] = "missing plan.json (not a complete run of 'hcc nbcc run')"
+    cases[d] = "missing plan.json (not a complete run directory of a nbcc run)"
     d = tmp_path / "explore-no-states"
     shutil.copytree(runs["explore"], d, ignore=shutil.ignore_patterns("report.*"))
     explored = json.loads((d / "explore.json").read_text())
     del explored["states"]
     (d / "explore.json").write_text(json.dumps(explored))
-    cases[d] = "explore.json has no field 'states'"
+    cases[d] = "explore.json: field states is missing"
     d = tmp_path / "occ-no-ops"
     shutil.copytree(runs["occ"], d, ignore=shutil.ignore_patterns("report.*"))
     (d / "metrics.json").write_text("{}")
-    cases[d] = "metrics.json has no field 'ops'"
+    cases[d] = "metrics.json: field abort_reasons is missing"
     d = tmp_path / "explore-bad-steps"
     shutil.copytree(runs["explore"], d, ignore=shutil.ignore_patterns("report.*"))
     (d / "explore.json").write_text(json.dumps({**json.loads((d / "explore.json").read_text()),
                                                 "counterexample": "none"}))
-    cases[d] = "explore.json: field counterexample is not a list of steps"
+    cases[d] = "explore.json: field counterexample = 'none' is not a list or null"
     for path, reason in cases.items():
         assert main(["report", str(path)]) == 2, path
         err = capsys.readouterr().err

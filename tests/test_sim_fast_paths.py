@@ -68,6 +68,9 @@ from model.kernel import WriterContext
 from model.lock_audit import is_enabled, record_line
 from model.lockfile import LockData, LockFile
 from model.objectstore import ObjectStore, StoredObject
+from model.protocols import PROTOCOLS
+from model.register_writer import register_body, register_value
+from model.sampling import draw
 from model.sim import (
     ScriptedTimes,
     SimEnvironment,
@@ -78,8 +81,6 @@ from model.sim import (
     sampler,
     uuid4_string,
 )
-from model.workload import draw, register_body, register_value
-from model.workloads.plugins import PLUGINS
 from scenarios import catalogue
 
 
@@ -390,7 +391,7 @@ def test_no_shortcut_changes_a_timeline_history(name: str, monkeypatch: pytest.M
         with monkeypatch.context() as m:
             if every_event:
                 _every_event(m)
-            PLUGINS[entry.protocol].simulate(entry.config, 2, lambda e: lines.append(e.to_json()))
+            PROTOCOLS[entry.protocol].run(entry.config, 2, lambda e: lines.append(e.to_json()))
         return "\n".join(lines).encode()
 
     fast = history_bytes(every_event=False)
@@ -420,6 +421,8 @@ class _TwoWaiters:
         yield Cancel("sleeper")
         yield Sleep(10)
         yield Record("b-woke", "info")
+
+    pause_triggers: dict[tuple[str, str], str] = {}  # no triggered pause
 
     def key_class(self, key: str) -> str:
         return "other"

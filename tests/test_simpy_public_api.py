@@ -29,8 +29,8 @@ import simpy.core
 import simpy.events
 
 from model.explore_lock import Bounds, explore
+from model.protocols import PROTOCOLS
 from model.sim import SimPyWorld, SimWorld
-from model.workloads.plugins import PLUGINS
 from scenarios import catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -226,7 +226,7 @@ def _ticks(env: simpy.Environment) -> simpy.events.ProcessGenerator:
 def test_a_simulated_catalogue_entry_touches_no_private_simpy_state(name: str) -> None:
     entry = catalogue.load(name)
     with guarded() as touched:
-        PLUGINS[entry.protocol].simulate(entry.config, entry.seed, None)
+        PROTOCOLS[entry.protocol].run(entry.config, entry.seed, None)
     assert _report(touched) == []
 
 

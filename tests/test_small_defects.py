@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from engines.rundir import write_atomic
-from model.checkers.linearizable import INVOKE, OK, Event, check_operations, count, pair
+from model.checkers.linearizable import INVOKE, OK, OpEvent, check_operations, count, pair
 
 
 def test_atomic_writes_get_the_mode_of_a_new_file(tmp_path: Path) -> None:
@@ -38,9 +38,9 @@ def test_counts_of_one_are_singular() -> None:
 
 
 def test_a_one_operation_history_says_operation() -> None:
-    events = [Event(0, INVOKE, "write", 1, 0), Event(0, OK, "write", 1, 1)]
+    events = [OpEvent(0, INVOKE, "write", 1, 0), OpEvent(0, OK, "write", 1, 1)]
     assert check_operations(pair(events)).explain() == "linearizable (1 operation)"
-    two = [*events, Event(1, INVOKE, "read", None, 2), Event(1, OK, "read", 1, 3)]
+    two = [*events, OpEvent(1, INVOKE, "read", None, 2), OpEvent(1, OK, "read", 1, 3)]
     assert check_operations(pair(two)).explain() == "linearizable (2 operations)"
 
 

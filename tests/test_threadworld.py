@@ -12,7 +12,7 @@ import pytest
 from backends.threadworld import Handle, Interruption, ThreadWorld
 from model.clock import EPOCH_MS, ClockJump, NodeClock
 from model.effects import Outcome, Read, StoreResult
-from model.kernel import INTERRUPT, Node
+from model.kernel import THREAD_INTERRUPT, Node
 
 
 def world(perform: Any = None) -> ThreadWorld:
@@ -60,9 +60,9 @@ def test_the_cause_a_task_survives_is_left_to_its_own_thread() -> None:
 
     h = w.start(task())
     parked(h)
-    h.interrupt(INTERRUPT)
+    h.interrupt(THREAD_INTERRUPT)
     assert h.ended.wait(10)
-    assert seen and seen[0][0] == INTERRUPT
+    assert seen and seen[0][0] == THREAD_INTERRUPT
     assert seen[0][1] != threading.current_thread().name
 
 
@@ -178,9 +178,9 @@ def test_a_sleeping_task_holds_no_thread_and_its_interrupt_ends_the_sleep_at_onc
     assert q.ended.wait(10)
     assert seen[1] == ("quick", seen[0][1])  # the sleeper's worker was free: reused
     t = time.monotonic()
-    h.interrupt(INTERRUPT)
+    h.interrupt(THREAD_INTERRUPT)
     assert h.ended.wait(10) and time.monotonic() - t < 5
-    assert seen[2][0] == INTERRUPT and seen[2][1] != threading.current_thread().name
+    assert seen[2][0] == THREAD_INTERRUPT and seen[2][1] != threading.current_thread().name
 
 
 def test_sleeps_wake_in_due_order_and_never_early() -> None:
@@ -211,7 +211,7 @@ def test_an_interrupt_racing_a_task_on_its_way_to_the_timer_is_not_lost() -> Non
     handles = []
     for _ in range(200):
         h = w.start(sleeper())
-        h.interrupt(INTERRUPT)  # before, during or after its first step and its hand-over to the timer
+        h.interrupt(THREAD_INTERRUPT)  # before, during or after its first step and its hand-over to the timer
         handles.append(h)
     deadline = time.monotonic() + 10
     for h in handles:
@@ -280,7 +280,7 @@ def test_a_tasks_own_worker_ends_the_step_sends_its_request_and_answers_it_with_
     w.stop(5)
 
 
-@pytest.mark.parametrize("cause", ["crash", INTERRUPT])
+@pytest.mark.parametrize("cause", ["crash", THREAD_INTERRUPT])
 def test_a_cause_that_comes_while_the_own_worker_sends_is_delivered_at_that_wait(cause: str) -> None:
     entered, release = threading.Event(), threading.Event()
     sent: list[Any] = []
@@ -366,7 +366,7 @@ def test_a_task_interrupted_by_a_step_wakes_once_that_step_has_ended() -> None:
     sleeping(t)
 
     def interrupter() -> Generator[Any, Any, None]:
-        t.interrupt(INTERRUPT)
+        t.interrupt(THREAD_INTERRUPT)
         time.sleep(0.05)  # the rest of a step (the heartbeat's record after interrupting the writer)
         order.append("interrupter's step ended")
         yield w.timeout(0)

@@ -10,9 +10,9 @@ import pytest
 
 from model.config import Scenario, WorkloadConfig
 from model.history import dumps
+from model.protocols.occ import occ_metrics as timeline_metrics
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.run import check_timeline_run, run_timeline, simulate_timeline
-from model.workloads.plugins import occ_metrics as timeline_metrics
 from scenarios import timeline_loader as cmd_timeline
 
 # Both writers start at the same true time with the same clock: local-clock instant times collide.

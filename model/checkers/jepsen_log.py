@@ -7,7 +7,7 @@
 - ``kv``: one EDN map per line, e.g.
   ``{:process 9, :type :invoke, :f :append, :key "0", :value "x 9 0 y"}``.
 
-Event times are line numbers: these logs record only the order of events.  Lines of any
+OpEvent times are line numbers: these logs record only the order of events.  Lines of any
 other shape are ignored (Jepsen logs interleave other messages).
 """
 
@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 
 from model.checkers.lin_models import FAIL, INFO, INVOKE, OK
-from model.checkers.linearizable import Event
+from model.checkers.linearizable import OpEvent
 
 _ETCD = re.compile(r"^INFO\s+jepsen\.util\s+-\s+(\d+)\s+:(invoke|ok|fail|info)\s+:(read|write|cas)"
                    r"\s+(.*?)\s*$")
@@ -37,9 +37,9 @@ def _etcd_value(f: str, text: str) -> object:
     return int(text)
 
 
-def parse_etcd_log(lines: Iterable[str]) -> list[Event]:
+def parse_etcd_log(lines: Iterable[str]) -> list[OpEvent]:
     """Events of a Jepsen etcd register log (see the module docstring)."""
-    events: list[Event] = []
+    events: list[OpEvent] = []
     for no, line in enumerate(lines, 1):
         m = _ETCD.match(line)
         if m is None:
@@ -49,7 +49,7 @@ def parse_etcd_log(lines: Iterable[str]) -> list[Event]:
             typ = INFO  # :timed-out: nothing is known about what it read
         # an invoke carries the argument, an ok read the value read; other completions nothing
         keep = (typ == INVOKE and f != "read") or (typ == OK and f == "read")
-        events.append(Event(proc, typ, f, _etcd_value(f, text) if keep else None, float(no)))
+        events.append(OpEvent(proc, typ, f, _etcd_value(f, text) if keep else None, float(no)))
     return events
 
 
@@ -57,9 +57,9 @@ def _unescape(s: str) -> str:
     return re.sub(r"\\(.)", r"\1", s)
 
 
-def parse_kv_log(lines: Iterable[str]) -> list[Event]:
+def parse_kv_log(lines: Iterable[str]) -> list[OpEvent]:
     """Events of a Jepsen-style kv log (get/put/append of strings by key)."""
-    events: list[Event] = []
+    events: list[OpEvent] = []
     for no, line in enumerate(lines, 1):
         m = _KV.match(line)
         if m is None:
@@ -68,8 +68,8 @@ def parse_kv_log(lines: Iterable[str]) -> list[Event]:
         key = _unescape(m.group(4))
         value = None if m.group(5) == "nil" else _unescape(m.group(6))
         if typ == INVOKE:
-            events.append(Event(proc, typ, f, (key, None if f == "get" else value), float(no)))
+            events.append(OpEvent(proc, typ, f, (key, None if f == "get" else value), float(no)))
         else:
-            events.append(Event(proc, typ, f, value if f == "get" and typ == OK else None, float(no)))
+            events.append(OpEvent(proc, typ, f, value if f == "get" and typ == OK else None, float(no)))
     return events
 

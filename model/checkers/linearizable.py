@@ -39,7 +39,7 @@ from model.checkers.lin_models import (
 )
 from model.checkers.lin_search import ILLEGAL, OK_RESULT, UNKNOWN, PartitionSearch
 
-__all__ = ["INVOKE", "OK", "FAIL", "INFO", "Event", "Operation", "Verdict", "PartitionResult", "Blocked",
+__all__ = ["INVOKE", "OK", "FAIL", "INFO", "OpEvent", "Operation", "LinVerdict", "PartitionResult", "Blocked",
            "pair", "check", "check_operations", "Model", "RegisterModel", "KVModel", "NondeterministicModel",
            "PowersetModel", "OK_RESULT", "ILLEGAL", "UNKNOWN", "describe_op", "who", "jsonable"]
 
@@ -51,8 +51,9 @@ _SHOWN_BLOCKED = 3  # blocked operations named per reason in one line
 
 
 @dataclass(frozen=True)
-class Event:
-    """One history event (Jepsen style).
+class OpEvent:
+    """One invoke or completion of an operation, as the linearizability checker takes it (Jepsen
+    style; a run's history line is ``model.history.Event``).
 
     ``f`` is ``cas``, ``write`` or ``read`` (register) or ``get``, ``put``, ``append`` (kv).  For
     an invoke, ``value`` is the argument: ``(expected, new)`` for cas, ``new`` for write, ``None``
@@ -68,11 +69,11 @@ class Event:
     time: float
 
 
-def pair(events: Iterable[Event]) -> list[Operation]:
+def pair(events: Iterable[OpEvent]) -> list[Operation]:
     """Pair invoke events with their completions (in time order).  An invoke with no completion,
     or completed by ``info``, becomes an ``info`` operation; ``ValueError`` for a completion
     without an invoke or an invoke while one is pending for the same process."""
-    pending: dict[Any, tuple[int, Event]] = {}
+    pending: dict[Any, tuple[int, OpEvent]] = {}
     ops: list[Operation] = []
     order = 0
     for ev in sorted(events, key=lambda e: e.time):
@@ -162,7 +163,7 @@ class PartitionResult:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class LinVerdict:
     """Result of a check: ``result`` is ``ok``, ``illegal`` or ``unknown`` (time limit)."""
 
     result: str
@@ -332,7 +333,7 @@ def _explain_failure(model: Model[Any], name: str, ops: Sequence[Operation], ord
 
 def check_operations(ops: Sequence[Operation], initial: Any = None, *, model: Model[Any] | None = None,
                      timeout: float | None = None, counterexample: bool = True,
-                     memo: bool = True) -> Verdict:
+                     memo: bool = True) -> LinVerdict:
     """Check paired operations under ``model`` (default: a register starting at ``initial``).
 
     The sub-histories share the time in rounds of doubling slices (Porcupine checks them in
@@ -378,11 +379,11 @@ def check_operations(ops: Sequence[Operation], initial: Any = None, *, model: Mo
             results.append(PartitionResult(name, srch.result or UNKNOWN, tuple(part), order,
                                            steps=srch.steps))
     overall = ILLEGAL if found else (UNKNOWN if undecided else OK_RESULT)
-    return Verdict(overall, len(ops), model, tuple(results), time.monotonic() - t0, timeout)
+    return LinVerdict(overall, len(ops), model, tuple(results), time.monotonic() - t0, timeout)
 
 
-def check(events: Iterable[Event], initial: Any = None, *, model: Model[Any] | None = None,
-          timeout: float | None = None, counterexample: bool = True) -> Verdict:
+def check(events: Iterable[OpEvent], initial: Any = None, *, model: Model[Any] | None = None,
+          timeout: float | None = None, counterexample: bool = True) -> LinVerdict:
     """Check a history of events for linearizability (see the module docstring)."""
     return check_operations(pair(events), initial, model=model, timeout=timeout,
                             counterexample=counterexample)

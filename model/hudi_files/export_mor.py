@@ -24,7 +24,7 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
-from model.hudi_files.export import (
+from model.hudi_files.export_common import (
     HUDI_ENCODING,
     PROPERTIES,
     ExportedTable,

@@ -33,7 +33,7 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model.nbcc.slicing import (
+from model.nbcc.slices import (
     CompletionLookup,
     FileGroupFiles,
     FileSlice,

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from model.nbcc.completion_times import Timeline
 from model.nbcc.slicing import (
     CompletionLookup,
     FileGroupFiles,
@@ -47,7 +48,6 @@ from model.nbcc.slicing import (
     WriteTimeline,
     build_file_slices,
 )
-from model.nbcc.timeline import Timeline
 from model.timeline.layout import (
     PARTITION_METADATA,
     BaseFile,

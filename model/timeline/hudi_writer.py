@@ -65,6 +65,7 @@ from model.effects import (
     Spawn,
     StoreResult,
 )
+from model.sampling import draw
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
 from model.timeline.conflicts import (
@@ -98,7 +99,6 @@ from model.timeline.layout import (
 from model.timeline.metadata import encode_rollback_metadata, partition_metadata_text, properties_text
 from model.timeline.modeldata import commit_body, mutated_file_groups, table_spec, write_stat
 from model.timeline.timegen import TimeGenerator, release
-from model.workload import draw
 
 Gen = Generator[Effect, Any, Any]
 

@@ -60,6 +60,7 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
+from model.sampling import draw
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
 from model.timeline.instants import read_completed, write_instant
@@ -80,7 +81,6 @@ from model.timeline.metadata import (
 )
 from model.timeline.modeldata import model_body, table_spec
 from model.timeline.timegen import TimeGenerator, release
-from model.workload import draw
 
 Gen = Generator[Effect, Any, Any]
 

@@ -5,8 +5,8 @@ and says what a successful store write means for the history (the store-side
 events the checkers compare the writers' beliefs with).  ``lock`` is the RFC-91
 lock guarding a register; the timeline (OCC) and NBCC workloads are the lock
 workload with the table's writers (and, for OCC, the bodies of the table's files
-recorded).  ``plugins.py`` gives each protocol's workload, simulation, checkers
-and metrics in one shape, for every world.
+recorded).  Each protocol's registered object (``model/protocols``) builds its
+workload for any world (``Plugin.workload``).
 """
 
 from __future__ import annotations

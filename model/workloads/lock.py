@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,9 +10,13 @@ from model.config import Scenario
 from model.effects import Effect
 from model.kernel import WriterContext, WriterFactory
 from model.lockfile import LockData
+from model.register_writer import RegisterWriter
 from model.storage_lock import StorageLockProvider
-from model.workload import RegisterWriter
 from model.workloads import object_event
+
+# The lock writer's events that start a triggered pause of its node (``[[faults.pauses]] trigger``):
+# "acquired" when it holds the lock, "write" when it starts a write of the register.
+PAUSE_TRIGGERS: Mapping[tuple[str, str], str] = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,12 @@ class LockWorkload:
         start = sc.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
         return RegisterWriter(new_provider, sc.workload, ctx.rng, fenced=sc.lock.variant == "fenced",
                               start_ms=start).run()
+
+    @property
+    def pause_triggers(self) -> Mapping[tuple[str, str], str]:
+        """A pause triggered by ``acquired`` starts as the node's writer gets the lock, by ``write`` as it
+        starts a write of the register (:data:`PAUSE_TRIGGERS`)."""
+        return PAUSE_TRIGGERS
 
     def key_class(self, key: str) -> str:
         """``lock`` for the lock file, ``register`` for the guarded register, else ``other``."""

@@ -6,12 +6,13 @@ Pure functions over ``model.history.Event``; the plotting lives in ``reports.plo
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from model.checkers.mutex import Hold, holds
 from model.history import Event
+from model.run_format import ViolationEntry
 
 __all__ = ["Hold", "holds", "Lease", "Fault", "Group", "store_leases", "fault_windows", "owner_nodes",
            "group_violations", "violation_window"]
@@ -42,7 +43,7 @@ class Fault:
 class Group:
     """Violations that share an owner, reported together (a long pause overlaps every later owner)."""
 
-    violations: list[dict[str, Any]] = field(default_factory=list)
+    violations: list[ViolationEntry] = field(default_factory=list)
     owners: set[str] = field(default_factory=set)
 
     @property
@@ -133,14 +134,14 @@ def fault_windows(events: Sequence[Event]) -> list[Fault]:
     return sorted(out, key=lambda f: (f.start, f.node, f.kind))
 
 
-def _owners(v: dict[str, Any]) -> list[str]:
+def _owners(v: Mapping[str, Any]) -> list[str]:
     d = v.get("details", {})
     if "owners" in d:
         return list(d["owners"])
     return [d[k] for k in ("writer", "holder", "owner") if k in d]
 
 
-def violation_window(v: dict[str, Any]) -> tuple[int, int]:
+def violation_window(v: Mapping[str, Any]) -> tuple[int, int]:
     """The true-time interval a violation covers (a point for a write)."""
     d = v.get("details", {})
     if "start" in d and "end" in d:
@@ -154,7 +155,7 @@ def violation_window(v: dict[str, Any]) -> tuple[int, int]:
     return 0, 0
 
 
-def group_violations(violations: Sequence[dict[str, Any]]) -> list[Group]:
+def group_violations(violations: Sequence[ViolationEntry]) -> list[Group]:
     """Connected groups of violations that share an owner, in order of their first time."""
     groups: list[Group] = []
     for v in violations:

@@ -1,4 +1,6 @@
-"""Run an ``explore`` catalogue entry: the exhaustive search its ``[explore]`` table names.
+"""The ``explore`` protocol: an exhaustive search within bounds, the one its ``[explore]`` table names
+(``model = "cow"``: Vanlightly's copy-on-write specification, ``model/cow/``; ``model = "lock"``: the
+lock explorer over the runtime kernel, ``model/explore_lock/``).
 
 The result is the JSON object ``hcc explore --json`` prints (verdict, distinct states, depth,
 seconds, the shortest counterexample as steps); the gate reads the counts from the metrics
@@ -9,13 +11,56 @@ from __future__ import annotations
 
 import gc
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, TypedDict
 
 from model.checkers.verdict import Verdict, Violation
+from model.config import ConfigError, Scenario
 from model.cow import explore
 from model.cow.config import CowConfig
 from model.cow.explorer import ExploreResult
-from model.cow.scenario import CowSettings
+from model.cow.scenario import CowSettings, ExploreScenario
+from model.kernel import Workload
+from model.lock_variants import variant as lock_variant
+from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink, Transactions
+
+EXPLORE = "explore.json"  # the search's result: the object ``hcc explore --json`` prints
+
+GATE_METRICS: Mapping[str, GateMetric] = {
+    "states": GateMetric("either", 0.0, 0),
+    "depth": GateMetric("either", 0.0, 0),
+    "counterexample_length": GateMetric("either", 0.0, 0),
+}
+
+
+class ExploreFile(TypedDict):
+    """``explore.json``: the search's result, the object ``hcc explore --json`` (``model = "cow"``) or the
+    lock explorer (``model = "lock"``) prints; open (a search may say more than this)."""
+
+    model: Literal["cow", "lock"]
+    verdict: str  # holds / ok, violated, or a search stopped before its end
+    states: int  # distinct states
+    depth: int
+    seconds: float
+    complete: bool
+    config: dict[str, Any]
+    generated: NotRequired[int]  # cow: states generated (distinct or not)
+    symmetry: NotRequired[bool]  # cow: symmetry reduction
+    transitions: NotRequired[int]  # lock: steps explored
+    runs: NotRequired[int]  # lock: runs from the start (each backtrack replays its path)
+    counterexample_length: NotRequired[int | None]
+    violation: NotRequired[dict[str, Any] | None]
+    counterexample: NotRequired[list[dict[str, Any]] | None]
+
+
+class ExploreMetrics(TypedDict):
+    """``metrics.json`` of a search: its counts (never gated on its seconds)."""
+
+    states: int
+    depth: int
+    complete: bool
+    counterexample_length: int | None
+    seconds: float
 
 
 def cow_result_json(cfg: CowConfig, res: ExploreResult, seconds: float) -> dict[str, Any]:
@@ -91,7 +136,52 @@ def explore_verdict(result: dict[str, Any]) -> Verdict:
                               {"counterexample_length": steps}),), ())
 
 
-def explore_metrics(result: dict[str, Any]) -> dict[str, Any]:
+def explore_metrics(result: dict[str, Any]) -> ExploreMetrics:
     """What the gate compares: counts of the search (seconds are reported, never gated)."""
     return {"states": result["states"], "depth": result["depth"], "complete": result.get("complete", True),
             "counterexample_length": result.get("counterexample_length"), "seconds": result["seconds"]}
+
+
+class ExplorePlugin:
+    """An exhaustive search: no history, no store; ``explore.json`` holds its result."""
+
+    name = "explore"
+    config_type = ExploreScenario
+    history = False
+    files: Mapping[str, type] = {EXPLORE: ExploreFile}
+    metrics_type = ExploreMetrics
+    gate_metrics = GATE_METRICS
+    hudi_table: HudiTable[ExploreScenario] | None = None
+    transactions: Transactions | None = None
+    audit_trail = False
+
+    def head(self, config: ExploreScenario) -> EntryHead:
+        """The entry's name, seed (kept, unused: a search has no randomness), expectation, description."""
+        return EntryHead(config.name, config.seed, config.expect, config.description, "search")
+
+    def models(self, config: ExploreScenario) -> str:
+        """The specification searched, or the lock variant's Hudi release."""
+        settings = config.settings
+        if isinstance(settings, CowSettings):
+            return "Vanlightly's v5 TLA+ specification of copy-on-write commits (not Hudi's code)"
+        return f"lock provider: {lock_variant(settings.lock().variant).follows}"
+
+    def run(self, config: ExploreScenario, seed: int, sink: Sink | None) -> ModelRun:
+        """Run the search (``seed`` and ``sink`` are not used: a search has no randomness, no history)."""
+        return ModelRun([], files={EXPLORE: run_explore(config.settings)})
+
+    def check(self, config: ExploreScenario, run: ModelRun) -> Verdict:
+        """The search's verdict (:func:`explore_verdict`)."""
+        return explore_verdict(run.files[EXPLORE])
+
+    def metrics(self, config: ExploreScenario, run: ModelRun) -> ExploreMetrics:
+        """The search's counts (:func:`explore_metrics`)."""
+        return explore_metrics(run.files[EXPLORE])
+
+    def workload(self, run_config: None, scenario: Scenario) -> Workload:
+        """None: a search runs its writers in its own world only."""
+        raise ConfigError("protocol", "explore",
+                          "an exhaustive search has no writers to run in another world")
+
+
+PLUGIN: Plugin[ExploreScenario, None] = ExplorePlugin()

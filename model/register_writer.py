@@ -1,4 +1,4 @@
-"""The lock-guarded workload: a read-modify-write of a shared register (Jepsen's lock idea).
+"""The lock workload's writer (RegisterWriter): a read-modify-write of a shared register (Jepsen's lock idea).
 
 Each writer loops: think -> acquire -> (read register, work, write value+1) x
 steps -> release.  If mutual exclusion breaks, two writers read the same value
@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Generator
 from typing import Any
 
-from model.config import Dist, WorkloadConfig
+from model.config import WorkloadConfig
 from model.effects import (
     CheckInterrupt,
     Effect,
@@ -26,19 +26,10 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
+from model.sampling import draw
 from model.storage_lock import StorageLockProvider
 
 Gen = Generator[Effect, Any, Any]
-
-
-def draw(rng: random.Random, dist: Dist) -> int:
-    """Draw integer milliseconds from a distribution."""
-    if dist.kind == "fixed":
-        return dist.lo
-    if dist.kind == "uniform":
-        return rng.randint(dist.lo, dist.hi)
-    value = int(rng.expovariate(1.0 / dist.lo)) if dist.lo > 0 else 0
-    return min(value, dist.hi) if dist.hi > 0 else value
 
 
 def register_body(value: int, owner: str) -> bytes:

@@ -1,0 +1,491 @@
+"""The run directory's format, declared once: every file a run directory holds and the type of its content.
+
+A run of any world (simulated, explored, real threads, replay, Spark contention) leaves one directory,
+written by ``engines/rundir.py`` and read by ``reports/load.py``:
+
+=================  =========================================================================================
+``verdict.json``   :class:`VerdictFile`: the run's head (scenario, protocol, world, seed, expect), verdict,
+                   violations and findings, and what each world adds (audit, oracle, backend, replay, ...)
+``metrics.json``   the protocol's metrics (``Plugin.metrics_type``: ``LockMetrics``, ``OccMetrics``, ...)
+``history.jsonl``  one :class:`EventLine` per line (``model/history.py``); the first is ``run-start``, its
+                   value the :class:`HistoryHeader`; none for an exhaustive search
+``scenario.toml``  the resolved scenario (the protocol's loader reads it back)
+protocol files     ``Plugin.files``: ``plan.json`` (NBCC's ``TablePlan``), ``explore.json``
+                   (``ExploreFile``)
+``oracle.json``    :class:`OracleFile`: the second oracle's reading of a Hudi table (OCC, NBCC)
+``isolation.json`` :class:`IsolationFile`: Elle's check of the run's transactions (OCC, NBCC), beside the
+                   views' histories ``isolation-VIEW.jsonl`` (``hcc check-history`` reads them)
+``table/``         the store the run left; ``report.*`` its report; ``steps.jsonl`` a replay's steps
+=================  =========================================================================================
+
+The declarations are TypedDicts and dataclasses.  :func:`check` validates a parsed file against one
+(:class:`FormatError` names the field and says what is wrong) and :func:`json_schema` generates the JSON
+Schema published as ``docs/run-directory.schema.json`` (``python3 -m model.run_format`` prints it; a
+test keeps the published file equal to it).  A TypedDict is closed (a field it does not declare is an
+error) unless listed in :data:`OPEN`; optional fields are ``NotRequired`` (every TypedDict here is
+total: this module reads ``NotRequired`` from the annotations).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+from model.history import EVENT_TYPES
+from model.protocols import NAMES, PROTOCOLS
+from model.protocols.base import World
+from model.protocols.explore import ExploreFile
+
+HISTORY = "history.jsonl"
+VERDICT = "verdict.json"
+METRICS = "metrics.json"
+SCENARIO = "scenario.toml"
+ORACLE = "oracle.json"
+ISOLATION = "isolation.json"
+STEPS = "steps.jsonl"
+TABLE = "table"
+
+
+class OneOf:
+    """``Annotated[str, OneOf(names)]``: a string that must be one of ``names`` (decided at run time)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+
+
+ProtocolName = Annotated[str, OneOf(NAMES)]
+Outcome = Literal["ok", "violation", "interrupted", "not-started"]
+
+
+class ViolationEntry(TypedDict):
+    """A violation or a finding: the events (history indices) that prove it."""
+
+    kind: str
+    message: str
+    events: list[int]
+    details: dict[str, Any]
+    audit_visible: NotRequired[bool]  # lock: would Hudi's audit validator have seen it?
+
+
+class AuditSummary(TypedDict):
+    """Hudi's audit validator (``hcc check-audit``) on the run's own lock audit trail."""
+
+    validator: str
+    windows: int
+    overlaps: int
+    without_end: int
+    violations_visible: int
+    violations_invisible: int
+    overlaps_without_violation: int
+
+
+class TableEncoding(TypedDict):
+    """What ``table/`` is encoded in: ``hudi`` (Parquet, Hudi log files, real write stats) or ``model``."""
+
+    encoding: Literal["hudi", "model"]
+    note: NotRequired[str]
+    encoded: NotRequired[dict[str, int]]
+
+
+class OracleSummary(TypedDict):
+    """What ``verdict.json`` keeps of the second oracle (``oracle.json`` has it all)."""
+
+    status: Literal["done", "error", "skipped"]
+    reason: NotRequired[str]
+    hudi_rs_error: NotRequired[str | None]
+    points: NotRequired[int]
+    points_agreeing: NotRequired[int]
+    points_differing: NotRequired[int]
+    outcomes: NotRequired[dict[str, int]]
+    files_read: NotRequired[int]
+    files_refused: NotRequired[dict[str, str]]
+    files_refused_by_model: NotRequired[dict[str, str]]
+    files_skipped_silently_by_hudi_rs: NotRequired[list[str]]
+    errors: NotRequired[int]
+
+
+class RunHead(TypedDict):
+    """What a run directory says of its run before it has a verdict (a signal keeps just this)."""
+
+    scenario: str
+    protocol: ProtocolName
+    world: World
+    seed: int
+    expect: str
+    models: str  # whose behaviour the run is (Hudi release, specification), in one line
+    backend: NotRequired[str]  # real storage: the server (its URL without user info)
+    writers: NotRequired[int]  # Spark contention: tasks
+    duration_ms: NotRequired[int]  # Spark contention: how long the writers ran
+    workload: NotRequired[str]  # Spark contention: the protocol whose writers ran
+
+
+class Found(TypedDict):
+    """A run's verdict with the violations and findings that decide it."""
+
+    verdict: Outcome
+    violations: list[ViolationEntry]
+    findings: list[ViolationEntry]
+
+
+class VerdictFile(RunHead):
+    """``verdict.json``."""
+
+    verdict: Outcome
+    matches_expectation: bool
+    violations: list[ViolationEntry]
+    findings: list[ViolationEntry]
+    out: str
+    # a run stopped by a signal (verdict interrupted), or whose storage never started (not-started)
+    signal: NotRequired[str | None]
+    events: NotRequired[int]  # events its history kept
+    error: NotRequired[str | None]
+    # lock: Hudi's audit validator on the run's table/ (None: the run left no audit trail)
+    audit: NotRequired[AuditSummary | None]
+    # occ, nbcc: table/ in Hudi's encoding, read back by hudi-rs
+    table_encoding: NotRequired[TableEncoding]
+    oracle: NotRequired[OracleSummary]
+    # hcc realworld
+    proxy: NotRequired[dict[str, int]]  # what the fault proxy did, by action
+    timings: NotRequired[dict[str, float]]  # seconds of each part of the command
+    # hcc replay: the simulated run replayed step by step against a real backend
+    run_dir: NotRequired[str]
+    steps: NotRequired[int]
+    agreed: NotRequired[int]
+    first_disagreement: NotRequired[dict[str, Any] | None]
+    original_verdict: NotRequired[str | None]
+    same_verdict: NotRequired[bool]
+    version_notes: NotRequired[int]
+    schedule_divergence: NotRequired[int | None]
+
+
+def verdict_file(head: RunHead, found: Found, *, matches: bool, out: str) -> VerdictFile:
+    """``verdict.json`` of a run: its head, its verdict, whether that is the expected one, its folder; a
+    world adds its own fields to the result."""
+    verdict = typing.cast(VerdictFile, dict(head))  # a head is where every verdict.json starts
+    verdict["verdict"] = found["verdict"]
+    verdict["violations"] = found["violations"]
+    verdict["findings"] = found["findings"]
+    verdict["matches_expectation"] = matches
+    verdict["out"] = out
+    return verdict
+
+
+class EventLine(TypedDict):
+    """One line of ``history.jsonl`` (``model.history.Event``)."""
+
+    index: int
+    time: int  # true time, ms since the run started
+    node: str
+    process: str
+    type: Annotated[str, OneOf(EVENT_TYPES)]
+    f: str
+    value: Any
+    clock: int | None  # the node's own clock (None for the harness's events)
+
+
+class HistoryHeader(TypedDict):
+    """The value of a history's first event, ``run-start`` (the real world adds where it ran)."""
+
+    scenario: str
+    seed: int
+    world: NotRequired[str]
+    nodes: NotRequired[list[str]]
+    backend: NotRequired[str]
+
+
+class LockFileValue(TypedDict):
+    """The value of a store ``lock-file`` event: the lock file as a write left it."""
+
+    owner: str
+    expired: bool
+    valid_until: int
+    version: NotRequired[str | None]
+    # real storage (backends/realworld.py): recorded from the client's view of a successful write, with
+    # the version it replaced (None for a create): the chain model/checkers/store_order.py orders by
+    observed: NotRequired[Literal["client"]]
+    replaces: NotRequired[str | None]
+
+
+# Event values the format declares, by (process, f): what the reports read of them.
+EVENT_VALUES: Mapping[tuple[str, str], type] = {("store", "lock-file"): LockFileValue}
+
+
+class OracleFile(TypedDict):
+    """``oracle.json``: the second oracle's comparison (``engines/oracle.py``); open: more may follow."""
+
+    status: Literal["done", "error", "skipped"]
+    reason: NotRequired[str]
+    hudi_rs_error: NotRequired[str | None]
+    outcomes: NotRequired[dict[str, int]]
+    comparisons: NotRequired[list[dict[str, Any]]]
+    errors: NotRequired[list[dict[str, Any]]]
+    files_refused: NotRequired[dict[str, str]]
+    files_refused_by_model: NotRequired[dict[str, str]]
+    files_skipped_silently_by_hudi_rs: NotRequired[list[str]]
+    export: NotRequired[dict[str, Any]]
+
+
+class IsolationFile(TypedDict):
+    """``isolation.json``: Elle's check of the run's transactions (``reports/isolation.py``); open."""
+
+    protocol: str
+    recorded: bool
+    claimed: list[str]
+    sees: str
+    views: list[dict[str, Any]]
+
+
+# TypedDicts that allow undeclared fields
+OPEN: frozenset[type] = frozenset({ExploreFile, OracleFile, IsolationFile})
+
+
+def files_of(protocol: str) -> dict[str, Any]:
+    """Every JSON file a run directory of ``protocol`` may hold, with its declared type."""
+    plugin = PROTOCOLS[protocol]
+    out: dict[str, Any] = {VERDICT: VerdictFile, METRICS: plugin.metrics_type, **plugin.files}
+    if plugin.hudi_table is not None:
+        out[ORACLE] = OracleFile
+    if plugin.transactions is not None:
+        out[ISOLATION] = IsolationFile
+    return out
+
+
+# ---- validation --------------------------------------------------------------------------------
+
+
+MISSING = object()  # the value of a field that is not there
+
+
+class FormatError(ValueError):
+    """A value that does not match its declaration: ``field`` is its dotted path ("" for the whole)."""
+
+    def __init__(self, field: str, value: Any, reason: str) -> None:
+        shown = "" if value is MISSING else f" = {_short(value)}"
+        where = f"field {field}{shown} " if field else ""
+        super().__init__(f"{where}{reason}")
+        self.field = field
+        self.value = value
+        self.reason = reason
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _hints(tp: type) -> dict[str, Any]:
+    return typing.get_type_hints(tp, include_extras=True)
+
+
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and typing.is_typeddict(tp)
+
+
+def _fields(tp: type) -> tuple[dict[str, Any], set[str]]:
+    """A TypedDict's or dataclass's fields (name -> type) and the names it requires."""
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        names = [f.name for f in dataclasses.fields(tp)]
+        return {n: hints[n] for n in names}, set(names)
+    fields, required = {}, set()
+    for name, hint in _hints(tp).items():
+        if typing.get_origin(hint) is NotRequired:
+            (hint,) = typing.get_args(hint)
+        else:
+            required.add(name)
+        fields[name] = hint
+    return fields, required
+
+
+def describe(tp: Any) -> str:
+    """``tp`` in words, for an error message."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is Any:
+        return "anything"
+    if tp is type(None) or tp is None:
+        return "null"
+    if origin is Annotated:
+        one_of = [m for m in args[1:] if isinstance(m, OneOf)]
+        return f"one of {', '.join(one_of[0].names)}" if one_of else describe(args[0])
+    if origin is Literal:
+        return f"one of {', '.join(map(str, args))}"
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(describe(a) for a in args)
+    if origin in (list, tuple, Sequence) or tp in (list, tuple):
+        return "a list"
+    if origin in (dict, Mapping) or tp is dict or _is_typeddict(tp) or dataclasses.is_dataclass(tp):
+        return "an object"
+    return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
+
+
+def check(value: Any, tp: Any, field: str = "") -> None:
+    """Raise :class:`FormatError` naming the first field of ``value`` (parsed JSON) that does not match
+    ``tp``."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is Any:
+        return
+    if origin is Annotated:
+        check(value, args[0], field)
+        for meta in args[1:]:
+            if isinstance(meta, OneOf) and value not in meta.names:
+                raise FormatError(field, value, f"is not one of {', '.join(meta.names)}")
+        return
+    if origin is Literal:
+        if value not in args or isinstance(value, bool) != any(isinstance(a, bool) for a in args):
+            raise FormatError(field, value, f"is not one of {', '.join(map(str, args))}")
+        return
+    if origin in (typing.Union, types.UnionType):
+        for option in args:
+            try:
+                check(value, option, field)
+                return
+            except FormatError as e:
+                if _matches_shape(value, option):  # the right kind of value, wrong inside: say where
+                    raise e from None
+        raise FormatError(field, value, f"is not {describe(tp)}")
+    if tp is type(None) or tp is None:
+        if value is not None:
+            raise FormatError(field, value, "is not null")
+        return
+    if tp in (bool, int, float, str):
+        kinds = {bool: (bool,), int: (int,), float: (int, float), str: (str,)}[tp]
+        if not isinstance(value, kinds) or (tp is not bool and isinstance(value, bool)):
+            raise FormatError(field, value, f"is not {describe(tp)}")
+        return
+    if origin in (list, Sequence) or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
+        if not isinstance(value, list):
+            raise FormatError(field, value, "is not a list")
+        for i, item in enumerate(value):
+            check(item, args[0], f"{field}[{i}]")
+        return
+    if origin is tuple:
+        if not isinstance(value, list) or len(value) != len(args):
+            raise FormatError(field, value, f"is not a list of {len(args)}")
+        for i, (item, item_tp) in enumerate(zip(value, args, strict=True)):
+            check(item, item_tp, f"{field}[{i}]")
+        return
+    if origin in (dict, Mapping):
+        if not isinstance(value, dict):
+            raise FormatError(field, value, "is not an object")
+        for key, item in value.items():
+            check(item, args[1], f"{field}.{key}" if field else str(key))
+        return
+    if _is_typeddict(tp) or dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise FormatError(field, value, "is not an object")
+        fields, required = _fields(tp)
+        for name in sorted(required - value.keys()):
+            raise FormatError(f"{field}.{name}" if field else name, MISSING, "is missing")
+        for name, item in value.items():
+            where = f"{field}.{name}" if field else name
+            if name in fields:
+                check(item, fields[name], where)
+            elif tp not in OPEN:
+                raise FormatError(where, item, f"is not a field of {tp.__name__} (known: "
+                                               f"{', '.join(sorted(fields))})")
+        return
+    raise TypeError(f"run_format: no rule for the type {tp!r}")
+
+
+def _matches_shape(value: Any, tp: Any) -> bool:
+    """True when ``value`` is the JSON kind ``tp`` wants (an object for an object type, ...)."""
+    origin = typing.get_origin(tp)
+    if _is_typeddict(tp) or dataclasses.is_dataclass(tp) or origin in (dict, Mapping):
+        return isinstance(value, dict)
+    if origin in (list, tuple, Sequence):
+        return isinstance(value, list)
+    return False
+
+
+# ---- JSON Schema ---------------------------------------------------------------------------------
+
+
+def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is Any:
+        return {}
+    if origin is Annotated:
+        out = _schema(args[0], defs)
+        for meta in args[1:]:
+            if isinstance(meta, OneOf):
+                out = {**out, "enum": list(meta.names)}
+        return out
+    if origin is Literal:
+        return {"enum": list(args)}
+    if origin in (typing.Union, types.UnionType):
+        return {"anyOf": [_schema(a, defs) for a in args]}
+    if tp is type(None) or tp is None:
+        return {"type": "null"}
+    if tp in (bool, int, float, str):
+        return {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[tp]}
+    if origin in (list, Sequence) or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
+        return {"type": "array", "items": _schema(args[0], defs)}
+    if origin is tuple:
+        return {"type": "array", "prefixItems": [_schema(a, defs) for a in args], "items": False,
+                "minItems": len(args)}
+    if origin in (dict, Mapping):
+        return {"type": "object", "additionalProperties": _schema(args[1], defs)}
+    if _is_typeddict(tp) or dataclasses.is_dataclass(tp):
+        name = tp.__name__
+        if name not in defs:
+            defs[name] = {}  # a placeholder while its fields are generated (recursive types)
+            fields, required = _fields(tp)
+            body: dict[str, Any] = {"type": "object", "description": _first_line(tp.__doc__),
+                                    "properties": {n: _schema(t, defs) for n, t in fields.items()},
+                                    "required": sorted(required)}
+            if tp not in OPEN:
+                body["additionalProperties"] = False
+            defs[name] = body
+        return {"$ref": f"#/$defs/{name}"}
+    raise TypeError(f"run_format: no rule for the type {tp!r}")
+
+
+def _first_line(doc: str | None) -> str:
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a run directory, read as one JSON object: file name -> the file's parsed
+    content (``history.jsonl``: the list of its lines).  ``metrics.json`` and the protocol's own files
+    depend on ``verdict.json``'s ``protocol`` (``if``/``then``)."""
+    defs: dict[str, Any] = {}
+    by_protocol = []
+    for name in NAMES:
+        files = files_of(name)
+        by_protocol.append({
+            "if": {"properties": {VERDICT: {"properties": {"protocol": {"const": name}}}}},
+            "then": {"properties": {f: _schema(t, defs) for f, t in files.items() if f != VERDICT},
+                     "required": sorted([METRICS, *PROTOCOLS[name].files]
+                                        + ([HISTORY] if PROTOCOLS[name].history else []))},
+        })
+    properties = {VERDICT: _schema(VerdictFile, defs),
+                  HISTORY: {"type": "array", "items": _schema(EventLine, defs)},
+                  SCENARIO: {"type": "string", "description": "the resolved scenario, TOML"}}
+    _schema(HistoryHeader, defs)
+    for value_type in EVENT_VALUES.values():
+        _schema(value_type, defs)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "hcc run directory",
+        "description": "A run directory of hudi-cc-harness read as one JSON object: each file's name -> "
+                       "its parsed content (history.jsonl: the list of its lines; scenario.toml: its "
+                       "text). Generated from model/run_format.py (python3 -m model.run_format).",
+        "type": "object",
+        "properties": properties,
+        "required": [VERDICT, SCENARIO],
+        "allOf": by_protocol,
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def schema_text() -> str:
+    """The published schema's text (``docs/run-directory.schema.json``)."""
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    print(schema_text(), end="")
