@@ -13,6 +13,8 @@ written by ``engines/rundir.py`` and read by ``reports/load.py``:
 protocol files     ``Plugin.files``: ``plan.json`` (NBCC's ``TablePlan``), ``explore.json``
                    (``ExploreFile``)
 ``oracle.json``    :class:`OracleFile`: the second oracle's reading of a Hudi table (OCC, NBCC)
+``isolation.json`` :class:`IsolationFile`: Elle's check of the run's transactions (OCC, NBCC), beside the
+                   views' histories ``isolation-VIEW.jsonl`` (``hcc check-history`` reads them)
 ``table/``         the store the run left; ``report.*`` its report; ``steps.jsonl`` a replay's steps
 =================  =========================================================================================
 
@@ -43,6 +45,7 @@ VERDICT = "verdict.json"
 METRICS = "metrics.json"
 SCENARIO = "scenario.toml"
 ORACLE = "oracle.json"
+ISOLATION = "isolation.json"
 STEPS = "steps.jsonl"
 TABLE = "table"
 
@@ -226,7 +229,18 @@ class OracleFile(TypedDict):
     export: NotRequired[dict[str, Any]]
 
 
-OPEN: frozenset[type] = frozenset({ExploreFile, OracleFile})  # TypedDicts that allow undeclared fields
+class IsolationFile(TypedDict):
+    """``isolation.json``: Elle's check of the run's transactions (``reports/isolation.py``); open."""
+
+    protocol: str
+    recorded: bool
+    claimed: list[str]
+    sees: str
+    views: list[dict[str, Any]]
+
+
+# TypedDicts that allow undeclared fields
+OPEN: frozenset[type] = frozenset({ExploreFile, OracleFile, IsolationFile})
 
 
 def files_of(protocol: str) -> dict[str, Any]:
@@ -235,6 +249,8 @@ def files_of(protocol: str) -> dict[str, Any]:
     out: dict[str, Any] = {VERDICT: VerdictFile, METRICS: plugin.metrics_type, **plugin.files}
     if plugin.hudi_table is not None:
         out[ORACLE] = OracleFile
+    if plugin.transactions is not None:
+        out[ISOLATION] = IsolationFile
     return out
 
 

@@ -22,32 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from model.checkers.txn_anomalies import known_model
-from model.checkers.txn_from_runs import DEFAULT_MODELS, RunView, run_views, txn_records
+from model.checkers.txn_from_runs import DEFAULT_MODELS, RunView, txn_records
 from model.history import Event
+from model.protocols import plugin
+from model.run_format import ISOLATION
 from reports.document import Report, Section
 from reports.load import RunData
 
-ISOLATION = "isolation.json"
-PROTOCOLS = ("occ", "nbcc")
 # the models the section names, weakest first (Elle's names)
 MODELS_SHOWN = ("read-committed", "cursor-stability", "repeatable-read", "snapshot-isolation",
                 "serializable", "strong-snapshot-isolation", "strict-serializable")
-SEES = {
-    "occ": ("Each operation of a copy-on-write writer is one transaction: it reads the key it looked up "
-            "and the records of the base file it merges (its file group's version) and writes one key in "
-            "one file group.  Versions are ordered only by the initial state and by what a transaction "
-            "read before writing the same key (wfr-keys); no order from instant or completion times, the "
-            "process order or real time is assumed.  Real-time edges (checked for strict serializability) "
-            "use the operations' true invoke and completion times."),
-    "nbcc": ("Deltacommits write their rows blind and a reader merges them by the ordering field, so Elle "
-             "infers no order between two writes of one key (no ww edge; an rw edge only from a read of the "
-             "initial state): a reader that shows an older row although a later one committed is invisible "
-             "here (the run's own checkers see it).  What Elle can see: a read of a failed attempt's row "
-             "(G1a) or of a row its deltacommit overwrote (G1b), a snapshot or a compaction that saw part "
-             "of a deltacommit (a key it wrote for the first time read as absent beside another of its "
-             "rows: G-single), and with real time a key read as absent after its first deltacommit had "
-             "completed.  Transactions are invoked no later than their process's previous one ended."),
-}
 
 
 def _jsonl_name(view: str) -> str:
@@ -87,15 +71,16 @@ def view_summary(v: RunView, models: Sequence[str] = DEFAULT_MODELS) -> dict[str
 def isolation_of_run(protocol: str, events: Sequence[Event]) -> tuple[dict[str, Any], dict[str, str]] | None:
     """``isolation.json``'s object and the views' histories (file name -> text) of a run; None for a
     protocol without transactions (lock, explore)."""
-    if protocol not in PROTOCOLS:
+    transactions = plugin(protocol).transactions
+    if transactions is None:
         return None
-    views = run_views(protocol, events)
+    views = transactions.views(list(events))
     recorded = bool(txn_records(events))
     summary = {
         "protocol": protocol,
         "recorded": recorded,
         "claimed": list(DEFAULT_MODELS),
-        "sees": SEES[protocol],
+        "sees": transactions.sees,
         "views": [view_summary(v) for v in views],
     }
     return summary, {_jsonl_name(v.view): v.jsonl() for v in views}
@@ -119,14 +104,9 @@ def write_isolation(out: Path, protocol: str, events: Sequence[Event],
 
 
 def load_isolation(run: RunData) -> dict[str, Any] | None:
-    """The run's ``isolation.json`` when it has a readable one, else the check of its history."""
-    path = Path(run.path) / ISOLATION
-    try:
-        data = json.loads(path.read_text())
-        if isinstance(data, dict) and isinstance(data.get("views"), list):
-            return data
-    except (OSError, ValueError):
-        pass
+    """The run's ``isolation.json`` (validated by ``reports/load.py``), else the check of its history."""
+    if ISOLATION in run.files:
+        return dict(run.files[ISOLATION])
     found = isolation_of_run(run.protocol, run.events)
     return None if found is None else found[0]
 
@@ -145,7 +125,7 @@ def _sentence(v: dict[str, Any]) -> str:
 
 def add_isolation(report: Report, run: RunData) -> None:
     """Append the isolation section to ``report`` (OCC and NBCC runs) and its summary to report.json."""
-    if run.protocol not in PROTOCOLS:
+    if plugin(run.protocol).transactions is None:
         return
     import pandas as pd
 

@@ -25,12 +25,14 @@ from model.protocols import PROTOCOLS
 from model.run_format import (
     EVENT_VALUES,
     HISTORY,
+    ISOLATION,
     METRICS,
     ORACLE,
     SCENARIO,
     VERDICT,
     FormatError,
     HistoryHeader,
+    IsolationFile,
     OracleFile,
     VerdictFile,
     check,
@@ -172,6 +174,8 @@ def load_run(path: Path | str) -> RunData:
     files = {name: _read_json(path, name, declared) for name, declared in plugin.files.items()}
     if plugin.hudi_table is not None and (path / ORACLE).is_file():
         files[ORACLE] = _read_json(path, ORACLE, OracleFile)
+    if plugin.transactions is not None and (path / ISOLATION).is_file():
+        files[ISOLATION] = _read_json(path, ISOLATION, IsolationFile)
     events = _read_history(path, verdict) if plugin.history else []
     return RunData(path, scenario, verdict, metrics, tuple(events), files)
 

@@ -158,7 +158,8 @@ def throughput(rates: pd.DataFrame, faults: Sequence[Fault]) -> bytes:
 def per_acquisition(table: pd.DataFrame) -> bytes:
     """Grouped bars: retries, 412s, unknown outcomes and conflicts per acquisition, per writer."""
     fig, ax = plt.subplots(figsize=(8, 3.4))
-    table.drop(columns=["acquisitions"]).fillna(0).plot.bar(ax=ax, rot=0)
+    # a writer with no acquisition has None ratios: the column is object-typed until made numeric
+    table.drop(columns=["acquisitions"]).apply(pd.to_numeric).fillna(0).plot.bar(ax=ax, rot=0)
     ax.set_ylabel("per acquisition")
     ax.set_title("Retries, precondition failures (412), unknown outcomes, conflicts", fontsize=10)
     ax.legend(fontsize=8)

@@ -14,11 +14,12 @@ import pytest
 from isolation_scripted import checked, outcomes, run_scripted
 
 from model.checkers.txn_check import check_txns
-from model.checkers.txn_from_runs import nbcc_views, occ_views, run_views, txn_records
+from model.checkers.txn_from_runs import nbcc_views, occ_views, txn_records
 from model.checkers.txn_history import read_txn_jsonl
 from model.config import Crash, FaultPlan
 from model.history import Event
 from model.nbcc.sim_table import nbcc_workload, run_table
+from model.protocols import plugin
 from model.protocols.occ import occ_metrics
 from model.sim import SimWorld
 from model.timeline.config import TimelineConfig
@@ -62,7 +63,7 @@ def test_nbcc_records_change_nothing_but_the_lines_they_add_after_run_end(name: 
 def test_the_times_workload_records_no_transaction() -> None:
     ts = load("tl-skew-beyond-setting").config
     assert not txn_records(simulate_timeline(ts, 1).events)
-    assert run_views("occ", simulate_timeline(ts, 1).events) == []
+    assert occ_views(simulate_timeline(ts, 1).events) == []
 
 
 @pytest.mark.parametrize("name", OCC_ENTRIES + NBCC_ENTRIES)
@@ -72,7 +73,9 @@ def test_the_histories_written_for_check_history_give_the_same_answer(name: str)
         events = simulate_timeline(entry.config, entry.seed).events
     else:
         events = list(run_table(entry.config.plan(entry.seed), entry.seed).events)
-    views = run_views(entry.protocol, events)
+    transactions = plugin(entry.protocol).transactions
+    assert transactions is not None
+    views = transactions.views(events)
     assert views
     for v in views:
         here = v.check()

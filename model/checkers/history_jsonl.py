@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,28 @@ def _short(v: Any) -> str:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def json_objects(lines: Iterable[bytes | str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of a JSON-lines history; HistoryError naming the line
+    for text that is not UTF-8, not JSON or not an object."""
+    for no, raw in enumerate(lines, 1):
+        if isinstance(raw, bytes):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise HistoryError(no, None, f"not UTF-8 text (byte {e.start})") from None
+        else:
+            text = raw
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError) as e:
+            raise HistoryError(no, None, f"not a JSON object: {type(e).__name__}: {str(e)[:80]}") from None
+        if not isinstance(obj, dict):
+            raise HistoryError(no, None, f"{_short(obj)} is not a JSON object")
+        yield no, obj
 
 
 def _scalar(no: int, name: str, v: Any) -> Any:
@@ -121,22 +143,7 @@ def read_history(lines: Iterable[bytes | str], model: str = "cas-register") -> H
     where: dict[int, tuple[int, int | None]] = {}
     timed: bool | None = None
     count = 0
-    for no, raw in enumerate(lines, 1):
-        if isinstance(raw, bytes):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise HistoryError(no, None, f"not UTF-8 text (byte {e.start})") from None
-        else:
-            text = raw
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError) as e:
-            raise HistoryError(no, None, f"not a JSON object: {type(e).__name__}: {str(e)[:80]}") from None
-        if not isinstance(obj, dict):
-            raise HistoryError(no, None, f"{_short(obj)} is not a JSON object")
+    for no, obj in json_objects(lines):
         for name in ("process", "type", "f"):
             if name not in obj:
                 raise HistoryError(no, name, "missing")

@@ -456,14 +456,4 @@ def _same_attempt(done: Event, inv: Event) -> bool:
     return bool(v.get("batch") == w.get("batch") and v.get("attempt") == w.get("attempt"))
 
 
-def run_views(protocol: str, events: Sequence[Event]) -> list[RunView]:
-    """The views of a run of ``protocol`` (``occ`` or ``nbcc``); empty for other protocols."""
-    if protocol == "occ":
-        return occ_views(events)
-    if protocol == "nbcc":
-        return nbcc_views(events)
-    return []
-
-
-__all__ = ["DEFAULT_MODELS", "FILE_GROUPS", "RECORDS", "RunView", "nbcc_views", "occ_views", "run_views",
-           "txn_records"]
+__all__ = ["DEFAULT_MODELS", "FILE_GROUPS", "RECORDS", "RunView", "nbcc_views", "occ_views", "txn_records"]

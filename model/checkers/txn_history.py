@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.checkers.edn import EDNError, Keyword, Symbol, read_items
-from model.checkers.history_jsonl import HistoryError
+from model.checkers.history_jsonl import HistoryError, json_objects
 
 APPEND, READ, WRITE = "append", "r", "w"
 LIST_APPEND, RW_REGISTER = "list-append", "rw-register"
@@ -222,30 +222,11 @@ def _time(no: int, raw: Any) -> float:
     return t
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def read_txn_jsonl(lines: Iterable[bytes | str], kind: str) -> TxnHistory:
     """Parse a JSON-lines transactional history of ``kind``; raise HistoryError naming the line."""
     b = _Builder(kind)
     timed: bool | None = None
-    for no, raw in enumerate(lines, 1):
-        if isinstance(raw, bytes):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise HistoryError(no, None, f"not UTF-8 text (byte {e.start})") from None
-        else:
-            text = raw
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError) as e:
-            raise HistoryError(no, None, f"not a JSON object: {type(e).__name__}: {str(e)[:80]}") from None
-        if not isinstance(obj, dict):
-            raise HistoryError(no, None, f"{_short(obj)} is not a JSON object")
+    for no, obj in json_objects(lines):
         for name in ("process", "type"):
             if name not in obj:
                 raise HistoryError(no, name, "missing")

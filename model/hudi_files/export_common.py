@@ -13,6 +13,7 @@ from model.hudi_files.schema import data_fields
 from model.hudi_files.table_properties import reader_properties, render_properties
 from model.hudi_files.write_stats import commit_metadata, encode_commit_metadata
 from model.timeline.layout import Instant, parse_instant_name
+from model.timeline.metadata import record_schema_json
 
 PROPERTIES = ".hoodie/hoodie.properties"
 PAD_KEY = "hcc.pad"  # the model's text-safe padding entry (model/timeline/metadata.py), dropped on export
@@ -62,13 +63,7 @@ class TableInfo:
     @property
     def commit_schema_json(self) -> str:
         """The record schema without meta columns, compact JSON (``extraMetadata["schema"]``)."""
-        schema = {
-            "type": "record",
-            "name": f"{self.name}_record",
-            "namespace": f"hoodie.{self.name}",
-            "fields": [{"name": n, "type": ["null", t], "default": None} for n, t in self.fields],
-        }
-        return json.dumps(schema, separators=(",", ":"))
+        return record_schema_json(self.name, self.fields)
 
 
 def table_info(files: TableFiles) -> TableInfo:

@@ -20,7 +20,7 @@ from typing import Any
 
 from model.config import ConfigError
 from model.protocols import explore, lock, nbcc, occ
-from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin
+from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin, Transactions
 
 PROTOCOLS: dict[str, Plugin[Any, Any]] = {p.name: p for p in (lock.PLUGIN, occ.PLUGIN, nbcc.PLUGIN,
                                                                explore.PLUGIN)}
@@ -35,4 +35,4 @@ def plugin(name: str) -> Plugin[Any, Any]:
         raise ConfigError("protocol", name, f"must be one of {', '.join(NAMES)}") from None
 
 
-__all__ = ["NAMES", "PROTOCOLS", "EntryHead", "GateMetric", "ModelRun", "Plugin", "plugin"]
+__all__ = ["NAMES", "PROTOCOLS", "EntryHead", "GateMetric", "ModelRun", "Plugin", "Transactions", "plugin"]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
+from model.checkers.txn_from_runs import RunView
 from model.checkers.verdict import Verdict
 from model.config import Scenario
 from model.history import Event
@@ -65,6 +66,15 @@ class ModelRun:
         if self.table_prefix is None:
             raise ValueError("this run left no table")
         return self.table_prefix.rstrip("/")
+
+
+@dataclass(frozen=True)
+class Transactions:
+    """A protocol whose operations are transactions (Elle's check of its runs, ``reports/isolation.py``):
+    the views its history maps to, and one paragraph on what they can and cannot show."""
+
+    views: Callable[[list[Event]], list[RunView]]
+    sees: str
 
 
 class GateMetric(NamedTuple):
@@ -128,6 +138,11 @@ class Plugin(Protocol[C, W_in]):
     @property
     def hudi_table(self) -> HudiTable[C] | None:
         """Where the run's table is a Hudi table: its read points for the second oracle."""
+        ...
+
+    @property
+    def transactions(self) -> Transactions | None:
+        """Where its operations are transactions: the views Elle's checker reads of a run."""
         ...
 
     @property

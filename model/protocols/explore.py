@@ -22,7 +22,7 @@ from model.cow.explorer import ExploreResult
 from model.cow.scenario import CowSettings, ExploreScenario
 from model.kernel import Workload
 from model.lock_variants import variant as lock_variant
-from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink
+from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink, Transactions
 
 EXPLORE = "explore.json"  # the search's result: the object ``hcc explore --json`` prints
 
@@ -152,6 +152,7 @@ class ExplorePlugin:
     metrics_type = ExploreMetrics
     gate_metrics = GATE_METRICS
     hudi_table: HudiTable[ExploreScenario] | None = None
+    transactions: Transactions | None = None
     audit_trail = False
 
     def head(self, config: ExploreScenario) -> EntryHead:

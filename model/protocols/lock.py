@@ -12,7 +12,17 @@ from model.config import Scenario
 from model.kernel import Workload
 from model.lock_variants import variant as lock_variant
 from model.metrics import LockMetrics, lock_metrics
-from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink, World, objects_of
+from model.protocols.base import (
+    EntryHead,
+    GateMetric,
+    HudiTable,
+    ModelRun,
+    Plugin,
+    Sink,
+    Transactions,
+    World,
+    objects_of,
+)
 from model.sim import SimWorld
 from model.workloads.lock import LockWorkload
 
@@ -43,6 +53,7 @@ class LockPlugin:
     metrics_type = LockMetrics
     gate_metrics = GATE_METRICS
     hudi_table: HudiTable[Scenario] | None = None
+    transactions: Transactions | None = None
     audit_trail = True
 
     def head(self, config: Scenario) -> EntryHead:

@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any, NotRequired, TypedDict
 
+from model.checkers.txn_from_runs import nbcc_views
 from model.checkers.verdict import Verdict
 from model.config import Scenario
 from model.kernel import Workload
@@ -21,7 +22,7 @@ from model.nbcc.slicing import Rule
 from model.nbcc.views import group_view
 from model.oracle import nbcc as oracle
 from model.oracle.points import ReadPoint
-from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin, Sink
+from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin, Sink, Transactions
 
 PLAN = "plan.json"  # the run's plan, drawn from the seed
 
@@ -105,6 +106,15 @@ class NbccPlugin:
     metrics_type = NbccMetrics
     gate_metrics = GATE_METRICS
     hudi_table = NbccTable()
+    transactions = Transactions(nbcc_views, (
+        "Deltacommits write their rows blind and a reader merges them by the ordering field, so Elle "
+             "infers no order between two writes of one key (no ww edge; an rw edge only from a read of the "
+             "initial state): a reader that shows an older row although a later one committed is invisible "
+             "here (the run's own checkers see it).  What Elle can see: a read of a failed attempt's row "
+             "(G1a) or of a row its deltacommit overwrote (G1b), a snapshot or a compaction that saw part "
+             "of a deltacommit (a key it wrote for the first time read as absent beside another of its "
+             "rows: G-single), and with real time a key read as absent after its first deltacommit had "
+             "completed.  Transactions are invoked no later than their process's previous one ended."))
     audit_trail = False
 
     def head(self, config: NbccScenario) -> EntryHead:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict, cast
 
+from model.checkers.txn_from_runs import occ_views
 from model.checkers.verdict import Verdict
 from model.config import Scenario
 from model.history import Event
@@ -14,7 +15,7 @@ from model.kernel import Workload
 from model.metrics import Percentiles, percentile
 from model.oracle import occ as oracle
 from model.oracle.points import ReadPoint
-from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin, Sink, World
+from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin, Sink, Transactions, World
 from model.timeline.config import TimelineScenario
 from model.timeline.run import check_timeline_run, simulate_timeline, timeline_workload
 
@@ -149,6 +150,13 @@ class OccPlugin:
     metrics_type = OccMetrics
     gate_metrics = GATE_METRICS
     hudi_table = OccTable()
+    transactions = Transactions(occ_views, (
+        "Each operation of a copy-on-write writer is one transaction: it reads the key it looked up "
+        "and the records of the base file it merges (its file group's version) and writes one key in "
+        "one file group.  Versions are ordered only by the initial state and by what a transaction "
+        "read before writing the same key (wfr-keys); no order from instant or completion times, the "
+        "process order or real time is assumed.  Real-time edges (checked for strict serializability) "
+        "use the operations' true invoke and completion times."))
     audit_trail = False
 
     def head(self, config: TimelineScenario) -> EntryHead:

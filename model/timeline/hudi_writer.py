@@ -100,6 +100,7 @@ from model.timeline.layout import (
 from model.timeline.metadata import encode_rollback_metadata, partition_metadata_text, properties_text
 from model.timeline.modeldata import commit_body, mutated_file_groups, table_spec, write_stat
 from model.timeline.timegen import TimeGenerator, release
+from model.timeline.txn_records import TxnRecording
 
 Gen = Generator[Effect, Any, Any]
 
@@ -131,8 +132,10 @@ def preload_file_id(partition: str) -> str:
     return f"pre{int(partition[1:]):05d}-0"
 
 
-class HudiWriter:
+class HudiWriter(TxnRecording):
     """One writer process: a loop of upserts and deletes committed the way Hudi 1.2.1's write client does."""
+
+    WRITER = "hudi"
 
     def __init__(
         self,
@@ -224,29 +227,6 @@ class HudiWriter:
         yield Record("op", "ok" if result != "failed" else "info", {**op, "result": result})
         self._txn_end("ok" if result != "failed" else "info", None if result != "failed" else "writer-failed")
         return result
-
-    # ---- transaction records (no effects: the history is the same without them) ----------------
-
-    def _txn_begin(self, op: dict[str, Any]) -> None:
-        """Start the operation's transaction record (``commits`` workload, a ``txn_log`` given)."""
-        if self.txn_log is None or self.tl.workload != "commits":
-            self.txn = None
-            return
-        self.txn = {"process": self.node, "writer": "hudi", "op": op["value"], "key": op["key"],
-                    "kind": op["kind"], "instant": None, "snapshot": None, "reads": [], "found": None,
-                    "target": None, "write": None, "completing": False, "outcome": None, "reason": None}
-        self.txn_log.append(self.txn)
-
-    def _txn_set(self, **fields: Any) -> None:
-        if self.txn is not None:
-            self.txn.update(fields)
-
-    def _txn_end(self, outcome: str, reason: str | None) -> None:
-        """The outcome: a failure after the completed file's create was sent and not refused is ``info``."""
-        txn, self.txn = self.txn, None
-        if txn is not None:
-            txn["outcome"] = "info" if outcome == "fail" and txn["completing"] else outcome
-            txn["reason"] = reason
 
     # ---- transactions (TransactionManager over LockManager: a provider per transaction) -----
 

@@ -155,13 +155,19 @@ class TableSpec:
 
     def record_schema(self) -> str:
         """The record's Avro schema as JSON text (what commits carry in ``extraMetadata["schema"]``)."""
-        schema = {
-            "type": "record",
-            "name": f"{self.name}_record",
-            "namespace": f"hoodie.{self.name}",
-            "fields": [{"name": n, "type": ["null", t], "default": None} for n, t in self.fields],
-        }
-        return json.dumps(schema, separators=(",", ":"))
+        return record_schema_json(self.name, self.fields)
+
+
+def record_schema_json(name: str, fields: Sequence[tuple[str, str]]) -> str:
+    """The Avro record schema of table ``name`` (every field nullable, no meta columns), compact JSON: what
+    commits carry in ``extraMetadata["schema"]``."""
+    schema = {
+        "type": "record",
+        "name": f"{name}_record",
+        "namespace": f"hoodie.{name}",
+        "fields": [{"name": n, "type": ["null", t], "default": None} for n, t in fields],
+    }
+    return json.dumps(schema, separators=(",", ":"))
 
 
 def properties_text(spec: TableSpec) -> str:

@@ -82,6 +82,7 @@ from model.timeline.metadata import (
 )
 from model.timeline.modeldata import model_body, table_spec
 from model.timeline.timegen import TimeGenerator, release
+from model.timeline.txn_records import TxnRecording
 
 Gen = Generator[Effect, Any, Any]
 
@@ -115,8 +116,10 @@ class _Abort(Exception):
     """The operation ends without committing; ``args[0]`` is the reason."""
 
 
-class CowWriter:
+class CowWriter(TxnRecording):
     """One writer process: a loop of upserts and deletes committed to the table."""
+
+    WRITER = "v5"
 
     def __init__(
         self,
@@ -203,29 +206,6 @@ class CowWriter:
         yield Record("op", "ok" if result != "failed" else "info", {**op, **({"result": result})})
         self._txn_end("ok" if result != "failed" else "info", None if result != "failed" else "writer-failed")
         return result
-
-    # ---- transaction records (no effects: the history is the same without them) ----------------
-
-    def _txn_begin(self, op: dict[str, Any]) -> None:
-        """Start the operation's transaction record (``commits`` workload, a ``txn_log`` given)."""
-        if self.txn_log is None or self.tl.workload != "commits":
-            self.txn = None
-            return
-        self.txn = {"process": self.node, "writer": "v5", "op": op["value"], "key": op["key"],
-                    "kind": op["kind"], "instant": None, "snapshot": None, "reads": [], "found": None,
-                    "target": None, "write": None, "completing": False, "outcome": None, "reason": None}
-        self.txn_log.append(self.txn)
-
-    def _txn_set(self, **fields: Any) -> None:
-        if self.txn is not None:
-            self.txn.update(fields)
-
-    def _txn_end(self, outcome: str, reason: str | None) -> None:
-        """The outcome: a failure after the completed file's write was sent and not refused is ``info``."""
-        txn, self.txn = self.txn, None
-        if txn is not None:
-            txn["outcome"] = "info" if outcome == "fail" and txn["completing"] else outcome
-            txn["reason"] = reason
 
     # ---- locks ---------------------------------------------------------------------------
 
