@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.rundir import write_atomic  # noqa: E402
-from model.explore_lock import Bounds, ExploreResult, explore  # noqa: E402
+from model.explore import Bounds, ExploreResult, explore  # noqa: E402
 from model.lock_variants import VARIANTS  # noqa: E402
 
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -15,9 +15,11 @@ way an SDK's retry layer would:
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
 from model.effects import Outcome, StorageEffect, StoreResult
+from model.explorable import Keyer
 from model.objectstore import is_write
 
 
@@ -48,6 +50,11 @@ class Call:
         self.attempts = 0
         self.ambiguous = False
         self.result: StoreResult | None = None
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The policy, the request, the attempts so far and what they left."""
+        return (k.value(self.policy), k.value(self.effect), self.attempts, self.ambiguous,
+                k.value(self.result))
 
     @staticmethod
     def first_is_final(policy: RetryPolicy, answer: StoreResult) -> bool:

@@ -405,7 +405,7 @@ class FaultPlan:
 
 @dataclass(frozen=True)
 class Schedule:
-    """A scripted schedule of the simulated world (``hcc explore-lock`` writes one with a counterexample).
+    """A scripted schedule of the simulated world (``hcc explore`` writes one with a counterexample).
 
     Empty by default: latencies are drawn and simultaneous steps run as SimPy orders them.  When set,
     the i-th timer or network hop the run creates gets ``ranks[i]``: steps due at the same instant

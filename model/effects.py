@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import enum
 import typing
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from model.explorable import Keyer
 from model.frozen import fills_dict
 
 
@@ -88,6 +89,10 @@ class CreateIfAbsent:
     key: str
     body: bytes
 
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The body as the workload declares its content."""
+        return (self.key, k.body(self.key, self.body))
+
 
 @fills_dict
 @dataclass(frozen=True)
@@ -98,6 +103,10 @@ class ReplaceIfMatch:
     body: bytes
     version: str
 
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The body as the workload declares its content."""
+        return (self.key, k.body(self.key, self.body), k.name(self.version))
+
 
 @fills_dict
 @dataclass(frozen=True)
@@ -106,6 +115,10 @@ class Put:
 
     key: str
     body: bytes
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The body as the workload declares its content."""
+        return (self.key, k.body(self.key, self.body))
 
 
 @fills_dict
@@ -121,6 +134,10 @@ class FencedPut:
     body: bytes
     fence_key: str
     fence_version: str
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The body as the workload declares its content."""
+        return (self.key, k.body(self.key, self.body), self.fence_key, k.name(self.fence_version))
 
 
 @fills_dict

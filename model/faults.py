@@ -8,11 +8,12 @@ proxy in front of a real server take :class:`FaultMatcher`.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from model.config import Cutoff, ErrorRule, FaultPlan
+from model.explorable import Keyer
 
 KEY_CLASSES = ("lock", "register")
 HEARTBEAT_TASK = "heartbeat"  # the task name whose spawns the plan's heartbeat-start failures hit
@@ -136,6 +137,10 @@ class HeartbeatStartFaults:
         """The failures the plan gives ``node``."""
         failing = frozenset(h.acquisition for h in plan.heartbeat_start_failures if h.node == node)
         return HeartbeatStartFaults(failing)
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Which spawns fail, and how many there were."""
+        return (self.failing, self.spawned)
 
     def allows(self, task: str) -> bool:
         """Count a spawn of ``task``; False when the plan makes this heartbeat fail to start."""

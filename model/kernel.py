@@ -34,7 +34,7 @@ Semantics every world shares:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -58,6 +58,7 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
+from model.explorable import Keyer
 from model.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
 from model.history import Event
 from model.objectstore import effect_key
@@ -94,6 +95,10 @@ class WriterContext:
     incarnation: int  # 1 at the start, +1 after every restart
     rng: random.Random  # this incarnation's own random stream
     new_id: Callable[[], str]  # owner ids: deterministic UUIDs in simulation
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The node and incarnation; the random stream is declared by the writer that draws from it."""
+        return (k.node(self.node), self.incarnation, k.value(self.new_id))
 
 
 WriterFactory = Callable[[WriterContext], Generator[Effect, Any, Any]]
@@ -203,6 +208,12 @@ class Task:
     done: Any = None
     policy: Policy = any_action  # where this task notices an interrupt
     sleep_interruptible: bool = False  # an interrupt may end the current sleep at once
+    body: Generator[Effect, Any, Any] | None = None  # the protocol generator the task runs
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The task's flags, its interrupt policy, its done signal and its process (which runs ``body``)."""
+        return (self.name, self.alive, self.in_sleep, self.pending_interrupt, self.cancel_requested,
+                self.sleep_interruptible, k.value(self.policy), k.value(self.done), k.value(self.handle))
 
 
 @dataclass(eq=False)
@@ -219,6 +230,15 @@ class Node:
 
     def process_name(self, task: str) -> str:
         return self.name if task == WRITER_TASK else f"{self.name}/{task}"
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Name, clock, pauses (true-time windows), triggered pauses, tasks, incarnation, heartbeat faults and
+        the shutdown hooks in the order they run (a hook's key names its provider, which the hook encodes)."""
+        return (k.node(self.name), k.value(self.clock),
+                tuple((k.instant(start), k.instant(end)) for start, end in self.pauses),
+                k.value(self.triggered), tuple((name, k.value(t)) for name, t in self.tasks.items()),
+                self.incarnation, k.value(self.heartbeat_faults),
+                tuple(k.value(h) for h in self.hooks.values()))
 
 
 class Kernel:
@@ -239,6 +259,7 @@ class Kernel:
         self.seed = seed
         self.new_id = new_id
         self.sink = sink
+        self.starting: tuple[str, str] | None = None  # (node, task) of the generator being started (_start)
         self.events: list[Event] = []
         self._lock = world.lock
         self.nodes = {
@@ -287,7 +308,7 @@ class Kernel:
             node.pauses.append((now, now + p.duration_ms))
             self.record(node.name, "nemesis", "info", "pause-start",
                         {"node": node.name, "trigger": p.trigger})
-            self.world.start(self._end_pause_later(node, p.duration_ms))
+            self._start(node.name, "end_pause_later", self._end_pause_later(node, p.duration_ms))
 
     def _end_pause_later(self, node: Node, after: int) -> Gen:
         yield self.world.timeout(after)
@@ -313,10 +334,19 @@ class Kernel:
     def spawn(self, node: Node, name: str, body: Generator[Effect, Any, Any],
               policy: Policy = any_action) -> Task:
         """Start ``body`` as task ``name`` of ``node`` (``policy``: where it notices an interrupt)."""
-        task = Task(node, name, done=self.world.event(), policy=policy)
+        task = Task(node, name, done=self.world.event(), policy=policy, body=body)
         node.tasks[name] = task
-        task.handle = self.world.start(self._drive(task, body))
+        task.handle = self._start(node.name, name, self._drive(task, body))
         return task
+
+    def _start(self, node: str, task: str, gen: Gen) -> Handle:
+        """``world.start(gen)``, saying whose generator it is meanwhile (``starting``: a world that names its
+        processes reads it)."""
+        self.starting = (node, task)
+        try:
+            return self.world.start(gen)
+        finally:
+            self.starting = None
 
     def kill(self, task: Task, cause: str) -> None:
         """End ``task`` at its current wait (``cause``: crash, death, cancel, stop)."""
@@ -552,7 +582,8 @@ class Kernel:
 
     def nemesis(self, until_ms: int | None = None) -> Gen:
         """Apply the fault plan's timed actions to this kernel's nodes (stop at ``until_ms``)."""
-        for action in timed_actions(self.faults, list(self.nodes)):
+        actions = timed_actions(self.faults, list(self.nodes))
+        for _i, action in enumerate(actions):  # _i: where the nemesis stands (a declared loop position)
             if until_ms is not None and action.at_ms >= until_ms:
                 return
             if action.at_ms > (now := self.world.now()):
@@ -568,7 +599,7 @@ class Kernel:
             for task in list(node.tasks.values()):
                 self.kill(task, "crash")
         elif action.kind == "shutdown":
-            self.world.start(self._shutdown(node, action.spec.restart_after_ms))
+            self._start(node.name, "shutdown", self._shutdown(node, action.spec.restart_after_ms))
         elif action.kind == "restart":
             self.start_writer(node)
         elif action.kind == "writer-death":
@@ -580,7 +611,7 @@ class Kernel:
         """A graceful shutdown: run the shutdown hooks as tasks (the others go on), then stop the node."""
         hooks, node.hooks = list(node.hooks.values()), {}
         running = [self.spawn(node, f"shutdown-hook-{i}", hook()) for i, hook in enumerate(hooks)]
-        for task in running:
+        for _i, task in enumerate(running):  # _i: which hook it waits for (a declared loop position)
             yield task.done
         self.record(node.name, "nemesis", "info", "shutdown-stop", {"node": node.name})
         for task in list(node.tasks.values()):

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from model.effects import Put
+from model.explorable import Keyer
 
 AUDIT_FOLDER = "audit"
 ENABLE_FILE = "audit_enabled.json"
@@ -111,6 +113,11 @@ class AuditTrail:
     transaction_start: int
     validity_ms: int
     lines: list[str] = field(default_factory=list)
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Its file (owner, transaction start: a wall time) and the records so far (text, as written)."""
+        return (self.base_path, k.name(self.owner), k.wall(self.transaction_start), self.validity_ms,
+                tuple(self.lines))
 
     @functools.cached_property
     def key(self) -> str:

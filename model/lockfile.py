@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass
 
+from model.explorable import Keyer
 from model.frozen import fills_dict
 
 
@@ -19,6 +21,10 @@ class LockData:
     expired: bool
     valid_until: int
     owner: str
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """validUntil is a wall-clock time, the owner a name the run invented."""
+        return (self.expired, k.wall(self.valid_until), k.name(self.owner))
 
     def encode(self) -> bytes:
         """Serialise as Hudi does (field order expired, validUntil, owner)."""

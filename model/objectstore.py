@@ -21,6 +21,7 @@ replies and injected errors are the interpreter's business (see ``sim.py``).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -37,6 +38,7 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
+from model.explorable import Keyer
 from model.frozen import fills_dict
 
 FLAVORS = ("s3", "gcs", "azure")
@@ -76,6 +78,11 @@ class ObjectStore:
         self.objects: dict[str, StoredObject] = {}
         self._reads: dict[str, StoreResult] = {}  # the answer to a read of each object, made once per version
         self._generation = 1_700_000_000_000_000  # GCS generations are large microsecond-like numbers
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Each object's body (as the workload declares it) and version tag (a name the store invented).  The
+        GCS generation counter only picks the next tag's spelling, and the read cache is a cache."""
+        return tuple((key, k.body(key, o.body), k.name(o.version)) for key, o in sorted(self.objects.items()))
 
     def peek(self, key: str) -> StoredObject | None:
         """The object under ``key``, or None."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Hashable
 from typing import Any
 
 from model.config import WorkloadConfig
@@ -26,6 +26,7 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
+from model.explorable import Keyer
 from model.sampling import draw
 from model.storage_lock import StorageLockProvider
 
@@ -110,6 +111,15 @@ class RegisterWriter:
         self.keep_client = config.after_failed_release == "keep-client"
         self.provider: StorageLockProvider | None = None  # LockManager#lockProvider, kept (keep-client)
         self.has_lock = False  # TransactionManager#hasLock (variant pr-13577, keep-client)
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Its provider factory and settings, its random stream, and what it keeps between transactions (the
+        kept provider and ``hasLock``)."""
+        cfg = self.config
+        draws = any(d.kind != "fixed" for d in (cfg.work_ms, cfg.think_ms)) or (
+            self.start_ms is None and cfg.start_ms.kind != "fixed")  # else its random stream is never read
+        return (k.value(self.new_provider), k.value(cfg), k.value(self.rng) if draws else None, self.fenced,
+                self.start_ms, self.keep_client, k.value(self.provider), self.has_lock)
 
     def run(self) -> Gen:
         """Loop until the run ends, or for ``holds`` acquisition attempts when that is set."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import random
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Hashable
 from typing import Any
 
 import simpy
@@ -40,6 +40,7 @@ from model.client import RetryPolicy
 from model.clock import ClockJump, NodeClock
 from model.config import Dist, Scenario, Schedule, client_settings
 from model.effects import BARE, Outcome, Put, StorageEffect, StoreResult
+from model.explorable import Keyer
 from model.faults import FaultMatcher
 from model.history import Event
 from model.kernel import Kernel, Lock, Node, Workload, WriterContext, WriterFactory
@@ -276,12 +277,17 @@ class _Flight:
     """One attempt of a request on its way: sent, applied at the store, answered (or timed out).
 
     Its steps are the callbacks of the network's timeouts (one object per request instead of two
-    closures and their cells).  No ``__slots__``: the explorer (``model/explore_lock/statekey.py``)
-    reads a pending request's state through its ``__dict__``.
+    closures and their cells).  The explorer reads a pending request's state from its declaration
+    (``__explore_state__``).
     """
 
     def __init__(self, net: SimNetwork, node: Node, effect: StorageEffect, reply: Any) -> None:
         self.net, self.node, self.effect, self.reply = net, node, effect, reply
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Who sent what when (``sent``: a true instant), the fault it met and the store's answer so far."""
+        return (k.value(self.node), k.value(self.effect), k.value(self.reply), k.instant(self.sent),
+                k.value(self.action), k.value(getattr(self, "result", None)))
 
     def send(self, _: Any = None) -> None:
         net, effect = self.net, self.effect

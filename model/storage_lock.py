@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Hashable
 from typing import Any
 
 from model.config import LockConfig
@@ -55,6 +55,7 @@ from model.effects import (
     Spawn,
     StoreResult,
 )
+from model.explorable import Keyer
 from model.lock_audit import AuditTrail, enable_key, is_enabled
 from model.lock_client import GetResult, LockClientError, UpsertResult, read_result, upsert_result
 from model.lock_variants import variant
@@ -131,6 +132,16 @@ class StorageLockProvider:
         self.validity_ms = config.validity_secs * 1000
         # effects are values: the ones sent on every poll are made once
         self._read_lock_file, self._poll_sleep = Read(self.key), Sleep(config.poll_ms)
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """What decides this provider's future: its owner id, the lock it believes it holds, its flags and
+        counters, the monitor and the heartbeat manager's state.  The rest follows from ``config`` (a
+        constant of the run) and the flavor: the variant, the key, the validity, the effects made once."""
+        return (k.value(self.config), self.flavor, k.name(self.owner), k.value(self.lock),
+                self.heartbeat_active, self.closed, k.value(self.audit), self.acquisitions, self.error,
+                self.error_kind, self.reentrant, self._monitor, self._depth, tuple(self._waiting),
+                self._handed, tuple(sorted(self._flags)), self._writer_poll_ms, self._hb_semaphore,
+                self._hb_stop_requested)
 
     # ---- helpers -----------------------------------------------------------------
 

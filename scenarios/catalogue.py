@@ -104,7 +104,7 @@ def _explore_settings(raw: dict[str, Any]) -> Any:
     if model == "cow":
         return loader.build(CowSettings, raw, "explore")
     if model == "lock":
-        from model.explore_lock import config_from_dict  # the lock explorer (model/explore_lock)
+        from model.explore import config_from_dict  # the lock explorer (model/explore)
 
         return config_from_dict({k: v for k, v in raw.items() if k != "model"})
     raise ConfigError("explore.model", model, "must be cow or lock")

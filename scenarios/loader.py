@@ -63,7 +63,13 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
     if origin is tuple:
         if not isinstance(value, list):
             raise ConfigError(where, value, "must be a list")
-        (item,) = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        args = typing.get_args(tp)
+        if Ellipsis not in args:  # a fixed length, a type per position (tuple[int, int])
+            if len(value) != len(args):
+                raise ConfigError(where, value, f"must be a list of {len(args)}")
+            pairs = enumerate(zip(args, value, strict=True))
+            return tuple(_convert(a, v, f"{where}[{i}]") for i, (a, v) in pairs)
+        (item,) = [a for a in args if a is not Ellipsis]
         return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
     if origin is dict:
         if not isinstance(value, dict):
@@ -201,9 +207,10 @@ def from_raw(raw: dict[str, Any]) -> Scenario:
 def to_dict(obj: Any) -> Any:
     """A scenario (or any config dataclass) as plain TOML-ready data, every default filled in."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        # a removed field stays on its dataclass only so that a file setting it gets a ConfigError
+        # a removed field stays on its dataclass only so that a file setting it gets a ConfigError; a field
+        # left unset (None) is left out, as TOML has no null (reading the file back gives None again)
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-                if "removed" not in f.metadata}
+                if "removed" not in f.metadata and getattr(obj, f.name) is not None}
     if isinstance(obj, tuple | list):
         return [to_dict(v) for v in obj]
     if isinstance(obj, dict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from backends.endpoint import Endpoint
 from backends.fixtures import fake_gcs_endpoint  # noqa: F401
 from backends.replay import replay
-from model.explore_lock import Bounds, explore
+from model.explore import Bounds, explore
 from model.sim import run_scenario
 
 

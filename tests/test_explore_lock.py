@@ -10,11 +10,11 @@ import pytest
 
 from model.checkers.lock_run import check_lock_history
 from model.checkers.mutex import find_dangling_locks
-from model.explore_lock import Bounds, Reductions, explore
-from model.explore_lock import search as search_module
-from model.explore_lock.counterexample import Replayed, replay, replays_exactly, scenario_of
-from model.explore_lock.run import Run
-from model.explore_lock.search import ExploreResult, judge
+from model.explore import Bounds, Reductions, explore
+from model.explore import search as search_module
+from model.explore.counterexample import Replayed, replay, replays_exactly, scenario_of
+from model.explore.run import Run
+from model.explore.search import ExploreResult, judge
 from model.history import Event
 from model.lock_audit import enable_key
 from model.sim import SimWorld
@@ -71,9 +71,9 @@ def _explore_watching(bounds: Bounds, monkeypatch: pytest.MonkeyPatch) -> tuple[
     """Explore ``bounds`` and keep every history the search judged (at each decision point and run end)."""
     histories: Histories = []
 
-    def watching(events: list[Event], *args: Any, **kw: Any) -> Any:
+    def watching(plan: Any, events: list[Event], *args: Any, **kw: Any) -> Any:
         histories.append(list(events))
-        return judge(events, *args, **kw)
+        return judge(plan, events, *args, **kw)
 
     with monkeypatch.context() as m:
         m.setattr(search_module, "judge", watching)
@@ -159,7 +159,7 @@ def test_the_dangling_lock_breaks_a_tight_liveness_bound() -> None:
 
 def test_no_fault_no_violation_and_a_deadlock_would_be_one() -> None:
     assert explore(small(variant="hudi")).verdict == "holds"
-    violation, _ = judge([], 0, 1_000, ("overlap",), stuck=("w1",))
+    violation, _ = judge(small(checkers=("overlap",)).plan(), [], {}, 0, stuck=("w1",))
     assert violation is not None and violation.kind == "liveness" and "w1" in violation.message
 
 

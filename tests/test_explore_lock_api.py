@@ -13,7 +13,7 @@ import pytest
 
 from cli.main import main as hcc
 from model.config import ConfigError
-from model.explore_lock import ALL_REDUCTIONS, Bounds, Reductions, config_from_dict, explore
+from model.explore import ALL_REDUCTIONS, Bounds, Reductions, config_from_dict, explore
 
 # The smallest configuration that shows the long pause: 2 writers, both starting at 0.
 PAUSE = {"variant": "hudi", "writers": 2, "faults": 1, "fault_kinds": ["pause"], "pause_ms": [5_000],

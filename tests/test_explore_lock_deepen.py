@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from cli.main import main as hcc
-from model.explore_lock import NO_REDUCTION, Bounds, Reductions, explore
-from model.explore_lock.counterexample import replay, replays_exactly, scenario_of
-from model.explore_lock.deepen import deepen
-from model.explore_lock.search import Search, search_bounds
+from model.explore import NO_REDUCTION, Bounds, Reductions, explore
+from model.explore.counterexample import replay, replays_exactly, scenario_of
+from model.explore.deepen import deepen
+from model.explore.search import Search, search_bounds
 
 SMALL = Bounds(writers=2, holds=1, steps_per_hold=1, work_ms=1000, phases=False)
 TABLE = Bounds(holds=1, steps_per_hold=1, work_ms=1_000)  # the README table's bounds (start phases on)

@@ -28,7 +28,7 @@ import simpy
 import simpy.core
 import simpy.events
 
-from model.explore_lock import Bounds, explore
+from model.explore import Bounds, explore
 from model.protocols import PROTOCOLS
 from model.sim import SimPyWorld, SimWorld
 from scenarios import catalogue

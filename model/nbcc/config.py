@@ -24,7 +24,7 @@ the file is refused rather than read.  ``[faults]`` is the lock scenarios' fault
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from model.config import ConfigError, FaultPlan
 from model.nbcc.sim_plan import HUDI_HEARTBEAT_INTERVAL_MS, TablePlan, TableSettings, random_plan
@@ -120,6 +120,9 @@ class NbccScenario:
     expect: str = "ok"
     nbcc: NbccConfig = field(default_factory=NbccConfig)
     faults: FaultPlan = field(default_factory=FaultPlan)
+    # a plan given in full (a run the explorer found: ``hcc explore --protocol nbcc --out FILE``) instead of
+    # one drawn from the seed; the ``[nbcc]`` settings and ``faults`` still apply to it
+    plan_given: TablePlan | None = None
 
     def validate(self) -> None:
         """Check every field; the plan's own rules too (``TablePlan.validate``)."""
@@ -131,8 +134,10 @@ class NbccScenario:
         self.plan(self.seed).validate()
 
     def plan(self, seed: int) -> TablePlan:
-        """The run's plan, drawn from ``seed`` (the same seed also drives the network)."""
+        """The run's plan, drawn from ``seed`` (the same seed also drives the network), or the plan given."""
         n = self.nbcc
+        if self.plan_given is not None:
+            return n.settings.apply(replace(self.plan_given, faults=self.faults))
         return random_plan(random.Random(seed), n.writers, n.batches, n.buckets, compactions=n.compactions,
                            fail_prob=n.fail_prob, time_generator=n.time_generator, faults=self.faults,
                            settings=n.settings)

@@ -37,11 +37,12 @@ modelled); a pending rollback left by a crash is finished by the next clean; the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from model.effects import Cancel, Delete, Now, Put, Record, Sleep, Spawn, StoreResult
+from model.explorable import Keyer
 from model.nbcc.sim_io import (
     Gen,
     TableLoader,
@@ -120,6 +121,10 @@ class Heartbeat:
     instant: int
     task: str
     last_ms: int | None = None
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The instant (a time, or a counter's value, typed as it was made), its task, its last beat."""
+        return (k.value(self.instant), self.task, k.value(self.last_ms))
 
 
 def _beat(base: str, hb: Heartbeat) -> Gen:
@@ -208,6 +213,10 @@ class Cleaner:
         self.loader = loader
         self.expiry_ms = expiry_ms
 
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Its table, the time generator and table view it shares with its writer, the heartbeat expiry."""
+        return (self.base, k.value(self.times), k.value(self.loader), self.expiry_ms)
+
     def clean(self) -> Gen:
         """Roll back every failed deltacommit (pending rollbacks first); returns the instants rolled back."""
         table = yield from self.loader.load()
@@ -218,7 +227,8 @@ class Cleaner:
         pending = [i.requested for i in table.timeline.pending() if i.requested_action == "deltacommit"]
         now: int = yield Now()
         expired = []
-        for instant in sorted(pending, reverse=True):  # getReverseOrderedInstants
+        _over = sorted(pending, reverse=True)
+        for _at, instant in enumerate(_over):  # getReverseOrderedInstants  # the loop's position
             body = yield from read_until_answered(heartbeat_key(self.base, instant))
             last = int(body) if body else None
             if is_expired(now, last, self.expiry_ms):
@@ -228,7 +238,8 @@ class Cleaner:
             still = set() if again is None else {i.requested for i in again.timeline.pending()}
             expired = [i for i in expired if i in still]
         done = []
-        for instant in sorted(set(expired) | set(resume), reverse=True):
+        _over2 = sorted(set(expired) | set(resume), reverse=True)
+        for _at2, instant in enumerate(_over2):  # the loop's position
             if (yield from self._rollback(instant, resume.get(instant))):
                 done.append(instant)
             yield from _delete_until_answered(heartbeat_key(self.base, instant))
@@ -239,7 +250,7 @@ class Cleaner:
     def _pending_rollbacks(self, pending: Sequence[Any]) -> Gen:
         """``getPendingRollbackInfos``: rollbacks a crash left pending, by the instant they roll back."""
         out: dict[int, int] = {}
-        for inst in pending:
+        for _at, inst in enumerate(pending):  # _at: the loop's position
             if inst.requested_action != "rollback":
                 continue
             key = requested_key(self.base, inst.requested, "rollback")
@@ -275,7 +286,7 @@ class Cleaner:
             yield Record("rollback", "fail",
                          {"rollback": format_instant(r), "reason": f"inflight {res.outcome.name}"})
             return False
-        for name in files:
+        for _at, name in enumerate(files):  # _at: the loop's position
             yield from _delete_until_answered(data_key(self.base, parse_log_file_name(name)))
         yield from self.times.begin()
         table = yield from self.loader.load()
@@ -284,7 +295,8 @@ class Cleaner:
             yield from self.times.end()
             return True
         tc = yield from self.times.next("completion")
-        for state in (State.INFLIGHT, State.REQUESTED):  # deleteInflightAndRequestedInstant
+        _over2 = (State.INFLIGHT, State.REQUESTED)
+        for _at2, state in enumerate(_over2):  # deleteInflightAndRequestedInstant  # the loop's position
             yield from _delete_until_answered(instant_key(self.base, instant, "deltacommit", state))
         done = yield from create_resolved(
             completed_key(self.base, r, tc, "rollback"), rollback_metadata_body(r, instant, files)

@@ -7,10 +7,11 @@ writes (``sim_cleaner``) and the snapshot reader (``sim_reader``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Hashable
 from typing import Any
 
 from model.effects import CreateIfAbsent, Effect, ListPrefix, Outcome, Read, Record, Sleep, StoreResult
+from model.explorable import Keyer
 from model.nbcc.sim_layout import load_table, needed_for_load
 from model.storage_lock import StorageLockProvider
 from model.timeline.layout import ms_to_instant, properties_key
@@ -89,6 +90,10 @@ class Times:
         # generations run with the lock held (or need none): this provider is never asked for the lock
         self.gen = TimeGenerator(config, base, new_provider() if self.atomic else None)
 
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Whether times need the lock, the provider of the hold in progress, the generator."""
+        return (self.atomic, k.value(self.new_provider), k.value(self.provider), k.value(self.gen))
+
     def begin(self) -> Gen:
         """Take the table lock (skew-adjusting), waiting as long as it takes."""
         if not self.atomic:
@@ -128,6 +133,11 @@ class TableLoader:
         self.metadata_table = metadata_table
         self.bodies: dict[str, bytes] = {}
 
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The table it reads and the bodies it read already (it reads them no more); a body is decided by
+        its key (instant and data files are written once, under names no other write takes)."""
+        return (self.base, self.metadata_table, tuple(sorted(self.bodies)))
+
     def load(self) -> Gen:
         """The HudiTable, or None if a request failed (the caller tries again later)."""
         listing: StoreResult = yield ListPrefix(self.base + "/")
@@ -137,7 +147,7 @@ class TableLoader:
         if properties_key(self.base) not in keys:  # no table yet
             return None
         objects: dict[str, bytes] = {}
-        for k in keys:
+        for _at, k in enumerate(keys):  # _at: the loop's position
             if not needed_for_load(k, self.base, self.metadata_table):
                 objects[k] = b""
                 continue

@@ -17,6 +17,7 @@ from model.config import (
     FaultPlan,
     LockConfig,
     Scenario,
+    Schedule,
     StorageConfig,
     WorkloadConfig,
 )
@@ -95,6 +96,9 @@ class TablePlan:
     auto_clean: bool = True  # hoodie.clean.automatic: a writer cleans (LAZY: rolls back failed writes)
     read_every_ms: int = 0  # a snapshot reader (node w{N+2}) reads every that many ms; 0: no reader
     read_until_ms: int = 0  # ... until this many ms after the run started
+    # the order of the steps due at one instant and the hops' latencies (``model.config.Schedule``): what
+    # makes a run found by the explorer replay exactly; empty: drawn from the seed
+    schedule: Schedule = field(default_factory=Schedule)
 
     def validate(self) -> None:
         """Raise ConfigError naming the field and value of the first bad setting."""
@@ -225,6 +229,7 @@ class TablePlan:
                 cutoffs=self.faults.cutoffs,
                 heartbeat_start_failures=self.faults.heartbeat_start_failures,
             ),
+            schedule=self.schedule,
         )
 
 

@@ -14,8 +14,11 @@ rolls it back.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from model.clock import EPOCH_MS
 from model.effects import Now, Read, Record, Sleep, StoreResult
+from model.explorable import Keyer
 from model.nbcc.filegroup import build_group
 from model.nbcc.sim_io import Gen, TableLoader
 from model.nbcc.sim_layout import Row, data_key, decode_rows, merge_rows
@@ -33,6 +36,10 @@ class SnapshotReader:
         self.base = plan.base
         self.rule = plan.nbcc_variant.slicing
         self.loader = TableLoader(plan.base, plan.metadata_table)
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Its plan (a constant of the run) and its table view."""
+        return (k.value(self.plan), k.value(self.loader))
 
     def run(self) -> Gen:
         """Read every ``read_every_ms`` (the node's clock) until ``read_until_ms``."""
@@ -54,7 +61,8 @@ class SnapshotReader:
         mdt = table.has_metadata_table
         rows: dict[str, list[object]] = {}
         hidden = []
-        for g in table.listed_groups(mdt):
+        _over = table.listed_groups(mdt)
+        for _at, g in enumerate(_over):  # the loop's position
             s = group_view(g, ct, self.rule, None, mdt)
             committed_logs = any(ct(lf.instant) is not None for lf in g.log_files)
             fix = self.rule is Rule.PR_19785
@@ -65,7 +73,7 @@ class SnapshotReader:
             files: list[BaseFile | LogFile] = ([s.base_file] if s.base_file else []) + sorted(
                 s.log_files, key=lambda lf: (ct(lf.instant) or 0, lf.sort_key))
             merged: dict[str, Row] = {}
-            for f in files:
+            for _at2, f in enumerate(files):  # _at2: the loop's position
                 got: StoreResult = yield Read(data_key(self.base, f))
                 if not got.ok:
                     yield Record("read", "fail", {"reason": f"{f.name} {got.outcome.name}"})

@@ -55,7 +55,7 @@ event stays as it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -71,6 +71,7 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
+from model.explorable import Keyer
 from model.history import Event
 from model.nbcc.sim_cleaner import Cleaner, Heartbeat, expired_own, start_heartbeat, stop_heartbeat
 from model.nbcc.sim_io import (
@@ -198,6 +199,12 @@ class NbccWriter:
             txn["outcome"] = "info" if outcome == "fail" and txn.pop("completing", False) else outcome
             txn["reason"] = reason
 
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Its plan (a constant of the run), which writer it is, its incarnation, its time generator, cleaner
+        and the heartbeat of the deltacommit in flight."""
+        return (k.value(self.plan), self.index, k.value(self.ctx), k.value(self.times), k.value(self.cleaner),
+                k.value(self.heartbeat))
+
     def run(self) -> Gen:
         """Write every batch that has not committed yet, retrying failed deltacommits."""
         if self.ctx.incarnation == 1:
@@ -220,7 +227,8 @@ class NbccWriter:
         if self.ctx.incarnation == 1:
             return set()
         done: set[int] = set()
-        for key in (yield from list_until_answered(timeline_dir(self.base, LAYOUT))):
+        _over = yield from list_until_answered(timeline_dir(self.base, LAYOUT))
+        for _at, key in enumerate(_over):  # the loop's position
             inst = parse_instant_path(key, self.base, LAYOUT)
             if inst is None or not inst.is_completed or inst.action != "deltacommit":
                 continue
@@ -300,7 +308,8 @@ class NbccWriter:
         if not res.ok:
             return (yield from self._fail(t, f"inflight {res.outcome.name}"))
         written: list[LogFile] = []
-        for lf, rows in self._logs(t, b, batch, attempt):
+        _over = self._logs(t, b, batch, attempt)
+        for _at, (lf, rows) in enumerate(_over):  # the loop's position
             if fail_at is not None and len(written) >= fail_at:
                 break
             yield Record(
@@ -373,6 +382,10 @@ class CompactionService:
         if txn is not None:
             txn["outcome"], txn["reason"] = outcome, reason
 
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Its plan (a constant of the run), its incarnation, its time generator and table view."""
+        return (k.value(self.plan), k.value(self.ctx), k.value(self.times), k.value(self.loader))
+
     def run(self) -> Gen:
         """Visit every slot (after a restart: finish what is pending, then the slots still ahead)."""
         yield from _ensure_table(self.plan)
@@ -380,7 +393,8 @@ class CompactionService:
         restarted_at = now - EPOCH_MS if self.ctx.incarnation > 1 else -1
         if restarted_at >= 0:
             yield from self._finish_pending()
-        for slot in self.plan.compactions:
+        _over = self.plan.compactions
+        for _at, slot in enumerate(_over):  # the loop's position
             if slot.at_ms <= restarted_at:
                 continue
             now = yield Now()
@@ -400,7 +414,8 @@ class CompactionService:
         if table is None:
             yield Record("compaction-resume", "fail", {"reason": "timeline not read"})
             return
-        for inst in table.timeline.pending():
+        _over = table.timeline.pending()
+        for _at, inst in enumerate(_over):  # the loop's position
             if inst.requested_action != "compaction":
                 continue
             key = requested_key(self.base, inst.requested, "compaction")
@@ -465,7 +480,7 @@ class CompactionService:
                 break
             names = ([op.base_file] if op.base_file is not None else []) + list(op.logs)
             rows: dict[str, Row] = {}
-            for name in names:
+            for _at, name in enumerate(names):  # _at: the loop's position
                 r: StoreResult = yield Read(f"{self.base}/{PARTITION}/{name}")
                 if not r.ok:
                     yield Record(

@@ -1,6 +1,6 @@
 """The ``explore`` protocol: an exhaustive search within bounds, the one its ``[explore]`` table names
 (``model = "cow"``: Vanlightly's copy-on-write specification, ``model/cow/``; ``model = "lock"``: the
-lock explorer over the runtime kernel, ``model/explore_lock/``).
+lock explorer over the runtime kernel, ``model/explore/``).
 
 The result is the JSON object ``hcc explore --json`` prints (verdict, distinct states, depth,
 seconds, the shortest counterexample as steps); the gate reads the counts from the metrics
@@ -111,7 +111,7 @@ def run_explore(settings: Any) -> dict[str, Any]:
         cfg = settings.config()
         res, seconds = explore_cow(cfg, settings.symmetry, max_states=settings.max_states or None)
         return cow_result_json(cfg, res, seconds)
-    from model.explore_lock import explore as explore_lock  # the lock explorer (model/explore_lock)
+    from model.explore import explore as explore_lock  # the lock explorer (model/explore)
 
     result: dict[str, Any] = explore_lock(settings).to_json()
     return {"model": "lock", **result}

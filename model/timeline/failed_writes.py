@@ -18,10 +18,11 @@ the file's body and compares it with the reader's clock.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Hashable, Iterable
 from typing import Any
 
 from model.effects import Effect, Now, Put, Record, Sleep, StoreResult
+from model.explorable import Keyer
 from model.timeline.conflicts import COMMITS_TIMELINE
 from model.timeline.layout import Instant, format_instant
 
@@ -64,6 +65,10 @@ class Heartbeat:
         self.base, self.interval_ms = base, interval_ms
         self.instant: int | None = None
         self.last: int | None = None  # lastHeartbeatTime of the in-memory map (the writer's clock)
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The instant it beats for and its last beat (a wall time)."""
+        return (self.base, self.interval_ms, k.value(self.instant), k.value(self.last))
 
     def beat(self) -> Gen:
         """``updateHeartbeat``: write the heartbeat file (now), remember the time.  True when written."""

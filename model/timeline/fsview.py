@@ -18,11 +18,12 @@ file group with a new file id.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from model.effects import Effect, ListPrefix, Read, StoreResult
+from model.explorable import Keyer
 from model.timeline.instants import list_instants
 from model.timeline.layout import Instant, State, instant_path, is_base_file_name, parse_base_file_name
 from model.timeline.metadata import decode_instant_metadata
@@ -65,6 +66,10 @@ class TimelineReader:
     def __init__(self, base: str, layout: str) -> None:
         self.base, self.layout = base, layout
         self.cache: dict[str, dict[str, Any]] = {}
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The table it reads; its cache holds completed instants' metadata, which never changes."""
+        return (self.base, self.layout)
 
     def list(self) -> Gen:
         """Every instant on the timeline in its latest state, or None when the listing failed."""
@@ -138,7 +143,7 @@ def view(reader: TimelineReader, instants: Sequence[Instant], partitions: Sequen
     completed = [i for i in instants if i.is_completed]
     if metadata_table:
         pairs = []
-        for inst in completed:
+        for _at, inst in enumerate(completed):  # _at: the loop's position
             md = yield from reader.metadata(inst)
             if md is None:
                 return None
@@ -146,7 +151,7 @@ def view(reader: TimelineReader, instants: Sequence[Instant], partitions: Sequen
         return slices_from_metadata(pairs)
     done = {i.requested for i in completed}
     keys: list[str] = []
-    for p in partitions:
+    for _at2, p in enumerate(partitions):  # _at2: the loop's position
         got: StoreResult = yield ListPrefix(f"{reader.base}/{p}/")
         if not got.ok or got.body is None:
             return None

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Generator
+from collections.abc import Generator, Hashable
 from typing import Any
 
 from model.clock import EPOCH_MS
@@ -65,6 +65,7 @@ from model.effects import (
     Spawn,
     StoreResult,
 )
+from model.explorable import Keyer
 from model.sampling import draw
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
@@ -163,6 +164,20 @@ class HudiWriter(TxnRecording):
         self.partitions = [f"p{i}" for i in range(tl.partition_count)]
         self.txn_log = txn_log  # the transaction records (module docstring); None: none kept
         self.txn: dict[str, Any] | None = None  # the record of the operation under way
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The writer's settings (the run's constants), its node, its counters and what it holds: the
+        partitions it knows, its time generator, its lock provider and heartbeat.  Its random stream only
+        while what it draws can differ (several keys, deletes that may or may not happen, a commit that may
+        fail, times drawn from a range)."""
+        tl, wl = self.tl, self.workload
+        draws = (tl.keys > 1 or 0.0 < tl.delete_prob < 1.0 or tl.fail_commit_prob > 0.0
+                 or any(d.kind != "fixed" for d in (wl.work_ms, wl.think_ms))
+                 or (self.start_ms is None and wl.start_ms.kind != "fixed"))
+        return (k.node(self.node), k.value(self.rng) if draws else None, k.value(self.new_id), k.value(tl),
+                k.value(wl), self.start_ms, self.ops, k.value(self.lock_config),
+                tuple(sorted(self.known_partitions)), k.value(self.times), k.value(self.reader),
+                k.value(self.provider), k.value(self.heartbeat))
 
     # ---- the loop ------------------------------------------------------------------------
 
@@ -296,7 +311,8 @@ class HudiWriter(TxnRecording):
     def _start_commit(self) -> Gen:
         """BaseHoodieWriteClient#startCommit; returns the requested instant."""
         if self.policy == "eager":
-            for victim in to_rollback((yield from self._list())):
+            _over = to_rollback((yield from self._list()))
+            for _at, victim in enumerate(_over):  # the loop's position
                 if not (yield from self._rollback(victim)):
                     raise _Abort("rollback-failed")
         yield from self._begin()
@@ -314,7 +330,8 @@ class HudiWriter(TxnRecording):
         if slices is None:
             raise _Abort("view-read-failed")
         groups: list[tuple[BaseSlice, dict[str, str]]] = []
-        for s in latest_slices(slices, partition):
+        _over = latest_slices(slices, partition)
+        for _at, s in enumerate(_over):  # the loop's position
             entries = yield from read_entries(self.base, s)
             if entries is None:
                 raise _Abort("base-file-read-failed")
@@ -425,8 +442,9 @@ class HudiWriter(TxnRecording):
         mine = Operation(requested.requested, "commit", "UPSERT",
                          frozenset(mutated_file_groups({"partitionToWriteStats": stats})))
         others = []
-        for inst in candidate_instants(self.tl.strategy, listed, requested.requested,
-                                       None if last is None else last.requested, pending):
+        _over = candidate_instants(self.tl.strategy, listed, requested.requested,
+                                   None if last is None else last.requested, pending)
+        for _at, inst in enumerate(_over):  # the loop's position
             md = yield from self.reader.metadata(inst)
             if md is None:
                 raise _Abort("timeline-read-failed", in_commit=True)
@@ -453,7 +471,7 @@ class HudiWriter(TxnRecording):
             return
         now: int = yield Now()
         expired = []
-        for inst in candidates:
+        for _at, inst in enumerate(candidates):  # _at: the loop's position
             got: StoreResult = yield Read(heartbeat_key(self.base, inst.requested))
             if not got.ok and got.outcome is not Outcome.NOT_FOUND:
                 continue
@@ -465,7 +483,7 @@ class HudiWriter(TxnRecording):
             still = {i.requested for i in to_rollback((yield from self._list()))}
         except _Abort:
             return
-        for inst in expired:
+        for _at2, inst in enumerate(expired):  # _at2: the loop's position
             if inst.requested in still:
                 yield from self._rollback(inst)
 
@@ -499,17 +517,20 @@ class HudiWriter(TxnRecording):
             yield Record("unpublish", "info", {"instant": victim.id})
         yield from self._create(Instant(rb.requested, "rollback", State.INFLIGHT), b"")
         deleted: dict[str, list[str]] = {}
-        for p in self.partitions:
+        _over = self.partitions
+        for _at, p in enumerate(_over):  # the loop's position
             got: StoreResult = yield ListPrefix(f"{self.base}/{p}/")
             if not got.ok or got.body is None:
                 raise _Abort("listing-failed")
-            for key in (k for k in got.body.decode().split("\n") if k):
+            _over2 = list(k for k in got.body.decode().split("\n") if k)
+            for _at2, key in enumerate(_over2):  # the loop's position
                 name = key.rsplit("/", 1)[-1]
                 mine = is_base_file_name(name) and parse_base_file_name(name).instant == victim.requested
                 if mine and (yield from self._delete(key)):
                     deleted.setdefault(p, []).append(f"{p}/{name}")
         yield from self._begin()  # finishRollback, under the lock
-        for state in (State.INFLIGHT, State.REQUESTED):
+        _over3 = (State.INFLIGHT, State.REQUESTED)
+        for _at3, state in enumerate(_over3):  # the loop's position
             pending = Instant(victim.requested, "commit", state)
             yield from self._delete(instant_path(self.base, self.layout, pending))
         completion = None
@@ -555,12 +576,13 @@ class HudiWriter(TxnRecording):
                      "aux": {"key": key, "kind": "insert", "value": part[key]}}
             stats = {partition: [write_stat(partition, file_id, path, merge, len(part), "insert")]}
             completion = instant + 1 if self.layout == "v8" else None
-            for inst, data in (
+            _over = (
                 (Instant(instant, "commit", State.REQUESTED), b""),
                 (Instant(instant, "commit", State.INFLIGHT), b""),
                 (Instant(instant, "commit", State.COMPLETED, completion),
                  commit_body(self.layout, self.spec, stats, model)),
-            ):
+            )
+            for _at, (inst, data) in enumerate(_over):  # the loop's position
                 yield CreateIfAbsent(instant_path(self.base, self.layout, inst), data)
             prev[partition] = instant
         if self.txn_log is not None:  # one record of the table as preloaded (every writer adds the same)

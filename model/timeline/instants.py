@@ -49,7 +49,8 @@ def read_completed(base: str, layout: str) -> Gen:
     if listed is None:
         return None
     out: list[tuple[Instant, dict[str, Any]]] = []
-    for inst in completed_only(listed):
+    _over = completed_only(listed)
+    for _at, inst in enumerate(_over):  # the loop's position
         key = instant_path(base, layout, inst)
         got: StoreResult = yield Read(key)
         if not got.ok or got.body is None:

@@ -23,7 +23,7 @@ or ``fail`` ``{kind, reason}``; the timeline checkers read these events.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,7 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
+from model.explorable import Keyer
 from model.storage_lock import StorageLockProvider
 from model.timeline.layout import aux_key, format_time, parse_time
 
@@ -123,6 +124,11 @@ class TimeGenerator:
         self.base = base
         self.lock = lock
         self.last: int | None = None
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The generator's kind, the table, its lock and the last time it gave (a time: typed as the clock
+        read it; a counter's value: a plain number)."""
+        return (k.value(self.config), self.base, k.value(self.lock), k.value(self.last))
 
     def generate(self, kind: str, lock_held: bool = False, force_increase: bool | None = None) -> Gen:
         """A new time (epoch ms), or None when the table lock could not be taken.

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Generator
+from collections.abc import Generator, Hashable
 from typing import Any
 
 from model.config import LockConfig, WorkloadConfig
@@ -60,6 +60,7 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
+from model.explorable import Keyer
 from model.sampling import draw
 from model.storage_lock import StorageLockProvider
 from model.timeline.config import TimelineConfig
@@ -146,6 +147,19 @@ class CowWriter(TxnRecording):
         self.partitions: set[int] = set()  # partitions this process knows to exist
         self.txn_log = txn_log  # the transaction records (module docstring); None: none kept
         self.txn: dict[str, Any] | None = None  # the record of the operation under way
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """The writer's settings (the run's constants), its node, its counters and what it holds: its lock
+        provider and time generator, the file group lock it holds, the partitions it knows.  Its random
+        stream only while what it draws can differ (several keys, deletes that may or may not
+        happen, a commit that may fail, times drawn from a range)."""
+        tl, wl = self.tl, self.workload
+        draws = (tl.keys > 1 or 0.0 < tl.delete_prob < 1.0 or tl.fail_commit_prob > 0.0
+                 or any(d.kind != "fixed" for d in (wl.work_ms, wl.think_ms))
+                 or (self.start_ms is None and wl.start_ms.kind != "fixed"))
+        return (k.node(self.node), k.value(self.rng) if draws else None, k.value(self.new_id), k.value(tl),
+                k.value(wl), self.start_ms, self.ops, self.base, k.value(self.lock), k.value(self.times),
+                self.held_fg, tuple(sorted(self.partitions)))
 
     # ---- the loop ------------------------------------------------------------------------
 
@@ -378,7 +392,7 @@ class CowWriter(TxnRecording):
         # OCC: a completed instant on our file group newer than our merge target?
         if tl.cc == "optimistic":
             completed = yield from self._completed()
-            for inst, body in completed:
+            for _at, (inst, body) in enumerate(completed):  # _at: the loop's position
                 if body.get("fg") == fg and inst.requested > merge_ts:
                     yield Record("conflict", "info", {"instant": requested.id, "other": inst.id, "fg": fg})
                     raise _Abort("occ-conflict")

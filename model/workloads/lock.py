@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+import json
+from collections.abc import Generator, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from model.config import Scenario
 from model.effects import Effect
+from model.explorable import Keyer
 from model.kernel import WriterContext, WriterFactory
 from model.lockfile import LockData
 from model.register_writer import RegisterWriter
@@ -58,6 +60,19 @@ class LockWorkload:
         if key == self.scenario.lock.lock_key:
             return "lock"
         return "register" if key == self.scenario.workload.register_key else "other"
+
+    def body_state(self, key: str, body: bytes | None, k: Keyer) -> Hashable:
+        """What of an object's body is state (for the explorer): a lock file's data (validUntil a wall time,
+        the owner a name), the register's value and writer; another object's bytes as they are."""
+        if body is None:
+            return None
+        kind = self.key_class(key)
+        if kind == "lock":
+            return k.value(LockData.decode(body))
+        if kind == "register":
+            raw = json.loads(body)
+            return ("register", raw["value"], k.name(raw["by"]))
+        return ("b", bytes(body))
 
     def observe(self, key: str, body: bytes, version: str | None) -> tuple[str, dict[str, Any]] | None:
         """The lock file's owner/expiry/validity, the register's body, or a generic object event."""

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from model.checkers.lock_run import check_lock_history
+from model.checkers.verdict import Verdict
 from model.config import (
     CHECKERS,
     ClockSpec,
@@ -29,7 +32,12 @@ from model.config import (
     StorageConfig,
     WorkloadConfig,
 )
+from model.history import Event
+from model.kernel import Workload
 from model.lock_variants import VARIANTS
+from model.objectstore import StoredObject
+from model.sim import SimWorld
+from model.workloads.lock import LockWorkload
 
 # One request's error answer (not applied), an unanswered request, an applied one whose reply is lost.
 REQUEST_FAULTS = ("409", "412", "429", "503", "timeout", "lost-reply")
@@ -40,6 +48,8 @@ WINDOW_FAULTS = ("throttle-429", "throttle-503")
 FAULT_KINDS = ("pause", "crash", *REQUEST_FAULTS, *WINDOW_FAULTS)
 DEFAULT_KINDS = ("pause", "lost-reply", "timeout", "412", "throttle-503")
 PAUSE_TRIGGERS = ("acquired", "write")
+# the events of a writer that may start a pause (its acquisition, its write), as the kernel names them
+TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
 
 
 def _require(cond: bool, name: str, value: Any, reason: str) -> None:
@@ -62,7 +72,25 @@ ALL_REDUCTIONS = Reductions()
 
 @dataclass(frozen=True)
 class Bounds:
-    """One configuration of the explorer: the protocol under test and the bounds of the search."""
+    """One configuration of the explorer: the protocol under test and the bounds of the search.
+
+    This class is the lock's (``protocol = "lock"``: Hudi's provider guarding a register); the OCC and
+    NBCC explorers' bounds derive from it (``model/explore/occ.py``, ``nbcc.py``) and override what a
+    protocol decides: its workload, the checkers that judge a run, how a found run is replayed in the
+    simulated world, and which events may start a pause.
+    """
+
+    protocol: ClassVar[str] = "lock"
+    # judge the history at every decision point (the lock's checkers are cheap and say at once), or at the
+    # end of each run only (a protocol whose checkers read the final table)
+    judge_at_points: ClassVar[bool] = True
+    checks_liveness: ClassVar[bool] = True  # bounded liveness (the lock changes hands within a bound)
+    known_checkers: ClassVar[tuple[str, ...]] = CHECKERS  # what ``checkers`` may name
+    # a state is also when it is (the protocol compares clocks with absolute instants of its plan), so no
+    # two states met at different times merge; else times are relative to now
+    absolute_time: ClassVar[bool] = False
+    # a scenario may give the lock, storage and workload (``base``, ``hcc explore --scenario``)
+    takes_base: ClassVar[bool] = True
 
     variant: str = "hudi"
     writers: int = 2
@@ -74,7 +102,7 @@ class Bounds:
     renew_interval_secs: int = 1
     poll_ms: int = 1_000
     drift_allowance_ms: int = 500
-    steps_per_hold: int = 3
+    steps_per_hold: int = 1  # the README table's bound (one read-modify-write under each hold)
     work_ms: int = 1_000
     think_ms: int = 500
     timeout_ms: int = 500
@@ -99,6 +127,29 @@ class Bounds:
     max_seconds: float | None = None  # stop (verdict incomplete) after this long
     # A scenario whose lock, storage and workload sections replace the fields above (variant included).
     base: Scenario | None = field(default=None, compare=False)
+
+    # ---- what the protocol decides ------------------------------------------------------------
+
+    def kernel_workload(self, scenario: Scenario) -> Workload:
+        """The kernel workload of a run of ``scenario`` (the register writers over Hudi's provider)."""
+        return LockWorkload(scenario)
+
+    def triggers(self) -> dict[tuple[str, str], str]:
+        """The recorded events of a writer at which a pause may start, and the trigger each is."""
+        return TRIGGERS
+
+    def verdict(self, events: list[Event], objects: Mapping[str, StoredObject]) -> Verdict:
+        """The protocol's checkers on a history (and the store as the run left it)."""
+        return check_lock_history(events, self.decisive_checkers())
+
+    def replay_scenario(self, scenario: Scenario) -> Any:
+        """The protocol's scenario that replays an explored run (``scenario``: its world, faults and
+        schedule) in the simulated world, as ``hcc run FILE`` does."""
+        return scenario
+
+    def simulate(self, replay: Any) -> list[Event]:
+        """Run a :meth:`replay_scenario` in the simulated world: its history."""
+        return SimWorld(replay).run()
 
     # ---- what the bounds make ----------------------------------------------------------------
 
@@ -128,10 +179,13 @@ class Bounds:
     def nodes(self) -> list[str]:
         return self.workload().nodes()
 
-    def scenario(self, name: str = "explore-lock") -> Scenario:
-        """The scenario every explored run starts from (no faults, no skew, zero latency)."""
+    def scenario(self, name: str = "") -> Scenario:
+        """The scenario every explored run starts from (no faults, no skew, zero latency), named
+        ``explore-<protocol>`` (``explore-lock``) unless ``name`` is given."""
         lock = self.lock()
-        return Scenario(name=name, description=f"hcc explore-lock: {self.describe()}", seed=1,
+        name = name or f"explore-{self.protocol}"
+        about = f"hcc explore --protocol {self.protocol}: {self.describe()}"
+        return Scenario(name=name, description=about, seed=1,
                         duration_ms=self.time_guard(), expect="ok", lock=lock, storage=self.storage(),
                         workload=self.workload(), clocks={}, faults=FaultPlan())
 
@@ -229,7 +283,7 @@ class Bounds:
 
     def validate(self) -> None:
         """Raise ConfigError naming the first bad field (the CLI's option names follow the field names)."""
-        _require(self.variant in VARIANTS or self.base is not None, "variant", self.variant,
+        _require(self.lock().variant in VARIANTS, "variant", self.lock().variant,
                  f"must be one of {', '.join(VARIANTS)}")
         _require(1 <= self.writers <= 4, "writers", self.writers, "must be between 1 and 4")
         _require(1 <= self.holds <= 4, "holds", self.holds, "must be between 1 and 4")
@@ -262,13 +316,19 @@ class Bounds:
                  f"a request and its reply must fit in the client's timeout ({sc.storage.timeout_ms} ms)")
         _require(self.time_guard() > 0, "guard_ms", self.time_guard(), "must be > 0")
         for name in self.decisive_checkers():
-            _require(name in CHECKERS, "checkers", name, f"must be among {', '.join(CHECKERS)}")
+            _require(name in self.known_checkers, "checkers", name,
+                     f"must be among {', '.join(self.known_checkers)}")
         _require(self.liveness_bound() > 0, "liveness_ms", self.liveness_bound(), "must be > 0")
         _require(self.crash_restart_ms == -1 or self.crash_restart_ms > 0, "crash_restart_ms",
                  self.crash_restart_ms, "must be -1 (never) or > 0")
         _require(self.max_states is None or self.max_states > 0, "max_states", self.max_states, "must be > 0")
         _require(self.max_seconds is None or self.max_seconds > 0, "max_seconds", self.max_seconds,
                  "must be > 0")
+
+    def derived_json(self) -> dict[str, Any]:
+        """What :meth:`to_json` adds to the fields for this protocol: the lock's variant (a base scenario's,
+        when it has one)."""
+        return {"variant": self.lock().variant}
 
     def to_json(self) -> dict[str, Any]:
         """The configuration as plain data (what :func:`config_from_dict` reads back), with derived values."""
@@ -279,7 +339,8 @@ class Bounds:
             v = getattr(self, f.name)
             out[f.name] = dataclasses.asdict(v) if isinstance(v, Reductions) else list(v) if isinstance(
                 v, tuple) else v
-        out.update(variant=self.lock().variant, tick_ms=self.tick(), liveness_ms=self.liveness_bound(),
+        out.update(self.derived_json())
+        out.update(protocol=self.protocol, tick_ms=self.tick(), liveness_ms=self.liveness_bound(),
                    pause_ms=list(self.pause_durations()), checkers=list(self.decisive_checkers()))
         return out
 
@@ -315,7 +376,7 @@ class Plan:
 def _typed(where: str, name: str, value: Any, kind: Any) -> Any:
     """``value`` checked against the type of a Bounds field (ConfigError naming ``where.name`` otherwise)."""
     field_name = f"{where}.{name}" if where else name
-    optional = kind in ("int | None", "float | None", "tuple[int, ...] | None", "tuple[str, ...] | None")
+    optional = kind.endswith(" | None")
     if value is None and optional:
         return None
     base = kind.replace(" | None", "")
@@ -357,30 +418,3 @@ def _reductions(where: str, value: Any) -> Reductions:
         _require(isinstance(v, bool), f"{field_name}.{k}", v, "must be true or false")
     return Reductions(**{n: value.get(n, True) for n in names})
 
-
-def config_from_dict(data: dict[str, Any], where: str = "explore") -> Bounds:
-    """The explorer's configuration from plain data (e.g. a scenario file's ``[explore]`` table).
-
-    Keys are the fields of :class:`Bounds` (``variant``, ``writers``, ``faults``, ``fault_kinds``,
-    ``skew_ms``, ``reductions`` ...; see there); ``reductions`` is a list of the reductions switched on
-    or a table of booleans.  A bad key or value raises :class:`~model.config.ConfigError` naming
-    ``where.key`` and the value.
-    """
-    _require(isinstance(data, dict), where or "explore", data, "must be a table")
-    hints = {f.name: str(f.type) for f in dataclasses.fields(Bounds) if f.name != "base"}
-    kw: dict[str, Any] = {}
-    for key, value in data.items():
-        if key == "reductions":
-            kw[key] = _reductions(where, value)
-            continue
-        _require(key in hints, f"{where}.{key}" if where else key, value,
-                 f"is not a setting of the explorer (one of {', '.join(sorted(hints))})")
-        kw[key] = _typed(where, key, value, hints[key])
-    bounds = Bounds(**kw)
-    try:
-        bounds.validate()
-    except ConfigError as e:
-        if where and not e.field.startswith(f"{where}."):
-            raise ConfigError(f"{where}.{e.field}", e.value, e.reason) from None
-        raise
-    return bounds

@@ -44,8 +44,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.explore_lock.bounds import Bounds, Reductions
-from model.explore_lock.search import ExploreResult, search_bounds
+from model.explore.bounds import Bounds, Reductions
+from model.explore.search import ExploreResult, search_bounds
 
 
 @dataclass

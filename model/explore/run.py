@@ -10,7 +10,7 @@ reaches a decision point again by running its path again from the start.
 
 The history is recorded through the kernel like in every world, so the same
 checkers judge it, and a path becomes a scenario that the simulated world replays
-exactly (``model/explore_lock/counterexample.py``).
+exactly (``model/explore/counterexample.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import simpy
 from model.clock import EPOCH_MS
 from model.config import Crash, ErrorRule, FaultPlan, Pause, Scenario, client_settings
 from model.effects import Put
-from model.explore_lock.bounds import (
+from model.explore.bounds import (
     ALL_REDUCTIONS,
     CONDITIONAL_ONLY,
     PAUSE_TRIGGERS,
@@ -35,8 +35,8 @@ from model.explore_lock.bounds import (
     Plan,
     Reductions,
 )
-from model.explore_lock.statekey import Encoder, canonical, shape
-from model.explore_lock.world import (
+from model.explore.statekey import Keyer, canonical, shape
+from model.explore.world import (
     GLOBAL,
     ExploreNetwork,
     ExploreWorld,
@@ -49,14 +49,12 @@ from model.faults import KEY_CLASSES, FaultMatcher
 from model.history import Event
 from model.kernel import Kernel
 from model.lock_audit import enable_body, enable_key
-from model.objectstore import ObjectStore
+from model.objectstore import ObjectStore, StoredObject
 from model.sim import SimEnvironment, node_clocks, retry_policy
 from model.taskloop import interrupt_policy
-from model.workloads.lock import LockWorkload
 
 ADVANCE = ("advance",)
 __all__ = ["ADVANCE", "GLOBAL", "Decision", "Driver", "End", "Run", "StepInfo", "Stop", "Unbounded"]
-_TRIGGERS = {("acquire", "ok"): "acquired", ("write", "invoke"): "write"}
 _PROGRESS = {("acquire", "ok"), ("release", "ok"), ("release", "fail")}
 
 
@@ -144,7 +142,8 @@ class Run:
         self.faults = FaultState(self.bounds.faults)
         self.base = plan.scenario
         self.scenario: Scenario = self.base
-        self.workload = LockWorkload(self.base)
+        self.workload = self.bounds.kernel_workload(self.base)
+        self.triggers = self.bounds.triggers()
         self.last_progress = 0  # when the lock last changed hands (acquired, or released)
         self.waiting: dict[str, int] = {}  # node -> since when its writer waits for the lock
         self.worst_gap = 0  # the longest liveness gap seen when time passed
@@ -194,6 +193,11 @@ class Run:
     def events(self) -> list[Event]:
         """The history so far."""
         return self.kernel.events if self.kernel is not None else []
+
+    @property
+    def objects(self) -> dict[str, StoredObject]:
+        """The store's objects so far (none before the run starts)."""
+        return self.store.objects if self.kernel is not None else {}
 
     # ---- root decisions --------------------------------------------------------------------------
 
@@ -285,7 +289,7 @@ class Run:
                 self.waiting.pop(event.node, None)
         if (event.f, event.type) in _PROGRESS:
             self.last_progress = event.time
-        trigger = _TRIGGERS.get((event.f, event.type))
+        trigger = self.triggers.get((event.f, event.type))
         if trigger is None:
             return
         fs = self.faults
@@ -308,7 +312,9 @@ class Run:
     # ---- the run -----------------------------------------------------------------------------------
 
     def _new_owner_id(self) -> str:
-        return str(uuid.UUID(int=self.id_rng.getrandbits(128), version=4))
+        made = str(uuid.UUID(int=self.id_rng.getrandbits(128), version=4))
+        self.world.invented.add(made)  # a name the run invents
+        return made
 
     def _build(self) -> None:
         import random
@@ -325,6 +331,7 @@ class Run:
                              policy=retry_policy(sc), seed=self.seed, new_id=self._new_owner_id,
                              sink=self._sink, writer_policy=interrupt_policy(sc.workload.interrupt))
         self.world.nodes = self.kernel.nodes
+        self.world.kernel = self.kernel
         self.matcher = ExploreMatcher(self)
         self.network = ExploreNetwork(self.world, sc, self.store, self.matcher, self.kernel.observe_write)
         self.world.network = self.network
@@ -333,7 +340,7 @@ class Run:
         """Run along the path, then as the driver decides, to its end (End) or until stopped (None)."""
         try:
             self.scenario = self._root()
-            self.workload = LockWorkload(self.scenario)
+            self.workload = self.bounds.kernel_workload(self.scenario)
             self._build()
             return self._loop()
         except Suspend:
@@ -446,23 +453,27 @@ class Run:
             ("scenario", self.scenario), ("lock", self.scenario.lock), ("storage", self.scenario.storage),
             ("wl", self.scenario.workload), ("policy", k.policy), ("new_id", k.new_id),
             ("faults", k.faults), ("pending", simpy.events.PENDING))}
-        now = self.world.now()
+        now = int(self.world.now())
         for node in k.nodes.values():  # drop past pause windows, as the kernel does when it next looks
             node.pauses = [(s, e) for s, e in node.pauses if e > now]
         nodes = sorted(k.nodes)
 
         cap = self.cap
+        declared = getattr(self.workload, "body_state", None)
+
+        def body(key: str, raw: bytes | None, keyer: Keyer) -> Hashable:
+            return ("b", raw) if declared is None else declared(key, raw, keyer)
 
         def encode(names: dict[str, str]) -> Hashable:
-            e = Encoder(constants, names, self.world.timer_of, now, EPOCH_MS + now)
+            e = Keyer(constants=constants, nodes=names, invented=self.world.invented, now=now,
+                      epoch_now=EPOCH_MS + now, body=body, event=self.world.event_state)
             order = sorted(nodes, key=lambda n: names[n])
-            head = tuple(e.enc(k.nodes[n]) for n in order)
-            store = tuple((e.text(key), e.data(o.body), e.text(o.version))
-                          for key, o in sorted(self.store.objects.items()))
+            head = tuple(e.value(k.nodes[n]) for n in order)
+            store = self.store.__explore_state__(e)
             pend = [p for p in self.world.pending if p.event is None]  # timers are reached through processes
 
-            def one(enc: Encoder, p: Pending) -> Hashable:
-                return (p.kind, p.lo - now, p.hi - now, enc.enc(p.then))
+            def one(enc: Keyer, p: Pending) -> Hashable:
+                return (p.kind, p.lo - now, p.hi - now, enc.value(p.then))
 
             ranked = sorted(pend, key=lambda p: repr(one(e.fork(), p)))
             hops = tuple(one(e, p) for p in ranked)
@@ -470,14 +481,15 @@ class Run:
             # which classes of request were sent at this instant matters only while a fault may still
             # be placed (a fault plan names the first request of a class at an instant)
             sent = fs.seen if fs.seen_at == now and fs.left > 0 else ()
-            faults = (fs.left, tuple(sorted((tuple(e.text(x) for x in wk), st, end - now)
+            faults = (fs.left, tuple(sorted((e.value(wk), st, end - now)
                                             for wk, (st, end) in fs.windows.items() if end > now)),
-                      tuple(sorted(tuple(e.text(x) for x in s) for s in sent)), max(fs.quiet_from - now, 0))
+                      tuple(sorted((e.value(s) for s in sent), key=repr)), max(fs.quiet_from - now, 0))
             # liveness needs of the past only how long ago things were, capped at the bound (beyond it,
             # a waiting writer would have made this path a violation already)
             waiting = tuple(sorted((names[n], min(now - t, cap)) for n, t in self.waiting.items()))
             progress = min(now - self.last_progress, cap), min(max(now - fs.quiet_from, 0), cap)
-            return (head, store, hops, faults, waiting, progress)
+            when = now if self.bounds.absolute_time else None
+            return (head, store, hops, faults, waiting, progress, when)
 
         def signature(n: str) -> Hashable:
             node = k.nodes[n]
@@ -485,7 +497,7 @@ class Run:
             for name, t in sorted(node.tasks.items()):
                 gen: Any = t.handle.generator if isinstance(t.handle, ReadableProcess) else None
                 if gen is not None and gen.gi_frame is not None:  # the task and its protocol generator
-                    tasks.append((name, shape(gen), shape(gen.gi_frame.f_locals.get("gen"))))
+                    tasks.append((name, shape(gen), shape(t.body)))
             # the clock (its offset: with skew, writers differ by it) keeps apart nodes that no renaming
             # can swap, so only truly interchangeable ones are encoded in both orders
             return (node.incarnation, len(node.pauses), n in self.waiting, tuple(tasks), node.clock)

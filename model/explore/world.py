@@ -18,9 +18,15 @@ between steps and the pending steps are the whole future.
   acquisition or its decided write, a pause (the run's sink).
 
 Each step has a stable identity (``sid``: its process, by node, task, incarnation and
-spawn count) for the sleep sets of the search, an owner (the node whose local state
+spawn count, as the kernel names what it starts: ``Kernel.starting``) for the sleep sets of the
+search, an owner (the node whose local state
 it changes, ``*`` for the nemesis) and, for a request reaching the store, the object
 it touches: that is what decides whether two steps commute.
+
+The protocol code reads this world's clocks as typed times (``values.py``: a wall reading, an
+instant) and its storage answers as bodies that know their key, and the world keeps the names
+its store invents (``invented``), so that the state key recognises each for what it is; how a
+SimPy event or process is part of a state is this world's to say (:meth:`ExploreWorld.event_state`).
 
 The order of steps chosen here is replayable in the simulated world: the i-th timer
 or hop made gets the rank of its firing (``model.config.Schedule``), and SimPy then
@@ -31,16 +37,18 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Hashable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import simpy
 
 from model.config import Scenario
 from model.effects import FencedPut, StorageEffect, StoreResult
+from model.explore.statekey import Keyer as StateKeyer
+from model.explore.values import InstantMs, WallMs, body_of
 from model.faults import FaultMatcher
-from model.kernel import Lock, Node, Task
+from model.kernel import Kernel, Lock, Node
 from model.objectstore import Store, is_write
 from model.sim import SimEnvironment, SimNetwork, _Start
 
@@ -92,19 +100,6 @@ class Fired:
     pending: Pending
 
 
-def _process_owner(gen: Gen) -> tuple[str, str]:
-    """Which node and task a kernel generator belongs to (its arguments name them)."""
-    frame = getattr(gen, "gi_frame", None)
-    loc = frame.f_locals if frame is not None else {}
-    task = loc.get("task")
-    if isinstance(task, Task):
-        return task.node.name, task.name
-    node = loc.get("node")
-    if isinstance(node, Node):
-        return node.name, getattr(gen, "__name__", "proc").lstrip("_")
-    return GLOBAL, getattr(gen, "__name__", "proc").lstrip("_")
-
-
 class ExploreWorld:
     """The kernel's primitives on SimPy, with timers held as pending steps (see the module doc)."""
 
@@ -114,6 +109,10 @@ class ExploreWorld:
     def __init__(self, env: SimEnvironment, tick: int, latency_ticks: int) -> None:
         self.env = env
         self.nodes: dict[str, Node] = {}  # the kernel's nodes, once it has them
+        self.kernel: Kernel | None = None  # the kernel, once there is one (it names what it starts)
+        self.invented: set[str] = set()  # the names the run made: owner ids, version tags
+        self.conditions: dict[int, tuple[Any, list[Any]]] = {}  # any_of's events, by the condition's id
+        self._now: tuple[float, InstantMs] = (-1.0, InstantMs(0))
         self.tick = tick
         self.max_latency = latency_ticks * tick
         self.network: ExploreNetwork | None = None
@@ -126,24 +125,35 @@ class ExploreWorld:
         self._spawns: dict[tuple[str, str], int] = {}
         self._timers: dict[int, Pending] = {}
         self.event: Callable[[], Any] = env.event
-        # a timeout in any_of is a pending timer like any other; once the condition fires, SimPy drops
-        # its callback from the timer, which is then dead (``Pending.alive``)
-        self.any_of: Callable[[list[Any]], Any] = env.any_of
 
     # ---- the World protocol ----------------------------------------------------------------
 
     def now(self) -> int:
-        """True time: SimPy's clock."""
-        return int(self.env.now)
+        """True time: SimPy's clock, as an instant."""
+        now = self.env.now
+        if self._now[0] != now:
+            self._now = (now, InstantMs(int(now)))
+        return self._now[1]
 
     def read_clock(self, node: Node) -> int:
-        """``node``'s wall clock now."""
-        return node.clock.read(int(self.env.now))
+        """``node``'s wall clock now, as a wall reading."""
+        return WallMs(node.clock.read(int(self.env.now)))
+
+    def any_of(self, events: list[Any]) -> Any:
+        """SimPy's AnyOf (a timeout in it is a pending timer like any other; once the condition fires, SimPy
+        drops its callback from the timer, which is then dead: ``Pending.alive``), kept for the state key."""
+        cond = self.env.any_of(events)
+        self.conditions[id(cond)] = (cond, list(events))
+        return cond
 
     def start(self, gen: Gen) -> simpy.Process:
-        """Run ``gen`` as a process named by its node, task, incarnation and spawn count (its ``sid``)."""
+        """Run ``gen`` as a process named by its node, task, incarnation and spawn count (its ``sid``): the
+        kernel says whose it is (``Kernel.starting``); what the run starts itself is the nemesis's."""
         proc = ReadableProcess(self.env, gen)
-        owner, name = _process_owner(gen)
+        starting = self.kernel.starting if self.kernel is not None else None
+        if starting is None:
+            starting = (GLOBAL, getattr(gen, "__name__", "proc").lstrip("_"))
+        owner, name = starting
         count = self._spawns.get((owner, name), 0)
         self._spawns[(owner, name)] = count + 1
         node = self.nodes.get(owner)
@@ -184,6 +194,22 @@ class ExploreWorld:
     def timer_of(self, event: Any) -> Pending | None:
         """The pending timer behind a SimPy event, if it is one."""
         return self._timers.get(id(event))
+
+    def event_state(self, k: StateKeyer, ev: simpy.Event) -> Hashable:
+        """A SimPy event or process as part of a state: a process by its generator and what it waits for, a
+        pending timer by when it is due, an AnyOf by its events, another event by its value once triggered;
+        each with the callbacks that wait for it (who resumes when it fires)."""
+        cbs = ev.callbacks
+        waiting = None if cbs is None else tuple(k.value(c) for c in cbs)
+        if isinstance(ev, ReadableProcess):
+            return ("p", k.value(ev.generator), k.value(ev.target) if ev.is_alive else None, waiting)
+        timer = self._timers.get(id(ev))
+        if timer is not None:
+            return ("T", timer.lo - k.now, waiting)
+        cond = self.conditions.get(id(ev))
+        if cond is not None and cond[0] is ev:
+            return ("A", tuple(k.value(e) for e in cond[1]), ev.triggered, waiting)
+        return ("E", ev.triggered, k.value(ev.value) if ev.triggered else None, waiting)
 
     def scan(self) -> tuple[list[Pending], int | None, bool]:
         """The live steps due now (ordered by identity), where time goes next, and whether it may go now.
@@ -289,6 +315,16 @@ class ExploreNetwork(SimNetwork):
 
     def answer(self, reply: Any, result: StoreResult) -> None:
         reply.succeed(result)  # an event, always: the explorer fires one step at a time, then drains SimPy
+
+    def _apply(self, node: Node, effect: StorageEffect, key: str, write: bool) -> StoreResult:
+        """The store's answer, its version tag kept among the run's invented names and its body typed with
+        its key (what the workload declares of a body depends on the key)."""
+        result = super()._apply(node, effect, key, write)
+        if result.version is not None:
+            self.world.invented.add(result.version)
+        if result.body is not None:
+            result = replace(result, body=body_of(result.body, key))
+        return result
 
     def _pending_hop(self, kind: str, lo: int, hi: int, then: Callable[[Any], None]) -> Pending:
         req = self._req

@@ -44,16 +44,16 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Violation
 from model.config import Scenario
-from model.explore_lock.bounds import ALL_REDUCTIONS, Bounds, Reductions
-from model.explore_lock.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
+from model.explore.bounds import ALL_REDUCTIONS, Bounds, Plan, Reductions
+from model.explore.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
 from model.history import Event
+from model.objectstore import StoredObject
 
 ROOT = ("root",)
 
@@ -107,7 +107,7 @@ class ExploreResult:
     reductions: Reductions
     found: Found | None = None
     findings: dict[str, Found] = field(default_factory=dict)
-    # filled by ``model.explore_lock.explore``: the shortest counterexample replayed (see ``to_json``)
+    # filled by ``model.explore.explore``: the shortest counterexample replayed (see ``to_json``)
     counterexample: list[dict[str, Any]] = field(default_factory=list)
     scenario: Scenario | None = None  # the scenario that replays it in the simulated world
     replays_exactly: bool | None = None  # the simulated world records the explored history
@@ -117,7 +117,7 @@ class ExploreResult:
     # explore (then "bounded": no violation within the bound, not "holds")
     cut: bool = False
     # proved: every violation takes at least ``lower_bound`` decisions; ``shortest_proved`` when the
-    # counterexample has that many (a complete search, or iterative deepening: ``model.explore_lock.deepen``)
+    # counterexample has that many (a complete search, or iterative deepening: ``model.explore.deepen``)
     lower_bound: int | None = None
     shortest_proved: bool = False
     deepening: list[dict[str, Any]] = field(default_factory=list)  # the levels searched, if any
@@ -191,22 +191,24 @@ def ample(steps: list[StepInfo], names: dict[str, str]) -> list[int]:
     return groups[node]
 
 
-def judge(events: list[Event], gap: int, bound: int, checkers: tuple[str, ...],
+def judge(plan: Plan, events: list[Event], objects: Mapping[str, StoredObject], gap: int,
           stuck: tuple[str, ...] = ()) -> tuple[Violation | None, list[Violation]]:
     """The first violation of a history and its findings.
 
-    Safety first (the ``checkers`` that decide; the others' violations and dangling locks are
-    findings), then liveness: writers left waiting with nothing pending (``stuck``), or a writer
-    waiting ``gap`` ms without the lock changing hands since the faults stopped, beyond ``bound``.
+    Safety first (the protocol's checkers that decide, ``Bounds.verdict``; the others' violations and
+    the lock's dangling locks are findings), then liveness: writers left waiting with nothing pending
+    (``stuck``), or (the lock) a writer waiting ``gap`` ms without the lock changing hands since the
+    faults stopped, beyond ``plan.liveness``.
     """
-    verdict = check_lock_history(events, checkers)
+    bound = plan.liveness
+    verdict = plan.bounds.verdict(events, objects)
     findings = list(verdict.findings)
     if verdict.violations:
         return verdict.violations[0], findings
     if stuck:
         return Violation("liveness", f"{', '.join(stuck)}: the writer never finished and nothing is pending "
                          "(a deadlock)", (), {"nodes": list(stuck)}), findings
-    if gap > bound:
+    if plan.bounds.checks_liveness and gap > bound:
         return Violation("liveness", f"a writer waited {gap} ms without the lock changing hands after the "
                          f"faults stopped (bound {bound} ms)", (), {"gap_ms": gap, "bound_ms": bound}), \
             findings
@@ -241,7 +243,7 @@ class Search:
         self.bounds = bounds
         self.plan = bounds.plan()
         self.reductions = reductions
-        self.checkers = bounds.decisive_checkers()
+        self.judge_at_points = bounds.judge_at_points
         self.stop_at_first = stop_at_first
         self.exact = exact
         self.halt = ""  # why the search stops early: "incomplete" (out of budget) or "violated" (first)
@@ -277,9 +279,9 @@ class Search:
         anchor, at = self._anchor()
         return anchor, tuple(self.trail[at:])
 
-    def _judge(self, events: list[Event], gap: int, now: int, stuck: tuple[str, ...] = ()) -> bool:
+    def _judge(self, run: Run, events: list[Event], gap: int, now: int, stuck: tuple[str, ...] = ()) -> bool:
         """Check the history; record a violation or findings.  True when the path must end here."""
-        violation, found = judge(events, gap, self.bound, self.checkers, stuck)
+        violation, found = judge(self.plan, events, run.objects, gap, stuck)
         self._record(violation, found, now)
         return violation is not None
 
@@ -307,7 +309,7 @@ class Search:
             self.halt = "incomplete"
         if self.halt:
             raise Stop()
-        if self._judge(run.events, run.gap(run.now()), run.now()):
+        if self.judge_at_points and self._judge(run, run.events, run.gap(run.now()), run.now()):
             raise Stop()
         if self.max_depth is not None and len(self.trail) >= self.max_depth:
             self.cut = True  # judged at its depth; one more decision would pass the bound
@@ -408,7 +410,7 @@ class Search:
             return
         if end is not None:
             self.reached = max(self.reached, end.time)
-            self._judge(end.events, run.gap(end.time), end.time, run.stuck())
+            self._judge(run, end.events, run.gap(end.time), end.time, run.stuck())
 
     # ---- shortest paths --------------------------------------------------------------------------
 
@@ -449,13 +451,13 @@ def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, ma
                   max_depth: int | None = None) -> ExploreResult:
     """Search every run within ``bounds``; a violation comes with a shortest path of decisions to it.
 
-    The search alone (``model.explore_lock.explore`` adds the replayed counterexample).
+    The search alone (``model.explore.explore`` adds the replayed counterexample).
 
     ``first`` stops at the first violation (its path is then the first found, not a shortest one);
     ``exact`` keeps whole state keys instead of 64-bit fingerprints (no collision risk, more memory);
     ``max_states`` / ``max_seconds`` stop the search: verdict ``incomplete``, or ``violated`` when it had
     found a violation (the shortest of those found; ``complete`` is False).  ``max_depth`` bounds the
-    paths (see ``model.explore_lock.deepen``): verdict ``bounded`` when no violation is within it and it
+    paths (see ``model.explore.deepen``): verdict ``bounded`` when no violation is within it and it
     cut a path.
     """
     bounds.validate()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.explore_lock.bounds import Bounds, Reductions
-from model.explore_lock.counterexample import replay, replays_exactly, scenario_of, step_table
-from model.explore_lock.deepen import deepen
-from model.explore_lock.search import ExploreResult, search_bounds
+from model.explore.bounds import Bounds, Reductions
+from model.explore.counterexample import replay, replays_exactly, scenario_of, step_table
+from model.explore.deepen import deepen
+from model.explore.search import ExploreResult, search_bounds
 
 
 def explore(config: Bounds, reductions: Reductions | None = None, *, max_states: int | None = None,
@@ -16,7 +16,7 @@ def explore(config: Bounds, reductions: Reductions | None = None, *, max_states:
             progress: Callable[[int, int, int], None] | None = None) -> ExploreResult:
     """Explore every run the configuration bounds; the result (``to_json()``) has the verdict and counts.
 
-    ``config`` comes from :class:`Bounds` or :func:`~model.explore_lock.bounds.config_from_dict`; the
+    ``config`` comes from :class:`Bounds` or :func:`~model.explore.bounds.config_from_dict`; the
     keyword arguments override its ``reductions``, ``max_states`` and ``max_seconds``.  ``first``
     stops at the first violation (then not a shortest one); ``exact`` keeps whole state keys instead
     of 64-bit fingerprints.  For a violation the shortest counterexample is replayed: its step table
@@ -25,7 +25,7 @@ def explore(config: Bounds, reductions: Reductions | None = None, *, max_states:
 
     ``shortest``: when the search leaves the shortest counterexample unproved (it stopped at its
     budget, or partial-order reduction pruned orders of steps) or found none before its budget,
-    iterative deepening (``model.explore_lock.deepen``, budget ``shortest_seconds``, default
+    iterative deepening (``model.explore.deepen``, budget ``shortest_seconds``, default
     ``max_seconds``) proves one shortest, or a lower bound (``result.lower_bound``).
     """
     red = config.reductions if reductions is None else reductions

@@ -6,22 +6,22 @@ symmetry and partial-order reduction covers them (``search.py``, ``statekey.py``
 violation comes back as a step table and a scenario the simulated world replays exactly
 (``counterexample.py``); iterative deepening over depth-bounded searches proves it shortest
 (``deepen.py``).  ``explore(config)`` (``api.py``) is the one entry point, with
-``config_from_dict`` for a TOML ``[explore]`` table (``bounds.py``); ``hcc explore-lock`` is the
+``config_from_dict`` for a TOML ``[explore]`` table (``protocols.py``); ``hcc explore-lock`` is the
 command.
 """
 
-from model.explore_lock.api import explore
-from model.explore_lock.bounds import (
+from model.explore.api import explore
+from model.explore.bounds import (
     ALL_REDUCTIONS,
     FAULT_KINDS,
     NO_REDUCTION,
     Bounds,
     Plan,
     Reductions,
-    config_from_dict,
 )
-from model.explore_lock.deepen import Deepening, deepen
-from model.explore_lock.search import Choice, ExploreResult, Found
+from model.explore.deepen import Deepening, deepen
+from model.explore.protocols import config_from_dict
+from model.explore.search import Choice, ExploreResult, Found
 
 __all__ = [
     "ALL_REDUCTIONS",

@@ -1,6 +1,6 @@
 """A path found by the search, replayed: its step table, and the scenario that replays it in simulation.
 
-The search keeps paths as :class:`~model.explore_lock.search.Choice` lists whose step
+The search keeps paths as :class:`~model.explore.search.Choice` lists whose step
 decisions name steps as in the state keys (nodes renamed by symmetry).  :func:`replay`
 runs the path again and translates each decision back to this run's own step; the
 run it returns knows every step it fired and every fault it injected, so
@@ -19,12 +19,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from model.checkers.verdict import Violation
-from model.config import Scenario, Schedule
-from model.explore_lock.bounds import ALL_REDUCTIONS, Plan, Reductions
-from model.explore_lock.run import End, Run, StepInfo, Stop, Unbounded
-from model.explore_lock.search import Choice, judge
+from model.config import Schedule
+from model.explore.bounds import ALL_REDUCTIONS, Plan, Reductions
+from model.explore.run import End, Run, StepInfo, Stop, Unbounded
+from model.explore.search import Choice, judge
 from model.history import Event
-from model.sim import SimWorld
 
 UNFIRED = 1_000_000_000  # the rank of a timer that never fired in the explored run (it never counts)
 
@@ -84,8 +83,8 @@ def replay(plan: Plan, path: Sequence[Choice], reductions: Reductions = ALL_REDU
         return Replayed(run, events, Violation("liveness", str(e), (), {"guard_ms": run.guard}), [], False)
     events = list(run.events)
     ended = isinstance(end, End)
-    violation, findings = judge(events, run.gap(run.now()), plan.liveness,
-                                plan.bounds.decisive_checkers(), run.stuck() if ended else ())
+    violation, findings = judge(plan, events, run.objects, run.gap(run.now()),
+                                run.stuck() if ended else ())
     return Replayed(run, events, violation, findings, ended)
 
 
@@ -105,8 +104,9 @@ def schedule_of(run: Run) -> Schedule:
     return Schedule(tuple(ranks), tuple(latencies))
 
 
-def scenario_of(replayed: Replayed, checkers: tuple[str, ...]) -> Scenario:
-    """The scenario that replays ``replayed`` in the simulated world (``hcc run``), as far as it went.
+def scenario_of(replayed: Replayed, checkers: tuple[str, ...]) -> Any:
+    """The scenario that replays ``replayed`` in the simulated world (``hcc run``), as far as it went: the
+    protocol's own (``Bounds.replay_scenario``: a lock scenario, a timeline one, an NBCC one).
 
     It keeps the explored run's name (the history's first event names it).
     """
@@ -119,14 +119,16 @@ def scenario_of(replayed: Replayed, checkers: tuple[str, ...]) -> Scenario:
     until = run.now() + (0 if replayed.ended else run.tick)
     verdict = "violation" if replayed.violation is not None else "ok"
     what = replayed.violation.message if replayed.violation is not None else "no violation"
-    return replace(sc, description=f"found by hcc explore-lock ({run.bounds.describe()}): {what}",
-                   duration_ms=until, expect=verdict, checkers=checkers, faults=faults,
-                   schedule=schedule_of(run))
+    about = f"found by hcc explore --protocol {run.bounds.protocol} ({run.bounds.describe()}): {what}"
+    world = replace(sc, description=about, duration_ms=until, expect=verdict, checkers=checkers,
+                    faults=faults, schedule=schedule_of(run))
+    return run.bounds.replay_scenario(world)
 
 
-def replays_exactly(scenario: Scenario, replayed: Replayed) -> tuple[bool, int | None]:
-    """Run ``scenario`` in the simulated world; True when it records the explored history (and where not)."""
-    sim = SimWorld(scenario).run()
+def replays_exactly(scenario: Any, replayed: Replayed) -> tuple[bool, int | None]:
+    """Run ``scenario`` (a :func:`scenario_of`) in the simulated world; True when it records the explored
+    history (and where not)."""
+    sim = replayed.run.bounds.simulate(scenario)
     mine = [e.to_json() for e in replayed.events]
     theirs = [e.to_json() for e in sim]
     if not replayed.ended:
