@@ -179,10 +179,10 @@ class StorageLockProvider:
         try:
             upsert = upsert_result(self.flavor, result.outcome, previous is None,
                                    self.variant.throttled_result)
-        except LockClientError:
+        except LockClientError as e:  # bound: the explorer keeps a suspended handler's exception in a local
             if self.variant.adopt_own_lock and (adopted := (yield from self._recover(data.expired))):
                 return UpsertResult.SUCCESS, adopted
-            raise
+            raise e
         if upsert is UpsertResult.SUCCESS and result.version is not None:
             return upsert, LockFile(data, result.version)
         unknown_outcome = upsert is UpsertResult.UNKNOWN_ERROR and result.outcome is Outcome.TIMEOUT
@@ -254,9 +254,9 @@ class StorageLockProvider:
         except GeneratorExit:  # the task died holding it: Java releases it; nobody can be woken from here
             self._release(me, dead=True)
             raise
-        except BaseException:
+        except BaseException as e:  # bound, as in _write: the explorer keeps the exception in a local
             yield from self._exit(me)
-            raise
+            raise e
         yield from self._exit(me)
         return result
 
