@@ -70,7 +70,10 @@ def test_occ_writers_on_one_file_group_conflict_abort_and_read_consistently(
     assert m["conflicts"] > 0 and m["abort_reasons"]["occ-conflict"] == m["conflicts"]
     assert sum(1 for e in result.events if e.f == "conflict") == m["conflicts"]
     assert m["aborts"] >= m["conflicts"] and m["aborts_per_commit"] > 0
-    assert all(n > 0 for n in m["commits_per_writer"].values()), m["commits_per_writer"]
+    # every writer ran operations and several committed; one may starve under OCC on a loaded machine
+    # (real time: a CI-like run beside a benchmark saw w1 lose every race in 15 s), which OCC allows
+    assert {e.process for e in result.events if e.f == "op" and e.type == "invoke"} >= set(WRITERS)
+    assert sum(1 for n in m["commits_per_writer"].values() if n > 0) >= 2, m["commits_per_writer"]
     assert m["commits_per_s"] > 0 and 0 < m["fairness_jain"] <= 1
     # the checkers saw the table files the writers wrote, from every writer
     objects = [e for e in result.events if e.process == "store" and e.f == "object"]
