@@ -93,6 +93,10 @@ class LogBlock:
         return self.get(HeaderKey.INSTANT_TIME)
 
 
+
+HEADER_KEYS = frozenset(k.value for k in HeaderKey)  # the ids a reader accepts
+BLOCK_TYPES = frozenset(b.value for b in BlockType)
+
 def header(entries: Iterable[tuple[HeaderKey, str]]) -> Metadata:
     """A header from ``(key, value)`` pairs, in ordinal order (None values are left out)."""
     return tuple(sorted((int(k), v) for k, v in entries))
@@ -137,7 +141,7 @@ def _metadata(c: Cursor, what: str) -> Metadata:
     for _ in range(count):
         at = c.pos
         key = c.int32(f"{what} key")
-        if what == "header" and key not in HeaderKey._value2member_map_:
+        if what == "header" and key not in HEADER_KEYS:
             raise c.fail(f"unknown header key {key} (HeaderMetadataType has {len(HeaderKey)})", at)
         if what == "footer":
             raise c.fail(f"footer key {key} (FooterMetadataType has no entries)", at)
@@ -180,7 +184,7 @@ def _block_body(c: Cursor, pos: int, end: int) -> LogBlock:
         raise c.fail(f"log format version {version} (only {LOG_FORMAT_VERSION} is read)", version_at)
     type_at = c.pos
     kind = c.int32("block type")
-    if kind not in BlockType._value2member_map_:
+    if kind not in BLOCK_TYPES:
         raise c.fail(f"unknown block type {kind}", type_at)
     head = _metadata(c, "header")
     content_at = c.pos
