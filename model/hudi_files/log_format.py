@@ -93,9 +93,9 @@ class LogBlock:
         return self.get(HeaderKey.INSTANT_TIME)
 
 
-
 HEADER_KEYS = frozenset(k.value for k in HeaderKey)  # the ids a reader accepts
 BLOCK_TYPES = frozenset(b.value for b in BlockType)
+
 
 def header(entries: Iterable[tuple[HeaderKey, str]]) -> Metadata:
     """A header from ``(key, value)`` pairs, in ordinal order (None values are left out)."""
