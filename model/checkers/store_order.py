@@ -34,7 +34,8 @@ def by_version_chain(events: Sequence[Event]) -> list[Event]:
 
     The result is ``events`` itself (same order) when no event records ``replaces``.
     """
-    chained = [e for e in events if _chained(e)]
+    # the process first: most events are not the store's (the explorer judges a history at every decision)
+    chained = [e for e in events if e.process == "store" and _chained(e)]
     if not chained:
         return list(events)
     seen = Counter((_object(e), e.value["version"]) for e in chained)

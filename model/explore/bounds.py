@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -369,6 +369,9 @@ class Plan:
     offsets: tuple[int, ...]
     crash_instants: tuple[int, ...]
     kinds: frozenset[str]
+    # the scenario of each choice of root decisions met so far (``Run._root``: every run of a search makes
+    # one, and most runs repeat the same root decisions)
+    roots: dict[Hashable, Scenario] = field(default_factory=dict, compare=False, repr=False)
 
 
 # ---- a configuration from plain data (a TOML table [explore]) ----------------------------------------

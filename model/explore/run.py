@@ -131,7 +131,9 @@ class Run:
         self.reductions = reductions
         self.stopped = False
         self.taken: list[int] = []  # the path so far: every decision that had a choice
-        self.record = record  # keep the decisions taken, with their labels (for step tables)
+        # keep the decisions taken, with their labels, and the steps as they fire (for step tables and a
+        # counterexample's schedule); a search's runs keep neither
+        self.record = record
         self.decisions: list[Decision] = []
         self.injected: list[tuple[str, Any]] = []  # ("error"|"window"|"pause"|"crash", spec), in order
         self.tick = plan.tick
@@ -229,9 +231,13 @@ class Run:
                 end = pick[0] + max(restart, 0)
                 self.faults.quiet_from = max(self.faults.quiet_from, end)
                 self.injected.append(("crash", crashes[-1]))
-        wl = replace(self.base.workload, node_start_ms=starts)
-        return replace(self.base, workload=wl, clocks=self.bounds.clocks(offsets),
-                       faults=FaultPlan(crashes=tuple(crashes)))
+        root = (tuple(starts.items()), tuple(offsets.items()), tuple(crashes))
+        made = plan.roots.get(root)
+        if made is None:
+            wl = replace(self.base.workload, node_start_ms=starts)
+            made = plan.roots[root] = replace(self.base, workload=wl, clocks=self.bounds.clocks(offsets),
+                                              faults=FaultPlan(crashes=tuple(crashes)))
+        return made
 
     # ---- fault decisions inside steps --------------------------------------------------------------
 
@@ -323,7 +329,7 @@ class Run:
         self.seed = sc.seed
         self.id_rng = random.Random(f"{self.seed}/ids")
         self.env = SimEnvironment()
-        self.world = ExploreWorld(self.env, self.tick, self.bounds.latency_ticks)
+        self.world = ExploreWorld(self.env, self.tick, self.bounds.latency_ticks, keep_fired=self.record)
         self.store = ObjectStore(sc.storage.flavor)
         if sc.lock.audit:  # as the simulated world does: the table has Hudi's lock audit enabled
             self.store.apply(Put(enable_key(sc.lock.base_path), enable_body()))
@@ -349,9 +355,9 @@ class Run:
             return None
 
     def _drain(self) -> None:
-        env = self.env
-        while env.peek() < math.inf:
-            env.step()
+        peek, step, inf = self.env.peek, self.env.step, math.inf
+        while peek() < inf:
+            step()
             if self.stopped:  # stopped inside a process (SimPy turned the exception into its failure)
                 raise Stop()
 

@@ -86,6 +86,8 @@ class Keyer:
     def value(self, obj: Any) -> Hashable:
         """Any value, by its type or its declaration."""
         kind = type(obj)
+        if kind in _PLAIN:  # itself; tested first as most values are (bench_explore_speed's states/s)
+            return obj  # type: ignore[no-any-return]
         handler = _HANDLERS.get(kind)
         if handler is None:
             handler = _HANDLERS[kind] = _handler_for(kind)
@@ -135,19 +137,6 @@ class Keyer:
             return f"{nodes[head]}/{tail}"
         return s
 
-    def _shared(self, obj: Any, then: Callable[[Keyer, Any], Hashable]) -> Hashable:
-        """Objects that may be shared or cyclic: named if run-wide, numbered on first visit."""
-        oid = id(obj)
-        const = self.constants.get(oid)
-        if const is not None:
-            return ("c", const)
-        seen = self.memo.get(oid)
-        if seen is not None:
-            return ("r", seen)
-        self.memo[oid] = len(self.memo)
-        self.keep.append(obj)
-        return then(self, obj)
-
     def generator(self, gen: types.GeneratorType[Any, Any, Any]) -> Hashable:
         """Where a generator is suspended (its source line), its locals, and what it delegates to."""
         frame = gen.gi_frame
@@ -163,7 +152,7 @@ class Keyer:
             check_suspension(gen.gi_code, where)
         loc = frame.f_locals
         value = self.value
-        local = tuple((name, value(loc[name])) for name in sorted(loc))
+        local = tuple([(name, value(loc[name])) for name in sorted(loc)])
         sub = gen.gi_yieldfrom
         return ("g", gen.__qualname__, where, local, value(sub) if sub is not None else None)
 
@@ -182,7 +171,21 @@ def _function(k: Keyer, f: types.FunctionType) -> Hashable:
 
 
 def _mutable(body: Callable[[Keyer, Any], Hashable]) -> Callable[[Keyer, Any], Hashable]:
-    return lambda k, obj: k._shared(obj, body)
+    """Objects that may be shared or cyclic, encoded by ``body``: named if run-wide, numbered on first visit
+    and referred to by number afterwards."""
+    def encode(k: Keyer, obj: Any) -> Hashable:
+        oid = id(obj)
+        const = k.constants.get(oid)
+        if const is not None:
+            return ("c", const)
+        seen = k.memo.get(oid)
+        if seen is not None:
+            return ("r", seen)
+        k.memo[oid] = len(k.memo)
+        k.keep.append(obj)
+        return body(k, obj)
+
+    return encode
 
 
 def _constant_or(body: Callable[[Keyer, Any], Hashable]) -> Callable[[Keyer, Any], Hashable]:
@@ -231,11 +234,8 @@ def _handler_for(kind: type) -> Callable[[Keyer, Any], Hashable]:
     return undeclared
 
 
+_PLAIN = frozenset({bool, float, type(None), int})  # encoded as themselves (``Keyer.value``)
 _HANDLERS: dict[type, Callable[[Keyer, Any], Hashable]] = {
-    bool: lambda k, v: v,
-    float: lambda k, v: v,
-    type(None): lambda k, v: v,
-    int: lambda k, v: v,
     InstantMs: lambda k, v: k.instant(v),
     WallMs: lambda k, v: k.wall(v),
     str: Keyer._str,

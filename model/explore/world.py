@@ -84,7 +84,12 @@ class Pending:
     op: tuple[str, bool, str] | None = None  # an arrival: key, is it a write, the key it fences on
     latency_slot: int | None = None  # a latency hop: its index among them (the schedule's latency slot)
     request: Any = None  # a hop: the request it carries
-    about: str = ""  # for step tables
+
+    @property
+    def about(self) -> str:
+        """What a hop carries, for step tables (made when asked: most hops are never described)."""
+        req = self.request
+        return "" if req is None else f"{type(req.effect).__name__}({req.key})"
 
     @property
     def alive(self) -> bool:
@@ -106,8 +111,9 @@ class ExploreWorld:
     Interrupt: type[BaseException] = simpy.Interrupt
     lock: Lock | None = None  # tasks never run in parallel
 
-    def __init__(self, env: SimEnvironment, tick: int, latency_ticks: int) -> None:
+    def __init__(self, env: SimEnvironment, tick: int, latency_ticks: int, keep_fired: bool = True) -> None:
         self.env = env
+        self.keep_fired = keep_fired  # keep the steps as they happen (``fired``), for step tables
         self.nodes: dict[str, Node] = {}  # the kernel's nodes, once it has them
         self.kernel: Kernel | None = None  # the kernel, once there is one (it names what it starts)
         self.invented: set[str] = set()  # the names the run made: owner ids, version tags
@@ -119,9 +125,8 @@ class ExploreWorld:
         self.pending: list[Pending] = []
         self.made = 0  # timers and hops made so far
         self.hops = 0  # latency hops made so far
-        self.fired: list[Fired] = []
-        self.pids: dict[simpy.Process, tuple[Any, ...]] = {}
-        self.owners: dict[simpy.Process, str] = {}
+        self.fired: list[Fired] = []  # with ``keep_fired``
+        self.pids: dict[simpy.Process, tuple[tuple[Any, ...], str]] = {}  # a process's identity and owner
         self._spawns: dict[tuple[str, str], int] = {}
         self._timers: dict[int, Pending] = {}
         self.event: Callable[[], Any] = env.event
@@ -158,8 +163,7 @@ class ExploreWorld:
         self._spawns[(owner, name)] = count + 1
         node = self.nodes.get(owner)
         incarnation = node.incarnation if node is not None else 0
-        self.pids[proc] = (owner, name, incarnation, count)
-        self.owners[proc] = owner
+        self.pids[proc] = ((owner, name, incarnation, count), owner)
         return proc
 
     def timeout(self, ms: int) -> simpy.Event:
@@ -180,10 +184,8 @@ class ExploreWorld:
 
     def current(self) -> tuple[tuple[Any, ...], str]:
         """The identity and owner node of the process running now."""
-        proc = self.env.active_process
-        if proc is None or proc not in self.pids:
-            return ("root",), GLOBAL
-        return self.pids[proc], self.owners[proc]
+        got = self.pids.get(self.env.active_process)  # type: ignore[arg-type]  # None: no process runs
+        return (("root",), GLOBAL) if got is None else got
 
     def _add(self, step: Pending) -> Pending:
         step.created = self.made
@@ -249,7 +251,8 @@ class ExploreWorld:
         """
         assert self.env.peek() == math.inf, "a step fired before SimPy reached quiescence"
         self.pending.remove(step)
-        self.fired.append(Fired(int(self.env.now), step))
+        if self.keep_fired:
+            self.fired.append(Fired(int(self.env.now), step))
         if step.event is not None:
             self._timers.pop(id(step.event), None)
             step.event.succeed()
@@ -333,9 +336,8 @@ class ExploreNetwork(SimNetwork):
         if kind == "arrive":
             fence = req.effect.fence_key if isinstance(req.effect, FencedPut) else ""
             op = (req.key, is_write(req.effect), fence)
-        name = type(req.effect).__name__
         return self.world._add(Pending((*req.pid, kind), kind, req.owner, lo, hi, 0, then=then, op=op,
-                                       request=req, about=f"{name}({req.key})"))
+                                       request=req))
 
     def _later(self, ms: int, then: Callable[[Any], None]) -> None:
         due = int(self.env.now) + ms
