@@ -94,7 +94,6 @@ def replay(plan: Plan, path: Sequence[Choice], reductions: Reductions = ALL_REDU
 def schedule_of(run: Run) -> Schedule:
     """The ranks and latencies that make the simulated world take the run's steps in its order."""
     world = run.world
-    assert world.keep_fired, "a run keeps its fired steps only when it records (Run(record=True))"
     ranks = [UNFIRED + i for i in range(world.made)]
     latencies = [0] * world.hops
     for order, fired in enumerate(world.fired):

@@ -131,9 +131,7 @@ class Run:
         self.reductions = reductions
         self.stopped = False
         self.taken: list[int] = []  # the path so far: every decision that had a choice
-        # keep the decisions taken, with their labels, and the steps as they fire (for step tables and a
-        # counterexample's schedule); a search's runs keep neither
-        self.record = record
+        self.record = record  # keep the decisions taken, with their labels (for step tables)
         self.decisions: list[Decision] = []
         self.injected: list[tuple[str, Any]] = []  # ("error"|"window"|"pause"|"crash", spec), in order
         self.tick = plan.tick
@@ -246,7 +244,9 @@ class Run:
         fs = self.faults
         cls = self.workload.key_class(key)
         method = "write" if write else "read"
-        first = fs.first_at(node, cls, method, now)
+        # which request came first at an instant matters only while a fault may still be placed (the key
+        # reads it only then, and faults left never grow)
+        first = fs.left > 0 and fs.first_at(node, cls, method, now)
         wkey = (node, cls, method)
         window = fs.windows.get(wkey)
         if window is not None:
@@ -329,7 +329,7 @@ class Run:
         self.seed = sc.seed
         self.id_rng = random.Random(f"{self.seed}/ids")
         self.env = SimEnvironment()
-        self.world = ExploreWorld(self.env, self.tick, self.bounds.latency_ticks, keep_fired=self.record)
+        self.world = ExploreWorld(self.env, self.tick, self.bounds.latency_ticks)
         self.store = ObjectStore(sc.storage.flavor)
         if sc.lock.audit:  # as the simulated world does: the table has Hudi's lock audit enabled
             self.store.apply(Put(enable_key(sc.lock.base_path), enable_body()))

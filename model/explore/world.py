@@ -111,9 +111,8 @@ class ExploreWorld:
     Interrupt: type[BaseException] = simpy.Interrupt
     lock: Lock | None = None  # tasks never run in parallel
 
-    def __init__(self, env: SimEnvironment, tick: int, latency_ticks: int, keep_fired: bool = True) -> None:
+    def __init__(self, env: SimEnvironment, tick: int, latency_ticks: int) -> None:
         self.env = env
-        self.keep_fired = keep_fired  # keep the steps as they happen (``fired``), for step tables
         self.nodes: dict[str, Node] = {}  # the kernel's nodes, once it has them
         self.kernel: Kernel | None = None  # the kernel, once there is one (it names what it starts)
         self.invented: set[str] = set()  # the names the run made: owner ids, version tags
@@ -125,7 +124,7 @@ class ExploreWorld:
         self.pending: list[Pending] = []
         self.made = 0  # timers and hops made so far
         self.hops = 0  # latency hops made so far
-        self.fired: list[Fired] = []  # with ``keep_fired``
+        self.fired: list[Fired] = []
         self.pids: dict[simpy.Process, tuple[tuple[Any, ...], str]] = {}  # a process's identity and owner
         self._spawns: dict[tuple[str, str], int] = {}
         self._timers: dict[int, Pending] = {}
@@ -251,8 +250,7 @@ class ExploreWorld:
         """
         assert self.env.peek() == math.inf, "a step fired before SimPy reached quiescence"
         self.pending.remove(step)
-        if self.keep_fired:
-            self.fired.append(Fired(int(self.env.now), step))
+        self.fired.append(Fired(int(self.env.now), step))
         if step.event is not None:
             self._timers.pop(id(step.event), None)
             step.event.succeed()
