@@ -225,18 +225,19 @@ class ExploreWorld:
         later: int | None = None
         can_wait = True
         hop_waits = False
-        for p in self.pending:
-            if p.event is not None and not p.event.callbacks:
+        for p in self.pending:  # once per step of every run: attributes read once (bench_explore_speed)
+            event, lo = p.event, p.lo
+            if event is not None and not event.callbacks:
                 continue  # a timer nobody waits for any more (its sleep was interrupted)
             alive.append(p)
-            if p.lo <= now:
+            if lo <= now:
                 due.append(p)
                 if p.hi <= now:
                     can_wait = False
                 else:
                     hop_waits = True
-            elif later is None or p.lo < later:
-                later = p.lo
+            elif later is None or lo < later:
+                later = lo
         self.pending = alive
         if len(due) > 1:
             due.sort(key=lambda p: p.sid)
