@@ -481,7 +481,8 @@ class Run:
             def one(enc: Keyer, p: Pending) -> Hashable:
                 return (p.kind, p.lo - now, p.hi - now, enc.value(p.then))
 
-            ranked = sorted(pend, key=lambda p: repr(one(e.fork(), p)))
+            # ordered by their encodings in a scratch copy of the keyer (no need with one)
+            ranked = sorted(pend, key=lambda p: repr(one(e.fork(), p))) if len(pend) > 1 else pend
             hops = tuple(one(e, p) for p in ranked)
             fs = self.faults
             # which classes of request were sent at this instant matters only while a fault may still
