@@ -5,8 +5,9 @@ Runs the search (``search_bounds``, no iterative deepening) of the lock table's 
 this checkout and on the code of ``--old`` (a commit, extracted with ``git archive`` into a temporary
 folder), each row in a fresh subprocess whose ``PYTHONPATH`` is that tree, old and new interleaved
 (the order alternates row by row, so a machine whose load drifts penalises neither side).  It prints,
-per row and side, the distinct states, the seconds, states/s, and the ratio new / old; then the
-ratio over all rows (total states / total seconds of each side).  It asserts that both sides give
+per row and side, the distinct states, the seconds, states/s, and the ratio new / old (and that of
+the process's CPU time, steadier on a shared machine); then the ratio over all rows (total states /
+total seconds of each side).  It asserts that both sides give
 identical results: verdict, distinct states, decision points, runs, transitions, depth, the
 counterexample's decisions and the findings (a speed-up must not change what the search does).
 
@@ -55,12 +56,12 @@ if kinds is not None:
     bounds = dataclasses.replace(bounds, fault_kinds=tuple(kinds))
 gc.collect()
 gc.disable()
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 res = search_bounds(bounds)
-seconds = time.perf_counter() - started
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
 path = None if res.found is None else [repr(c) for c in res.found.path]
 findings = {kind: [repr(c) for c in f.path] for kind, f in sorted(res.findings.items())}
-print(json.dumps({"seconds": seconds, "same": {
+print(json.dumps({"seconds": seconds, "cpu": cpu, "same": {
     "verdict": res.verdict, "complete": res.complete, "states": res.states, "points": res.points,
     "runs": res.runs, "transitions": res.transitions, "depth": res.depth, "reached_ms": res.reached_ms,
     "violation": None if res.found is None else res.found.violation.kind, "path": path,
@@ -104,7 +105,7 @@ def main() -> None:
         sys.exit(f"--repeat: must be at least 1, got {args.repeat}")
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
           f"(1, 5, 15 min); old = {args.old}, new = this checkout ({ROOT})", flush=True)
-    totals = {"old": [0, 0.0], "new": [0, 0.0]}
+    totals = {"old": [0, 0.0, 0.0], "new": [0, 0.0, 0.0]}  # states, seconds, CPU seconds
     mismatches: list[str] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-explore-speed-") as tmp:
@@ -126,12 +127,15 @@ def main() -> None:
             for side in ("old", "new"):
                 totals[side][0] += states
                 totals[side][1] += best[side]["seconds"]
+                totals[side][2] += best[side]["cpu"]
             print(f"{name:<28} {new['same']['verdict']:<9} {states:>6,} states  "
                   f"old {old['seconds']:6.2f} s {rates['old']:6.0f}/s  new {new['seconds']:6.2f} s "
-                  f"{rates['new']:6.0f}/s  ratio {rates['new'] / rates['old']:.2f}x", flush=True)
+                  f"{rates['new']:6.0f}/s  ratio {rates['new'] / rates['old']:.2f}x (CPU time "
+                  f"{old['cpu'] / new['cpu']:.2f}x)", flush=True)
     rate = {side: totals[side][0] / totals[side][1] for side in ("old", "new")}
     print(f"all rows: old {rate['old']:.0f} states/s ({totals['old'][1]:.1f} s), new {rate['new']:.0f} "
-          f"states/s ({totals['new'][1]:.1f} s): ratio {rate['new'] / rate['old']:.2f}x "
+          f"states/s ({totals['new'][1]:.1f} s): ratio {rate['new'] / rate['old']:.2f}x (CPU time "
+          f"{totals['old'][2] / totals['new'][2]:.2f}x) "
           f"[{time.perf_counter() - started:.0f} s; load now {os.getloadavg()[0]:.2f}]")
     if mismatches:
         sys.exit("results differ:\n" + "\n".join(mismatches))
