@@ -81,11 +81,11 @@ def row(bounds: Bounds, budget: float, budget_shortest: float) -> dict[str, Any]
                    f"{'' if res.replays_exactly else ' (replay differs!)'}")
     search = seconds - sum(lv["seconds"] for lv in res.deepening)
     kinds = "" if bounds.fault_kinds == Bounds().fault_kinds else f" ({', '.join(bounds.fault_kinds)})"
-    return {"bounds": bounds, "variant": bounds.variant, "writers": bounds.writers, "faults": f"{bounds.faults}{kinds}",
-            "skew_ms": bounds.skew_ms, "verdict": res.verdict, "states": res.states, "depth": res.depth,
-            "seconds": seconds, "search": search, "rate": res.states / search if search else 0.0,
-            "example": example, "proof": proof_of(res), "findings": ", ".join(sorted(res.findings)),
-            "complete": res.complete}
+    return {"bounds": bounds, "variant": bounds.variant, "writers": bounds.writers,
+            "faults": f"{bounds.faults}{kinds}", "skew_ms": bounds.skew_ms, "verdict": res.verdict,
+            "states": res.states, "depth": res.depth, "seconds": seconds, "search": search,
+            "rate": res.states / search if search else 0.0, "example": example, "proof": proof_of(res),
+            "findings": ", ".join(sorted(res.findings)), "complete": res.complete}
 
 
 def rate_of(rows: list[dict[str, Any]]) -> float:

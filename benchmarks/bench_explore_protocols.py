@@ -13,8 +13,9 @@ search, budgets and iterative deepening (its ``row``), two writers throughout:
   storage, without faults and with one fault of each storage kind; every NBCC check decides (slice
   membership and coverage, compaction plans, durability, snapshots, time travel, incremental reads).
 
-Each row prints the exact ``hcc explore --protocol ...`` command that reproduces it (:func:`command_of`: the
-options whose values differ from the CLI's defaults, which are the bounds' defaults).  ``--readme``
+Each row prints the exact ``hcc explore --protocol ...`` command that reproduces it
+(``cli/explore_command.py``: the options whose values differ from the CLI's defaults, which are the
+bounds' defaults).  ``--readme``
 rewrites the two tables between their markers in README.md.
 
 Run: python benchmarks/bench_explore_protocols.py [--budget S] [--budget-shortest S] [--only occ|nbcc]
@@ -34,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_explore_lock import rate_of, row, write_readme  # noqa: E402
 
-from cli.explore import BOUND_OPTIONS, YES_NO_OPTIONS  # noqa: E402
+from cli.explore_command import command_of  # noqa: E402
 from model.explore import Bounds  # noqa: E402
 from model.explore.nbcc import NbccBounds  # noqa: E402
 from model.explore.occ import OccBounds  # noqa: E402
@@ -42,29 +43,6 @@ from model.explore.occ import OccBounds  # noqa: E402
 MARKERS = {"occ": ("<!-- explore-occ-table -->", "<!-- /explore-occ-table -->"),
            "nbcc": ("<!-- explore-nbcc-table -->", "<!-- /explore-nbcc-table -->")}
 STORAGE_KINDS = ("lost-reply", "timeout", "throttle-503")  # NBCC's storage faults: one request, or a window
-
-
-def command_of(bounds: Bounds) -> str:
-    """The ``hcc explore`` command that explores ``bounds``: every option whose value differs from the
-    CLI's default (the bounds class's default), ``--writers`` always, and ``--shortest`` (the tables
-    prove their counterexamples shortest)."""
-    default = type(bounds)()
-    fields = {f.name for f in dataclasses.fields(bounds)}
-    words = ["hcc explore", f"--protocol {bounds.protocol}"]
-    for opt, field, _kind, _text in BOUND_OPTIONS:
-        if field in fields and (getattr(bounds, field) != getattr(default, field) or field == "writers"):
-            words.append(f"{opt} {getattr(bounds, field)}")
-    for opt, field, _text in YES_NO_OPTIONS:
-        value = getattr(bounds, field, None)
-        if field in fields and value != getattr(default, field) and value is not None:
-            words.append(f"{opt} {'yes' if value else 'no'}")
-    if bounds.faults and bounds.fault_kinds != default.fault_kinds:
-        words.append(f"--fault-kinds {','.join(bounds.fault_kinds)}")
-    if bounds.checkers is not None:
-        words.append(f"--checkers {','.join(bounds.checkers)}")
-    if default.phases and not bounds.phases:
-        words.append("--no-phases")
-    return " ".join([*words, "--shortest"])
 
 
 def occ_rows() -> list[Bounds]:
@@ -108,12 +86,12 @@ def _bounds_cells(r: dict[str, Any]) -> str:
 
 # what "holds" covers, under each table
 COVERS = {
-    "occ": ("**\"holds\" covers** only these runs: two writers, `ops` upserts each of the table's `keys` keys "
-            "(every writer writes every key, its values its own), `file groups` v5 file groups or Hudi "
-            "partitions, the commit lock Hudi's storage-based provider (validity 2 s, renewals every 1 s, polls "
-            "every 1 s), the time generator's wait 500 ms (`max_expected_clock_skew_ms`), each writer starting "
-            "at 0 or 500 ms, hops of zero latency, no clock skew, no fault (K = 0), every time on a 500 ms grid; "
-            "nothing about more writers, operations, keys, faults or other timings."),
+    "occ": ("**\"holds\" covers** only these runs: two writers, `ops` upserts each of the table's `keys` "
+            "keys (every writer writes every key, its values its own), `file groups` v5 file groups or Hudi "
+            "partitions, the commit lock Hudi's storage-based provider (validity 2 s, renewals every 1 s, "
+            "polls every 1 s), the time generator's wait 500 ms (`max_expected_clock_skew_ms`), each writer "
+            "starting at 0 or 500 ms, hops of zero latency, no clock skew, no fault (K = 0), every time on a "
+            "500 ms grid; nothing about more writers, operations, keys, faults or other timings."),
     "nbcc": ("**\"holds\" covers** only these runs: two writers starting at 0 (and the compaction service, "
              "no compaction scheduled), `batches` deltacommits each of one row, the rows of batch b in file "
              "group b (bucket index; every writer writes the same keys), w1's last batch failing `failed "
