@@ -114,15 +114,15 @@ def markdown(protocol: str, rows: list[dict[str, Any]], budget: float, budget_sh
             "iterative deepening", "findings", "command"]
     head = f"| {' | '.join(cols)} |\n|{'---|' * len(cols)}\n"
     body = "".join(
-        f"| {_bounds_cells(r)} | {r['verdict']} | {'' if r['complete'] else '≥ '}{r['states']:,} | {r['depth']} "
-        f"| {r['search']:.1f} s "
-        f"| {r['example'] or '-'} | {r['proof']} | {r['findings'] or '-'} | `{command_of(r['bounds'])}` |\n"
-        for r in rows)
+        f"| {_bounds_cells(r)} | {r['verdict']} | {'' if r['complete'] else '≥ '}{r['states']:,} "
+        f"| {r['depth']} | {r['search']:.1f} s | {r['example'] or '-'} | {r['proof']} "
+        f"| {r['findings'] or '-'} | `{command_of(r['bounds'])}` |\n" for r in rows)
     return head + body + (
         f"\n{len(rows)} rows in {spent:.0f} s. Time budget per row: {budget:.0f} s for the search, then "
         f"{budget_shortest:.0f} s for iterative deepening when the search found a violation or stopped at "
-        "its budget; a row the search's budget stopped is `incomplete`, or `violated` if it found a violation, "
-        "and its states (≥) are a lower bound; a counterexample the deepening did not prove is marked *not proved shortest*. A `holds` is the "
+        "its budget; a row the search's budget stopped is `incomplete`, or `violated` if it found a "
+        "violation, and its states (≥) are a lower bound; a counterexample the deepening did not prove is "
+        "marked *not proved shortest*. A `holds` is the "
         f"search's, complete. {COVERS[protocol]}\n")
 
 
