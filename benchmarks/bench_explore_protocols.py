@@ -15,7 +15,7 @@ search, budgets and iterative deepening (its ``row``), two writers throughout:
 
 Each row prints the exact ``hcc explore --protocol ...`` command that reproduces it
 (``cli/explore_command.py``: the options whose values differ from the CLI's defaults, which are the
-bounds' defaults).  ``--readme``
+bounds' defaults, and the row's budgets).  ``--readme``
 rewrites the two tables between their markers in README.md.
 
 Run: python benchmarks/bench_explore_protocols.py [--budget S] [--budget-shortest S] [--only occ|nbcc]
@@ -116,7 +116,8 @@ def markdown(protocol: str, rows: list[dict[str, Any]], budget: float, budget_sh
     body = "".join(
         f"| {_bounds_cells(r)} | {r['verdict']} | {'' if r['complete'] else '≥ '}{r['states']:,} "
         f"| {r['depth']} | {r['search']:.1f} s | {r['example'] or '-'} | {r['proof']} "
-        f"| {r['findings'] or '-'} | `{command_of(r['bounds'])}` |\n" for r in rows)
+        f"| {r['findings'] or '-'} | `{command_of(r['bounds'])} --max-seconds {budget:.0f} "
+        f"--shortest-seconds {budget_shortest:.0f}` |\n" for r in rows)
     return head + body + (
         f"\n{len(rows)} rows in {spent:.0f} s. Time budget per row: {budget:.0f} s for the search, then "
         f"{budget_shortest:.0f} s for iterative deepening when the search found a violation or stopped at "
