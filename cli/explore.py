@@ -269,9 +269,10 @@ def parse_bounds(args: argparse.Namespace, protocol: str) -> Bounds:
             continue
         if kind is int:
             try:
-                give(opt, field, int(str(raw)))
+                number = int(str(raw))
             except ValueError:
                 raise ConfigError(opt, raw, "is not an integer") from None
+            give(opt, field, number)
         else:
             give(opt, field, str(raw))
     for opt, field, _text in YES_NO_OPTIONS:

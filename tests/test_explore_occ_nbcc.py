@@ -17,7 +17,7 @@ import pytest
 
 from cli.explore import parse_bounds
 from cli.explore_command import command_of
-from cli.main import build_parser
+from cli.main import build_parser, main
 from model.explore import Bounds, ExploreResult, explore
 from model.explore.counterexample import abbreviate, replay, step_table
 from model.explore.nbcc import NbccBounds
@@ -112,3 +112,10 @@ def test_the_step_table_abbreviates_store_bodies() -> None:
     assert abbreviate({"body": "x" * 81, "n": [3, "y" * 90]}) == {"body": abbreviate("x" * 81),
                                                                   "n": [3, abbreviate("y" * 90)]}
     assert abbreviate("x" * 80) == "x" * 80 and abbreviate("x" * 81) != abbreviate("y" * 81)
+
+
+def test_an_nbcc_option_given_to_occ_is_named_as_not_its_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    # an integer option of another protocol's bounds: refused as such (it once read "is not an integer")
+    code = main(["explore", "--protocol", "occ", "--failed-attempts", "1", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--failed-attempts" in err and "is not a bound of --protocol occ" in err
