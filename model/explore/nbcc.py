@@ -216,6 +216,9 @@ class NbccBounds(Bounds):
                + self.compaction_ms * (self.compactions + 1))
         return 10 * (self.writers + 1) * per
 
+    def models(self) -> str:
+        return f"NBCC: {nbcc_variant(self.variant).follows}"
+
     def derived_json(self) -> dict[str, Any]:
         return {}  # ``variant`` is a field (the lock's is the explorer's own)
 

@@ -21,13 +21,8 @@ from model.cow import explore
 from model.cow.config import CowConfig
 from model.cow.explorer import ExploreResult
 from model.cow.scenario import CowSettings, ExploreScenario
-from model.explore.nbcc import NbccBounds
-from model.explore.occ import OccBounds
 from model.kernel import Workload
-from model.lock_variants import variant as lock_variant
-from model.nbcc.variants import variant as nbcc_variant
 from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink, Transactions
-from model.timeline.variants import commit_variant
 
 EXPLORE = "explore.json"  # the search's result: the object ``hcc explore --json`` prints
 
@@ -170,11 +165,8 @@ class ExplorePlugin:
         settings = config.settings
         if isinstance(settings, CowSettings):
             return "Vanlightly's v5 TLA+ specification of copy-on-write commits (not Hudi's code)"
-        if isinstance(settings, OccBounds):
-            return f"OCC writers: {commit_variant(settings.variant).models()}"
-        if isinstance(settings, NbccBounds):
-            return f"NBCC: {nbcc_variant(settings.variant).follows}"
-        return f"lock provider: {lock_variant(settings.lock().variant).follows}"
+        models: str = settings.models()  # the model explorer's bounds (model/explore) say whose code runs
+        return models
 
     def run(self, config: ExploreScenario, seed: int, sink: Sink | None) -> ModelRun:
         """Run the search (``seed`` and ``sink`` are not used: a search has no randomness, no history)."""
