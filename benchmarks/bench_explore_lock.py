@@ -81,11 +81,11 @@ def row(bounds: Bounds, budget: float, budget_shortest: float) -> dict[str, Any]
                    f"{'' if res.replays_exactly else ' (replay differs!)'}")
     search = seconds - sum(lv["seconds"] for lv in res.deepening)
     kinds = "" if bounds.fault_kinds == Bounds().fault_kinds else f" ({', '.join(bounds.fault_kinds)})"
-    return {"variant": bounds.variant, "writers": bounds.writers, "faults": f"{bounds.faults}{kinds}",
-            "skew_ms": bounds.skew_ms, "verdict": res.verdict, "states": res.states, "depth": res.depth,
-            "seconds": seconds, "search": search, "rate": res.states / search if search else 0.0,
-            "example": example, "proof": proof_of(res), "findings": ", ".join(sorted(res.findings)),
-            "complete": res.complete}
+    return {"bounds": bounds, "variant": bounds.variant, "writers": bounds.writers,
+            "faults": f"{bounds.faults}{kinds}", "skew_ms": bounds.skew_ms, "verdict": res.verdict,
+            "states": res.states, "depth": res.depth, "seconds": seconds, "search": search,
+            "rate": res.states / search if search else 0.0, "example": example, "proof": proof_of(res),
+            "findings": ", ".join(sorted(res.findings)), "complete": res.complete}
 
 
 def rate_of(rows: list[dict[str, Any]]) -> float:
@@ -93,6 +93,17 @@ def rate_of(rows: list[dict[str, Any]]) -> float:
     done = [r for r in rows if r["complete"]]
     seconds = sum(r["search"] for r in done)
     return sum(r["states"] for r in done) / seconds if seconds else 0.0
+
+
+def write_readme(table: str, begin: str, end: str) -> None:
+    """Replace what README.md holds between the markers ``begin`` and ``end`` by ``table`` (atomically)."""
+    text = README.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        sys.exit(f"README.md has no {begin} ... {end} markers")
+    before, rest = text.split(begin, 1)
+    _old, after = rest.split(end, 1)
+    write_atomic(README, f"{before}{begin}\n{table}{end}{after}")
+    print(f"table written to {README}")
 
 
 def markdown(rows: list[dict[str, Any]], budget: float, budget_k2: float, budget_shortest: float) -> str:
@@ -161,13 +172,7 @@ def main() -> None:
     print()
     print(table)
     if args.readme:
-        text = README.read_text(encoding="utf-8")
-        if BEGIN not in text or END not in text:
-            sys.exit(f"README.md has no {BEGIN} ... {END} markers")
-        before, rest = text.split(BEGIN, 1)
-        _old, after = rest.split(END, 1)
-        write_atomic(README, f"{before}{BEGIN}\n{table}{END}{after}")
-        print(f"table written to {README}")
+        write_readme(table, BEGIN, END)
 
 
 if __name__ == "__main__":

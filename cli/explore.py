@@ -91,6 +91,8 @@ BOUND_OPTIONS: tuple[tuple[str, str, type, str], ...] = (
     ("--rows", "rows", int, "nbcc: rows per batch (default 1)"),
     ("--buckets", "buckets", int, "nbcc: file groups (bucket index, default 1)"),
     ("--compactions", "compactions", int, "nbcc: compactions scheduled (default 0)"),
+    ("--failed-attempts", "failed_attempts", int,
+     "nbcc: attempts of w1's last batch that fail after their logs (default 0)"),
     ("--compaction-ms", "compaction_ms", int, "nbcc: first compaction's instant and gap (1000)"),
 )
 YES_NO_OPTIONS = (
@@ -267,9 +269,10 @@ def parse_bounds(args: argparse.Namespace, protocol: str) -> Bounds:
             continue
         if kind is int:
             try:
-                give(opt, field, int(str(raw)))
+                number = int(str(raw))
             except ValueError:
                 raise ConfigError(opt, raw, "is not an integer") from None
+            give(opt, field, number)
         else:
             give(opt, field, str(raw))
     for opt, field, _text in YES_NO_OPTIONS:

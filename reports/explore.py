@@ -1,6 +1,7 @@
-"""The report of a model-checking run (``explore.json``: the object ``hcc explore --json`` prints, and the
-lock explorer's, with the same key names): the configuration, the state counts and depth, and the
-counterexample as a step table (one row per state of the shortest trace)."""
+"""The report of a model-checking run (``explore.json``: the object ``hcc explore --json`` prints for the
+specification and for the model explorers of the lock, OCC and NBCC, with the same key names): the
+configuration, the state counts and depth, and the counterexample as a step table (one row per state of
+the shortest trace)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def steps_table(steps: list[dict[str, Any]]) -> pd.DataFrame:
 
 def search_counts(ex: dict[str, Any]) -> str:
     """What the search counted beside its distinct states: the copy-on-write explorer its generated states
-    and whether symmetry reduced them, the lock explorer its transitions and runs."""
+    and whether symmetry reduced them, the model explorers (lock, OCC, NBCC) their transitions and runs."""
     if ex["model"] == "cow":
         return (f"{ex['generated']} generated, symmetry reduction "
                 f"{'on' if ex['symmetry'] else 'off'}")

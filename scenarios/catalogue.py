@@ -103,11 +103,11 @@ def _explore_settings(raw: dict[str, Any]) -> Any:
     model = raw.get("model", "cow")
     if model == "cow":
         return loader.build(CowSettings, raw, "explore")
-    if model == "lock":
-        from model.explore import config_from_dict  # the lock explorer (model/explore)
+    from model.explore.protocols import PROTOCOLS, config_from_dict  # the model explorers (model/explore)
 
-        return config_from_dict({k: v for k, v in raw.items() if k != "model"})
-    raise ConfigError("explore.model", model, "must be cow or lock")
+    if model in PROTOCOLS:  # lock, occ, nbcc: the keys are the bounds' fields (hcc explore's options)
+        return config_from_dict(raw)
+    raise ConfigError("explore.model", model, f"must be one of cow, {', '.join(PROTOCOLS)}")
 
 
 def _explore(raw: dict[str, Any]) -> ExploreScenario:
@@ -130,7 +130,7 @@ def _explore(raw: dict[str, Any]) -> ExploreScenario:
 def _explore_toml(scenario: ExploreScenario) -> str:
     settings = scenario.settings
     table = (loader.to_dict(settings) if isinstance(settings, CowSettings) else
-             {"model": "lock", **{k: v for k, v in settings.to_json().items() if v is not None}})
+             {"model": settings.protocol, **{k: v for k, v in settings.to_json().items() if v is not None}})
     common = {k: v for k, v in loader.to_dict(scenario).items() if k != "settings"}
     return tomli_w.dumps({"protocol": "explore", **common, "explore": table})
 

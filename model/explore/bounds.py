@@ -35,6 +35,7 @@ from model.config import (
 from model.history import Event
 from model.kernel import Workload
 from model.lock_variants import VARIANTS
+from model.lock_variants import variant as lock_variant
 from model.objectstore import StoredObject
 from model.sim import SimWorld
 from model.workloads.lock import LockWorkload
@@ -324,6 +325,10 @@ class Bounds:
         _require(self.max_states is None or self.max_states > 0, "max_states", self.max_states, "must be > 0")
         _require(self.max_seconds is None or self.max_seconds > 0, "max_seconds", self.max_seconds,
                  "must be > 0")
+
+    def models(self) -> str:
+        """Whose code an exploration of these bounds runs (a catalogue entry's ``models`` line)."""
+        return f"lock provider: {lock_variant(self.lock().variant).follows}"
 
     def derived_json(self) -> dict[str, Any]:
         """What :meth:`to_json` adds to the fields for this protocol: the lock's variant (a base scenario's,

@@ -13,6 +13,7 @@ of the steps and the latencies of the hops a ``schedule`` (``model.config.Schedu
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
@@ -142,10 +143,27 @@ def replays_exactly(scenario: Any, replayed: Replayed) -> tuple[bool, int | None
 # ---- the step table ----------------------------------------------------------------------------------
 
 
+LONG = 80  # a string in an event's value longer than this (a store body: Avro, JSON, properties) is digested
+
+
+def abbreviate(value: Any) -> Any:
+    """``value`` with every string longer than :data:`LONG` characters replaced by its length and a digest
+    (``<742 chars sha256:1a2b3c4d5e6f>``), in nested lists and dicts too: a counterexample's step table
+    stays readable, and two bodies that differ still read differently.  The whole bodies are in the
+    history of the scenario that replays the path (``hcc explore --out FILE``, then ``hcc run FILE``)."""
+    if isinstance(value, str) and len(value) > LONG:
+        return f"<{len(value)} chars sha256:{hashlib.sha256(value.encode()).hexdigest()[:12]}>"
+    if isinstance(value, dict):
+        return {k: abbreviate(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [abbreviate(v) for v in value]
+    return value
+
+
 def _short(value: Any) -> str:
     if not isinstance(value, dict):
-        return "" if value is None else str(value)
-    keep = {k: (v[:8] if isinstance(v, str) and len(v) == 36 else v) for k, v in value.items()
+        return "" if value is None else str(abbreviate(value))
+    keep = {k: (v[:8] if isinstance(v, str) and len(v) == 36 else abbreviate(v)) for k, v in value.items()
             if k not in ("version", "token", "attempts", "ambiguous")}
     return json.dumps(keep, separators=(",", ":"))
 
@@ -154,7 +172,8 @@ def step_table(replayed: Replayed) -> list[dict[str, Any]]:
     """The history of a replayed path with the explorer's decisions between its events.
 
     Each row: ``time`` (true ms), ``who`` (process), ``what`` (the event, or ``decide`` with the
-    option taken) and ``detail``.
+    option taken) and ``detail`` (the event's value, store bodies abbreviated by :func:`abbreviate`: the step
+    table printed by ``hcc explore`` and its ``--json`` counterexample alike).
     """
     rows: list[dict[str, Any]] = []
     decisions = list(replayed.run.decisions)

@@ -13,8 +13,10 @@ pauses, crashes) and the NBCC checkers judge the table every run leaves: file sl
 snapshot and time travel show and incremental reads.
 
 What the bounds fix: the plan (:meth:`NbccBounds.table_plan`: who writes which rows when, the
-compaction slots), no planned failures (a deltacommit fails when a fault makes it fail), every
-writer starting at 0.  The plan names absolute instants (compaction slots), so a state here is also
+compaction slots), the planned failures (``failed_attempts``: the first attempts of writer ``w1``'s
+last batch fail after writing their logs, as the simulated world's ``fail_prob`` makes a batch fail
+part-way; by default none, and a deltacommit fails only when a fault makes it fail), every writer
+starting at 0.  The plan names absolute instants (compaction slots), so a state here is also
 *when* it is (``absolute_time``): no merging of states met at other times.  "holds" covers this
 plan and these faults only.  A found run replays as an NBCC scenario with the plan given in full
 (``plan_given``) and the schedule (``hcc run FILE``).
@@ -74,6 +76,7 @@ class NbccBounds(Bounds):
     rows: int = 1
     buckets: int = 1
     compactions: int = 0
+    failed_attempts: int = 0  # w1's last batch: this many attempts fail after writing their logs
     compaction_ms: int = 1_000
     heartbeat_ms: int = 1_000
     heartbeat_misses: int = -1
@@ -102,11 +105,17 @@ class NbccBounds(Bounds):
     def table_plan(self) -> TablePlan:
         """The plan of every explored run: writer ``i`` writes, in batch ``b``, the keys of
         :meth:`batch_keys` with ordering values ``100 i + 10 b + j`` (every writer writes the same keys, so
-        file groups are shared)."""
+        file groups are shared); the first ``failed_attempts`` attempts of writer 1's last batch fail after
+        writing every log of the batch (the batch is then retried as a new deltacommit)."""
         keys = self.batch_keys()
+
+        def failures(i: int, b: int) -> tuple[int, ...]:
+            logs = len({bucket_of(f"k{key}", self.buckets) for key in keys[b]})  # one log per file group
+            return (logs,) * self.failed_attempts if (i, b) == (1, self.batches - 1) else ()
+
         writers = tuple(
             WriterPlan(tuple(BatchPlan(tuple((key, 100 * i + 10 * b + j) for j, key in enumerate(keys[b])),
-                                       work_ms=self.work_ms, think_ms=self.think_ms)
+                                       work_ms=self.work_ms, think_ms=self.think_ms, failures=failures(i, b))
                              for b in range(self.batches)), start_ms=0)
             for i in range(1, self.writers + 1))
         slots = tuple(CompactionSlot(self.compaction_ms * (n + 1), None, self.work_ms)
@@ -207,6 +216,9 @@ class NbccBounds(Bounds):
                + self.compaction_ms * (self.compactions + 1))
         return 10 * (self.writers + 1) * per
 
+    def models(self) -> str:
+        return f"NBCC: {nbcc_variant(self.variant).follows}"
+
     def derived_json(self) -> dict[str, Any]:
         return {}  # ``variant`` is a field (the lock's is the explorer's own)
 
@@ -215,7 +227,8 @@ class NbccBounds(Bounds):
         listing = "on" if self.metadata_table else "off"
         return (f"protocol=nbcc variant={self.variant} metadata_table={listing} "
                 f"writers={self.writers} batches={self.batches} rows={self.rows} buckets={self.buckets} "
-                f"compactions={self.compactions} faults={self.faults} kinds={kinds} tick={self.tick()}ms")
+                f"compactions={self.compactions} failed_attempts={self.failed_attempts} faults={self.faults} "
+                f"kinds={kinds} tick={self.tick()}ms")
 
     def validate(self) -> None:
         _require(self.variant in NBCC_VARIANTS, "variant", self.variant,
@@ -224,6 +237,8 @@ class NbccBounds(Bounds):
         for name in ("batches", "rows", "buckets"):
             _require(1 <= getattr(self, name) <= 4, name, getattr(self, name), "must be between 1 and 4")
         _require(0 <= self.compactions <= 3, "compactions", self.compactions, "must be between 0 and 3")
+        _require(0 <= self.failed_attempts <= 2, "failed_attempts", self.failed_attempts,
+                 "must be between 0 and 2")
         _require(self.compaction_ms > 0, "compaction_ms", self.compaction_ms, "must be > 0")
         _require(self.heartbeat_ms >= 1000, "heartbeat_ms", self.heartbeat_ms,
                  "must be >= 1000 (HoodieHeartbeatClient refuses less than a second)")

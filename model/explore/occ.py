@@ -35,7 +35,7 @@ from model.lock_variants import VARIANTS as LOCK_VARIANTS
 from model.objectstore import StoredObject
 from model.timeline.config import CC_MODES, TIMELINE_CHECKERS, TimelineConfig, TimelineScenario
 from model.timeline.run import simulate_timeline, timeline_workload
-from model.timeline.variants import COMMIT_VARIANTS
+from model.timeline.variants import COMMIT_VARIANTS, commit_variant
 
 # consistent reads (a committed write lost, a read that misses one) and duplicate keys across file groups
 DEFAULT_CHECKERS = ("consistent-read", "duplicate-key")
@@ -122,6 +122,9 @@ class OccBounds(Bounds):
         the write job's work."""
         poll: int = self.lock().poll_ms
         return 2 * (self.max_skew_ms + poll) + self.work_ms + self.tick()
+
+    def models(self) -> str:
+        return f"OCC writers: {commit_variant(self.variant).models()}"
 
     def derived_json(self) -> dict[str, Any]:
         return {}  # ``variant`` is a field (the lock's is the explorer's own)

@@ -1,6 +1,7 @@
 """The ``explore`` protocol: an exhaustive search within bounds, the one its ``[explore]`` table names
-(``model = "cow"``: Vanlightly's copy-on-write specification, ``model/cow/``; ``model = "lock"``: the
-lock explorer over the runtime kernel, ``model/explore/``).
+(``model = "cow"``: Vanlightly's copy-on-write specification, ``model/cow/``; ``model = "lock"``, ``"occ"``
+or ``"nbcc"``: the explorer of the model's own code over the runtime kernel, ``model/explore/``, with the
+keys of ``hcc explore --protocol``'s bounds).
 
 The result is the JSON object ``hcc explore --json`` prints (verdict, distinct states, depth,
 seconds, the shortest counterexample as steps); the gate reads the counts from the metrics
@@ -21,7 +22,6 @@ from model.cow.config import CowConfig
 from model.cow.explorer import ExploreResult
 from model.cow.scenario import CowSettings, ExploreScenario
 from model.kernel import Workload
-from model.lock_variants import variant as lock_variant
 from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink, Transactions
 
 EXPLORE = "explore.json"  # the search's result: the object ``hcc explore --json`` prints
@@ -34,10 +34,10 @@ GATE_METRICS: Mapping[str, GateMetric] = {
 
 
 class ExploreFile(TypedDict):
-    """``explore.json``: the search's result, the object ``hcc explore --json`` (``model = "cow"``) or the
-    lock explorer (``model = "lock"``) prints; open (a search may say more than this)."""
+    """``explore.json``: the search's result, the object ``hcc explore --json`` prints (``model = "cow"``,
+    or the model explorer's ``"lock"``, ``"occ"``, ``"nbcc"``); open (a search may say more than this)."""
 
-    model: Literal["cow", "lock"]
+    model: Literal["cow", "lock", "occ", "nbcc"]
     verdict: str  # holds / ok, violated, or a search stopped before its end
     states: int  # distinct states
     depth: int
@@ -106,15 +106,16 @@ def explore_cow(cfg: CowConfig, symmetry: bool, exact: bool = False,
 
 
 def run_explore(settings: Any) -> dict[str, Any]:
-    """Run the search ``settings`` describe (``CowSettings`` or the lock explorer's) and return its JSON."""
+    """Run the search ``settings`` describe (``CowSettings`` or a model explorer's bounds) and return its
+    JSON."""
     if isinstance(settings, CowSettings):
         cfg = settings.config()
         res, seconds = explore_cow(cfg, settings.symmetry, max_states=settings.max_states or None)
         return cow_result_json(cfg, res, seconds)
-    from model.explore import explore as explore_lock  # the lock explorer (model/explore)
+    from model.explore import explore as explore_model  # the model explorers (model/explore)
 
-    result: dict[str, Any] = explore_lock(settings).to_json()
-    return {"model": "lock", **result}
+    result: dict[str, Any] = explore_model(settings).to_json()
+    return {"model": settings.protocol, **result}
 
 
 def explore_verdict(result: dict[str, Any]) -> Verdict:
@@ -160,11 +161,12 @@ class ExplorePlugin:
         return EntryHead(config.name, config.seed, config.expect, config.description, "search")
 
     def models(self, config: ExploreScenario) -> str:
-        """The specification searched, or the lock variant's Hudi release."""
+        """The specification searched, or whose code the model explorer runs (the variant's release)."""
         settings = config.settings
         if isinstance(settings, CowSettings):
             return "Vanlightly's v5 TLA+ specification of copy-on-write commits (not Hudi's code)"
-        return f"lock provider: {lock_variant(settings.lock().variant).follows}"
+        models: str = settings.models()  # the model explorer's bounds (model/explore) say whose code runs
+        return models
 
     def run(self, config: ExploreScenario, seed: int, sink: Sink | None) -> ModelRun:
         """Run the search (``seed`` and ``sink`` are not used: a search has no randomness, no history)."""
