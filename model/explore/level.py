@@ -34,6 +34,7 @@ deepening, ``deepen.py``) stay with the depth-first search.
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -266,7 +267,13 @@ def expand_batch(task: Task, nodes: Sequence[Node], deadline: float | None) -> l
     if expander is None:
         _cached.clear()
         expander = _cached[ident] = Expander(task)
-    return expander.expand_all(nodes, deadline)
+    out = expander.expand_all(nodes, deadline)
+    # equal keys as one object: pickled once per batch, and fingerprinted once by the coordinator
+    interned: dict[Hashable, Hashable] = {}
+    for exp in out:
+        exp.arrivals = [a if interned.setdefault(a.key, a.key) is a.key else
+                        dataclasses.replace(a, key=interned[a.key]) for a in exp.arrivals]
+    return out
 
 
 class Pool(Protocol):
@@ -331,8 +338,9 @@ class LevelSearch:
                 self.halt = "incomplete"
             before = len(self.seen)
             nxt: dict[Hashable, _Next] = {}
+            fps: dict[int, Hashable] = {}  # id of a key object -> its fingerprint (keys are interned per batch)
             for (key, node), exp in zip(level, expansions, strict=False):
-                self._merge(key, node, exp, nxt)
+                self._merge(key, node, exp, nxt, fps)
             level = []
             for key, n in nxt.items():
                 known = self.seen[key]
@@ -351,7 +359,8 @@ class LevelSearch:
             return "violated"
         return self.halt or "holds"
 
-    def _merge(self, key: Hashable, node: Node, exp: Expanded, nxt: dict[Hashable, _Next]) -> None:
+    def _merge(self, key: Hashable, node: Node, exp: Expanded, nxt: dict[Hashable, _Next],
+               fps: dict[int, Hashable]) -> None:
         """One expansion into the search: counts, violations, the node's explored steps, its arrivals."""
         for name in self.counts:
             mine = getattr(exp, name)
@@ -367,7 +376,9 @@ class LevelSearch:
                 known.ample = exp.ample
         edges = self.edges.setdefault(key, [])
         for a in exp.arrivals:
-            fp = a.key if self.exact else hash(a.key)  # a 64-bit fingerprint, as the depth-first search keeps
+            fp = fps.get(id(a.key))
+            if fp is None:  # a 64-bit fingerprint, as the depth-first search keeps
+                fp = fps[id(a.key)] = a.key if self.exact else hash(a.key)
             edges.append((fp, a.segment))
             have = nxt.get(fp)
             if have is not None:
