@@ -63,10 +63,20 @@ Segment = tuple[Choice, ...]
 
 @dataclass(frozen=True)
 class Task:
-    """What every expansion of one search shares (shipped to workers once per batch)."""
+    """What every expansion of one search shares (shipped to workers once per batch).
+
+    ``probe``: the coordinator's ``hash`` of :data:`PROBE` (None: it wants whole keys, ``exact``).  A worker
+    whose own hash of it is the same shares the coordinator's hash secret (a process forked from it, or
+    one ``PYTHONHASHSEED``), so its ``hash`` of a key (nested tuples of strings, bytes and numbers) is the
+    coordinator's, and it returns that 64-bit fingerprint instead of the key; any other returns keys.
+    """
 
     bounds: Bounds
     reductions: Reductions
+    probe: int | None = None
+
+
+PROBE = "hcc explore: does this process hash strings as the coordinator does?"
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,7 @@ class Expanded:
     explored: frozenset[StepInfo] = frozenset()
     ample: frozenset[StepInfo] | None = None
     arrivals: list[Arrival] = field(default_factory=list)
+    fingerprinted: bool = False  # the arrivals' keys are fingerprints (see ``Task.probe``)
     bad: list[tuple[Segment, Violation, int]] = field(default_factory=list)
     findings: list[tuple[Segment, Violation, int]] = field(default_factory=list)
     runs: int = 0
@@ -268,6 +279,11 @@ def expand_batch(task: Task, nodes: Sequence[Node], deadline: float | None) -> l
         _cached.clear()
         expander = _cached[ident] = Expander(task)
     out = expander.expand_all(nodes, deadline)
+    if task.probe is not None and hash(PROBE) == task.probe:
+        for exp in out:
+            exp.arrivals = [dataclasses.replace(a, key=hash(a.key)) for a in exp.arrivals]
+            exp.fingerprinted = True
+        return out
     # equal keys as one object: pickled once per batch, and fingerprinted once by the coordinator
     interned: dict[Hashable, Hashable] = {}
     for exp in out:
@@ -338,7 +354,7 @@ class LevelSearch:
                 self.halt = "incomplete"
             before = len(self.seen)
             nxt: dict[Hashable, _Next] = {}
-            fps: dict[int, Hashable] = {}  # id of a key object -> its fingerprint (keys are interned per batch)
+            fps: dict[int, Hashable] = {}  # id of a key object -> its fingerprint (keys interned per batch)
             for (key, node), exp in zip(level, expansions, strict=False):
                 self._merge(key, node, exp, nxt, fps)
             level = []
@@ -376,7 +392,7 @@ class LevelSearch:
                 known.ample = exp.ample
         edges = self.edges.setdefault(key, [])
         for a in exp.arrivals:
-            fp = fps.get(id(a.key))
+            fp = a.key if exp.fingerprinted else fps.get(id(a.key))
             if fp is None:  # a 64-bit fingerprint, as the depth-first search keeps
                 fp = fps[id(a.key)] = a.key if self.exact else hash(a.key)
             edges.append((fp, a.segment))
@@ -428,11 +444,12 @@ def search_levels(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, pool:
     if not reductions.hashing:
         raise ValueError("the level-by-level search needs state hashing (reductions.hashing=False given)")
     started = time.perf_counter()
-    search = LevelSearch(Task(bounds, reductions), pool or InProcess(), max_states=max_states,
-                         max_seconds=max_seconds, first=first, exact=exact, progress=progress)
+    task = Task(bounds, reductions, None if exact else hash(PROBE))
+    search = LevelSearch(task, pool or InProcess(), max_states=max_states, max_seconds=max_seconds,
+                         first=first, exact=exact, progress=progress)
     search.run()
     return search.result(time.perf_counter() - started)
 
 
-__all__ = ["Arrival", "Expanded", "Expander", "InProcess", "LevelSearch", "Node", "Pool", "Task",
+__all__ = ["PROBE", "Arrival", "Expanded", "Expander", "InProcess", "LevelSearch", "Node", "Pool", "Task",
            "expand_batch", "search_levels"]
