@@ -26,6 +26,13 @@ Reductions: state hashing and symmetry as in the depth-first search.  Partial-or
   key); a state met again in a later level is expanded again only for the steps of its ample set that
   are awake now and were not explored (Godefroid's sleep sets with state caching).
 
+What remains redundant, and its cost: no state is expanded twice in one level, but every expansion runs
+its node's path again from the start, where the depth-first search goes on with the run that reached a
+state for its first option: one run more per expanded node (fenced N = 2, K = 1: 10,424 runs against
+5,830), so one process takes 1.3-1.9 times the depth-first search's time on the lock table's rows
+(``benchmarks/bench_explore_parallel.py``).  Parking runs at their arrivals would save it only in the
+process that made them (a generator cannot be sent), and forking a run costs more than a replay.
+
 With partial-order reduction on, the distinct states are not the depth-first search's (which states a
 reduced search meets depends on its order); with it off both count the reachable states, and a complete
 search's Dijkstra path is a shortest one, as the depth-first search proves it.  Depth bounds (iterative
