@@ -17,6 +17,12 @@ FILE`` the protocol's scenario TOML that ``hcc run FILE`` replays exactly in sim
 applies to the protocols whose bounds have it); their defaults are the README tables' bounds.
 ``hcc explore-lock`` is ``hcc explore --protocol lock``.
 
+``--jobs N`` (worker processes on this machine) and ``--master URL`` (Spark: ``local[*]``, standalone
+``spark://host:7077``, YARN, Kubernetes) run the search level by level, breadth-first by hashed states
+(``model/explore/level.py``): the same verdict, distinct states and shortest counterexample for every
+N and every master (with ``--no-por``, the depth-first search's states too).  Without them the search
+is depth-first in this process.
+
 Exit codes: 0 holds, 1 violated, 2 bad input (the message names the option and the value), 3 stopped
 by ``--max-states`` or ``--max-seconds`` before the search was complete.
 """
@@ -34,8 +40,10 @@ from typing import Any
 import tomli_w
 
 from cli.options import add_json, add_quiet
+from engines.explore_pool import make_pool
 from engines.progress import Steps
 from engines.rundir import write_atomic
+from engines.spark import SparkUnavailable
 from model.config import ConfigError, Scenario
 from model.cow import CC, CowConfig, CowConfigError
 from model.explore import Bounds, ExploreResult, Found, Reductions, explore
@@ -126,6 +134,14 @@ def add_bound_options(p: argparse.ArgumentParser, lock_only: bool = False) -> No
     p.add_argument("--scenario", default=None, metavar="FILE",
                    help="lock: take lock, storage and workload from this scenario (catalogue name or path)")
     p.add_argument("--no-hashing", action="store_true", help="do not merge runs that reach one state")
+    p.add_argument("--jobs", default=None, metavar="N",
+                   help="search level by level (breadth-first by hashed states) in N worker processes "
+                        "(1: this process) instead of depth-first: the same verdict, distinct states and "
+                        "shortest counterexample for every N; needs hashing (with --no-por its states are "
+                        "the depth-first search's; with partial-order reduction they may differ)")
+    p.add_argument("--master", default=None, metavar="URL",
+                   help="the level-by-level search of --jobs on Spark: local[*], spark://host:7077, yarn, "
+                        "k8s://... (one Spark job per level; the project's code is shipped as the sweeps do)")
     p.add_argument("--no-por", action="store_true", help="no partial-order reduction (ample and sleep sets)")
     p.add_argument("--first", action="store_true", help="stop at the first violation (not a shortest one)")
     p.add_argument("--shortest", action="store_true",
@@ -359,6 +375,10 @@ def run_bounds(args: argparse.Namespace, protocol: str, command: str = "hcc expl
         max_states = _limit(args.max_states, "--max-states", int)
         max_seconds = _limit(args.max_seconds, "--max-seconds", float)
         shortest_seconds = _limit(args.shortest_seconds, "--shortest-seconds", float)
+        jobs = _limit(args.jobs, "--jobs", int)
+        if (jobs is not None or args.master is not None) and args.no_hashing:
+            opt, val = ("--master", args.master) if args.master is not None else ("--jobs", args.jobs)
+            raise ConfigError(opt, val, "the level-by-level search needs state hashing (drop --no-hashing)")
     except ConfigError as e:
         return _fail(str(e), command)
     reductions = Reductions(hashing=not args.no_hashing, symmetry=not args.no_symmetry, por=not args.no_por)
@@ -373,9 +393,18 @@ def run_bounds(args: argparse.Namespace, protocol: str, command: str = "hcc expl
         steps.status(f"{which}: {states:,} states, {points:,} decision points, {runs:,} runs so far")
 
     started = time.perf_counter()
-    with steps.part("search", done=lambda: res.verdict):
-        res = explore(bounds, reductions, max_states=max_states, max_seconds=max_seconds, first=args.first,
-                      shortest=args.shortest, shortest_seconds=shortest_seconds, progress=progress)
+    try:
+        pool = make_pool(jobs, args.master)
+    except SparkUnavailable as e:
+        return _fail(f"--master {args.master}: {e}", command)
+    try:
+        with steps.part("search", done=lambda: res.verdict):
+            res = explore(bounds, reductions, max_states=max_states, max_seconds=max_seconds,
+                          first=args.first, shortest=args.shortest, shortest_seconds=shortest_seconds,
+                          progress=progress, pool=pool)
+    finally:
+        if pool is not None:
+            pool.close()
     seconds = time.perf_counter() - started
     out: dict[str, Any] = result_json(res, seconds)
     plan = bounds.plan()
@@ -427,6 +456,7 @@ def run(args: argparse.Namespace) -> int:
         model_only = [o for o in [*(b[0] for b in BOUND_OPTIONS), "--metadata-table"]
                       if getattr(args, o[2:].replace("-", "_"), None) is not None
                       and o not in ("--writers", "--keys", "--file-groups", "--ops", "--cc")]
+        model_only += [o for o in ("--jobs", "--master") if getattr(args, o[2:]) is not None]
         if model_only:
             return _fail(f"{model_only[0]}: is not an option of --protocol cow (the specification)")
         return run_cow(args)

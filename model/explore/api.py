@@ -7,13 +7,15 @@ from collections.abc import Callable
 from model.explore.bounds import Bounds, Reductions
 from model.explore.counterexample import replay, replays_exactly, scenario_of, step_table
 from model.explore.deepen import deepen
+from model.explore.level import Pool, search_levels
 from model.explore.search import ExploreResult, search_bounds
 
 
 def explore(config: Bounds, reductions: Reductions | None = None, *, max_states: int | None = None,
             max_seconds: float | None = None, first: bool = False, exact: bool = False,
             shortest: bool = False, shortest_seconds: float | None = None,
-            progress: Callable[[int, int, int], None] | None = None) -> ExploreResult:
+            progress: Callable[[int, int, int], None] | None = None,
+            pool: Pool | None = None) -> ExploreResult:
     """Explore every run the configuration bounds; the result (``to_json()``) has the verdict and counts.
 
     ``config`` comes from :class:`Bounds` or :func:`~model.explore.bounds.config_from_dict`; the
@@ -27,11 +29,20 @@ def explore(config: Bounds, reductions: Reductions | None = None, *, max_states:
     budget, or partial-order reduction pruned orders of steps) or found none before its budget,
     iterative deepening (``model.explore.deepen``, budget ``shortest_seconds``, default
     ``max_seconds``) proves one shortest, or a lower bound (``result.lower_bound``).
+
+    ``pool``: search level by level (``model.explore.level``), the levels expanded by the pool
+    (``model.explore.level.InProcess``, or ``engines.explore_pool``'s processes or Spark); the same
+    verdict, states and counterexample whatever the pool.  Iterative deepening stays depth-first.
     """
     red = config.reductions if reductions is None else reductions
     budget = config.max_seconds if max_seconds is None else max_seconds
-    res = search_bounds(config, red, max_states=config.max_states if max_states is None else max_states,
-                        max_seconds=budget, first=first, exact=exact, progress=progress)
+    states = config.max_states if max_states is None else max_states
+    if pool is None:
+        res = search_bounds(config, red, max_states=states, max_seconds=budget, first=first, exact=exact,
+                            progress=progress)
+    else:
+        res = search_levels(config, red, pool, max_states=states, max_seconds=budget, first=first,
+                            exact=exact, progress=progress)
     if shortest and not first and not res.shortest_proved and (res.found is not None or not res.complete):
         deep = deepen(config, red, below=res.counterexample_length, exact=exact, progress=progress,
                       max_seconds=budget if shortest_seconds is None else shortest_seconds)

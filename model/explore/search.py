@@ -416,33 +416,43 @@ class Search:
 
     def shortest(self, bad: list[tuple[Hashable, tuple[Choice, ...], Violation, int]]) -> Found | None:
         """A shortest path (fewest decisions) through the graph of states to one of ``bad``'s steps."""
-        if not bad:
-            return None
-        dist: dict[Hashable, int] = {ROOT: 0}
-        back: dict[Hashable, tuple[Hashable, tuple[Choice, ...]]] = {}
-        heap: list[tuple[int, int, Hashable]] = [(0, 0, ROOT)]
-        tie = itertools.count(1)
-        while heap:
-            d, _, node = heapq.heappop(heap)
-            if d > dist.get(node, d):
-                continue
-            for nxt, seg in self.edges.get(node, ()):
-                nd = d + len(seg)
-                if nd < dist.get(nxt, nd + 1):
-                    dist[nxt] = nd
-                    back[nxt] = (node, seg)
-                    heapq.heappush(heap, (nd, next(tie), nxt))
-        reachable = (x for x in bad if x[0] in dist)
-        best = min(reachable, key=lambda x: (dist[x[0]] + len(x[1]), x[3]), default=None)
-        if best is None:
-            return None
-        anchor, seg, violation, at = best
-        path: list[tuple[Choice, ...]] = [seg]
-        node = anchor
-        while node != ROOT:
-            node, s = back[node]
-            path.append(s)
-        return Found(violation, tuple(c for s in reversed(path) for c in s), at)
+        return shortest_path(self.edges, bad)
+
+
+Edges = dict[Hashable, list[tuple[Hashable, tuple[Choice, ...]]]]  # state -> (next state, the segment to it)
+Bad = tuple[Hashable, tuple[Choice, ...], Violation, int]  # the state above a violation, the segment, when
+
+
+def shortest_path(edges: Edges, bad: list[Bad]) -> Found | None:
+    """A shortest path (fewest decisions) from ``ROOT`` through ``edges`` to one of ``bad``'s steps (Dijkstra,
+    a segment weighing its decisions; ties go to the edge recorded first, then the earliest violation)."""
+    if not bad:
+        return None
+    dist: dict[Hashable, int] = {ROOT: 0}
+    back: dict[Hashable, tuple[Hashable, tuple[Choice, ...]]] = {}
+    heap: list[tuple[int, int, Hashable]] = [(0, 0, ROOT)]
+    tie = itertools.count(1)
+    while heap:
+        d, _, node = heapq.heappop(heap)
+        if d > dist.get(node, d):
+            continue
+        for nxt, seg in edges.get(node, ()):
+            nd = d + len(seg)
+            if nd < dist.get(nxt, nd + 1):
+                dist[nxt] = nd
+                back[nxt] = (node, seg)
+                heapq.heappush(heap, (nd, next(tie), nxt))
+    reachable = (x for x in bad if x[0] in dist)
+    best = min(reachable, key=lambda x: (dist[x[0]] + len(x[1]), x[3]), default=None)
+    if best is None:
+        return None
+    anchor, seg, violation, at = best
+    path: list[tuple[Choice, ...]] = [seg]
+    node = anchor
+    while node != ROOT:
+        node, s = back[node]
+        path.append(s)
+    return Found(violation, tuple(c for s in reversed(path) for c in s), at)
 
 
 def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, max_states: int | None = None,
