@@ -8,8 +8,10 @@ function of the node alone (:class:`Expander`).  Expanding a node runs its path 
 (generators cannot be copied), then explores every option left at its point, following the decisions
 below it that have no state key (a fault, a pause, a root decision; a step with one option left)
 depth-first, as the depth-first search does, to the next hashed points (the arrivals), the ends of
-runs and the violations.  An expansion returns whole state keys, not fingerprints: Python's hash of a
-string differs from process to process, so only the coordinator fingerprints.
+runs and the violations.  An expansion returns 64-bit fingerprints of the state keys only when its
+process hashes as the coordinator does (this process, forked workers); elsewhere (Spark executors:
+Python's hash of a string differs from process to process) it returns whole keys, which the coordinator
+fingerprints.
 
 The coordinator (:class:`LevelSearch`) merges a level's expansions in the order of its nodes (never in
 the order they finish): a key's first arrival in that order is its node's path; edges between hashed
