@@ -52,16 +52,17 @@ from typing import Any, Protocol
 
 from model.checkers.verdict import Violation
 from model.explore.bounds import ALL_REDUCTIONS, Bounds, Reductions
-from model.explore.run import Run, StepInfo, Stop, Unbounded
+from model.explore.run import Run, StepInfo, Stop
 from model.explore.search import (
     ROOT,
     Bad,
     Choice,
+    DepthFirst,
     Edges,
     ExploreResult,
     Found,
+    Frame,
     ample,
-    independent,
     judge,
     shortest_path,
 )
@@ -131,22 +132,17 @@ class Expanded:
 
 
 @dataclass
-class _Frame:
-    """A decision point below the node, with what is left to explore there (as ``search._Frame``)."""
+class _Frame(Frame):
+    """A decision point below the node (``names``: the node's key's, else concrete names)."""
 
-    prefix: tuple[int, ...]
-    trail: int
-    kind: str
-    todo: list[int]
-    steps: list[StepInfo]
-    canon: list[StepInfo]
-    asleep: frozenset[StepInfo]
-    done: list[StepInfo]
-    names: dict[str, str]
-    anchor: bool  # the node's own point (its steps are named by its key)
+    at_node: bool  # the node's own point (its steps are named by its key)
+
+    @property
+    def anchored(self) -> bool:
+        return self.at_node
 
 
-class Expander:
+class Expander(DepthFirst[_Frame]):
     """Expands nodes in this process: the ``Driver`` of the runs of one expansion (see the module doc)."""
 
     def __init__(self, task: Task) -> None:
@@ -169,57 +165,26 @@ class Expander:
     def expand(self, node: Node) -> Expanded:
         """Expand one node."""
         self.node = node
-        self.out = Expanded()
-        self.stack: list[_Frame] = []
-        self.trail: list[Choice] = []  # the decisions from the node's point
-        self.asleep: frozenset[StepInfo] = frozenset()
+        self.out = out = Expanded()
+        self.stack = []
+        self.trail = []  # the decisions from the node's point
+        self.asleep = frozenset()
+        self.runs = self.transitions = self.depth = self.reached = 0
+        self.depth_base = len(node.path)
         self.at_node = node.names is not None
-        self._go(node.path)
-        while self.stack and not self.out.stopped:
-            frame = self.stack[-1]
-            if not frame.todo:
-                self.stack.pop()
-                continue
-            i = self._take(frame)
-            self._go((*frame.prefix, i))
-        return self.out
+        self._walk(node.path)
+        out.runs, out.transitions, out.depth = self.runs, self.transitions, self.depth
+        out.reached = self.reached
+        return out
 
-    def _go(self, path: tuple[int, ...]) -> None:
-        self.out.runs += 1
-        run = Run(self.plan, path, self, self.reductions)
-        try:
-            end = run.go()
-        except Unbounded as e:
-            self._record(Violation("liveness", str(e), (), {"guard_ms": run.guard}), [], run.now())
-            return
-        if end is not None:
-            self.out.reached = max(self.out.reached, end.time)
-            violation, found = judge(self.plan, end.events, run.objects, run.gap(end.time), run.stuck())
-            self._record(violation, found, end.time)
+    def _stopped(self) -> bool:
+        return self.out.stopped
 
     def _record(self, violation: Violation | None, found: list[Violation], now: int) -> None:
         segment = tuple(self.trail)
         if violation is not None:
             self.out.bad.append((segment, violation, now))
         self.out.findings.extend((segment, f, now) for f in found)
-
-    def _take(self, frame: _Frame) -> int:
-        """Take the next option of ``frame`` (as ``Search._take``)."""
-        i = frame.todo.pop(0)
-        self.out.transitions += 1
-        del self.trail[frame.trail:]
-        if frame.kind == "step":
-            step = frame.steps[i]
-            if self.reductions.por:
-                self.asleep = frozenset(z for z in (*frame.asleep, *frame.done) if independent(z, step))
-            frame.done.append(step)
-            named = frame.canon[i] if frame.canon else step.renamed(frame.names)
-            self.trail.append(Choice("step", i, named, frame.anchor))
-        else:
-            self.asleep = frame.asleep
-            self.trail.append(Choice(frame.kind, i))
-        self.out.depth = max(self.out.depth, len(self.node.path) + len(self.trail))
-        return i
 
     def _push(self, frame: _Frame) -> int:
         if not frame.todo:
@@ -231,7 +196,7 @@ class Expander:
         """A decision past the replayed path: the node's own point, or a point below it."""
         out = self.out
         out.points += 1
-        out.reached = max(out.reached, run.now())
+        self.reached = max(self.reached, run.now())
         if self.deadline is not None and time.time() > self.deadline:
             out.stopped = True
             raise Stop()

@@ -46,7 +46,7 @@ import itertools
 import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from model.checkers.verdict import Violation
 from model.config import Scenario
@@ -216,24 +216,111 @@ def judge(plan: Plan, events: list[Event], objects: Mapping[str, StoredObject], 
 
 
 @dataclass
-class _Frame:
+class Frame:
     """A decision point on the current path, with what is left to explore there."""
 
     prefix: tuple[int, ...]  # the path up to this point
-    trail: int  # length of the search's trail of Choices at this point
+    trail: int  # length of the walk's trail of Choices at this point
     kind: str
     todo: list[int]
     steps: list[StepInfo]
     canon: list[StepInfo]
     asleep: frozenset[StepInfo]
     done: list[StepInfo]
-    anchor: Hashable  # the key of the nearest keyed point above (ROOT at the start)
-    anchor_trail: int
-    key: Hashable | None
     names: dict[str, str]  # concrete -> key names: this point's if keyed, else its anchor's
 
+    @property
+    def anchored(self) -> bool:
+        """A hashed point: its steps are named by its own key (a replay takes its naming afresh there)."""
+        raise NotImplementedError
 
-class Search:
+
+@dataclass
+class _Frame(Frame):
+    key: Hashable | None  # this point's state key, if it is hashed
+
+    @property
+    def anchored(self) -> bool:
+        return self.key is not None
+
+
+F = TypeVar("F", bound=Frame)
+
+
+class DepthFirst(Generic[F]):
+    """The depth-first walk of runs that the search and the level search's expansions share.
+
+    Each option left on the stack is taken by running its path again from the start (generators cannot
+    be copied); a subclass decides at the points past the path (it is the runs' ``Driver``), records what
+    the checkers say (``_record``) and says when to stop (``_stopped``).  Counts: ``runs``, ``transitions``,
+    ``depth`` (decisions from the start: ``depth_base`` plus the trail), ``reached`` (latest true time).
+    """
+
+    plan: Plan
+    reductions: Reductions
+    stack: list[F]
+    trail: list[Choice]
+    asleep: frozenset[StepInfo]
+    runs: int
+    transitions: int
+    depth: int
+    depth_base: int
+    reached: int
+
+    def decide(self, run: Run, kind: str, options: int, steps: list[StepInfo]) -> int:
+        """The option to take at a point past the path run (see ``run.Driver``), or raise ``Stop``."""
+        raise NotImplementedError
+
+    def _record(self, violation: Violation | None, found: list[Violation], now: int) -> None:
+        raise NotImplementedError
+
+    def _stopped(self) -> bool:
+        raise NotImplementedError
+
+    def _walk(self, path: tuple[int, ...]) -> None:
+        """Run ``path``, then every option left on the stack, depth first, until stopped."""
+        self._go(path)
+        while self.stack and not self._stopped():
+            frame = self.stack[-1]
+            if not frame.todo:
+                self.stack.pop()
+                continue
+            i = self._take(frame)
+            self._go((*frame.prefix, i))
+
+    def _go(self, path: tuple[int, ...]) -> None:
+        self.runs += 1
+        run = Run(self.plan, path, self, self.reductions)
+        try:
+            end = run.go()
+        except Unbounded as e:
+            self._record(Violation("liveness", str(e), (), {"guard_ms": run.guard}), [], run.now())
+            return
+        if end is not None:
+            self.reached = max(self.reached, end.time)
+            violation, found = judge(self.plan, end.events, run.objects, run.gap(end.time), run.stuck())
+            self._record(violation, found, end.time)
+
+    def _take(self, frame: F) -> int:
+        """Take the next option of ``frame``: set the sleep set below it and extend the trail."""
+        i = frame.todo.pop(0)
+        self.transitions += 1
+        del self.trail[frame.trail:]
+        if frame.kind == "step":
+            step = frame.steps[i]
+            if self.reductions.por:
+                self.asleep = frozenset(z for z in (*frame.asleep, *frame.done) if independent(z, step))
+            frame.done.append(step)
+            named = frame.canon[i] if frame.canon else step.renamed(frame.names)
+            self.trail.append(Choice("step", i, named, frame.anchored))
+        else:
+            self.asleep = frame.asleep
+            self.trail.append(Choice(frame.kind, i))
+        self.depth = max(self.depth, self.depth_base + len(self.trail))
+        return i
+
+
+class Search(DepthFirst[_Frame]):
     """The depth-first search (the ``Driver`` of its runs); see the module doc."""
 
     def __init__(self, bounds: Bounds, reductions: Reductions, max_states: int | None,
@@ -264,7 +351,7 @@ class Search:
         self.first_bad: Found | None = None
         self.findings: dict[str, Found] = {}
         self.finding_edges: dict[str, list[tuple[Hashable, tuple[Choice, ...], Violation, int]]] = {}
-        self.points = self.runs = self.transitions = self.depth = self.reached = 0
+        self.points = self.runs = self.transitions = self.depth = self.reached = self.depth_base = 0
         self.plain_states = 0
 
     # ---- the current path ----------------------------------------------------------------------
@@ -361,56 +448,21 @@ class Search:
             raise Stop()
         if key is None:
             names = next((f.names for f in reversed(self.stack) if f.key is not None), self.identity)
-        frame = _Frame(prefix, len(self.trail), kind, todo, steps, canon, self.asleep, [], anchor, at, key,
-                       names)
+        frame = _Frame(prefix, len(self.trail), kind, todo, steps, canon, self.asleep, [], names, key)
         self.stack.append(frame)
         return self._take(frame)
-
-    def _take(self, frame: _Frame) -> int:
-        """Take the next option of ``frame``: set the sleep set below it and extend the trail."""
-        i = frame.todo.pop(0)
-        self.transitions += 1
-        del self.trail[frame.trail:]
-        if frame.kind == "step":
-            step = frame.steps[i]
-            if self.reductions.por:
-                self.asleep = frozenset(z for z in (*frame.asleep, *frame.done) if independent(z, step))
-            frame.done.append(step)
-            named = frame.canon[i] if frame.canon else step.renamed(frame.names)
-            self.trail.append(Choice("step", i, named, frame.key is not None))
-        else:
-            self.asleep = frame.asleep
-            self.trail.append(Choice(frame.kind, i))
-        self.depth = max(self.depth, len(self.trail))
-        return i
 
     # ---- the loop ------------------------------------------------------------------------------
 
     def run(self) -> str:
         """Explore everything; the verdict."""
-        self._go(())
-        while self.stack and not self.halt:
-            frame = self.stack[-1]
-            if not frame.todo:
-                self.stack.pop()
-                continue
-            i = self._take(frame)
-            self._go((*frame.prefix, i))
+        self._walk(())
         if self.bad:  # a violation found is one, complete search or not (then perhaps not the shortest)
             return "violated"
         return self.halt or ("bounded" if self.cut else "holds")
 
-    def _go(self, path: tuple[int, ...]) -> None:
-        self.runs += 1
-        run = Run(self.plan, path, self, self.reductions)
-        try:
-            end = run.go()
-        except Unbounded as e:
-            self._record(Violation("liveness", str(e), (), {"guard_ms": run.guard}), [], run.now())
-            return
-        if end is not None:
-            self.reached = max(self.reached, end.time)
-            self._judge(run, end.events, run.gap(end.time), end.time, run.stuck())
+    def _stopped(self) -> bool:
+        return bool(self.halt)
 
     # ---- shortest paths --------------------------------------------------------------------------
 
