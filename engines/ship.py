@@ -23,6 +23,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from backends.hudi.artifacts import cache_root
+
 # The project's top-level packages (pyproject.toml [tool.setuptools.packages.find]).
 PACKAGES = ("model", "backends", "scenarios", "reports", "engines", "analyses", "cli")
 SUFFIXES = (".py", ".toml")  # code and the package data (scenario catalogues, grids)
@@ -40,11 +42,7 @@ def source_root() -> Path:
 def cache_dir() -> Path:
     """Per-user cache of built zips: ``$HCC_CACHE_DIR``, else ``$XDG_CACHE_HOME/hudi-cc-harness``, else
     ``~/.cache/hudi-cc-harness``; the zips live in its ``spark-py`` folder."""
-    base = os.environ.get("HCC_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        base = str(Path(xdg) / "hudi-cc-harness")
-    return Path(base) / "spark-py"
+    return cache_root() / "spark-py"
 
 
 def project_files(root: Path) -> list[tuple[str, Path]]:
