@@ -91,6 +91,26 @@ class Reply:
     body: bytes
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """One request the proxy handled, as ``on_exchange`` gets it: whose, what, and what came of it.
+
+    ``action`` as in the log (``forward``, ``error-503``, ``timeout``, ``lost-reply``, ...), ``status`` the
+    server's (or the proxy's) status, None when no reply came; ``version`` the reply's ETag; ``body`` the
+    request's body (writes)."""
+
+    at_ms: int
+    node: str
+    method: str
+    key: str
+    if_match: str | None
+    if_none_match: str | None
+    action: str
+    status: int | None
+    version: str | None
+    body: bytes
+
+
 class BadRequest(Exception):
     """The client's bytes are not a valid HTTP/1.1 request (h11's reason)."""
 
@@ -259,7 +279,8 @@ class FaultProxy:
                  errors: Sequence[ErrorRule] = (), cutoffs: Sequence[Cutoff] = (),
                  latency: Dist | None = None, seed: int = 1, lock_key: str = "", register_key: str = "",
                  key_prefix: str = "", hold_s: float = 30.0, lost_reply_hold_s: float = 0.0,
-                 clock_ms: Callable[[], int] | None = None) -> None:
+                 clock_ms: Callable[[], int] | None = None,
+                 on_exchange: Callable[[Exchange], None] | None = None) -> None:
         u = urllib.parse.urlsplit(upstream)
         if u.scheme != "http" or not u.hostname or not u.port:
             raise ProxyError(f"upstream = {upstream!r}: the proxy needs an http://host:port URL")
@@ -283,6 +304,7 @@ class FaultProxy:
         t0 = time.monotonic()
         self.clock_ms = clock_ms or (lambda: int((time.monotonic() - t0) * 1000))
         self.stats = ProxyStats()
+        self.on_exchange = on_exchange
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._socks: list[socket.socket] = []
@@ -362,6 +384,20 @@ class FaultProxy:
         self.stats.add(action)
         with contextlib.suppress(ValueError):
             self._log.write(f"{self.clock_ms()} {node} {method} {key!r} {action} {status}\n")
+
+    def _exchanged(self, node: str, req: Request, key: str, action: str, status: int | None,
+                   reply: Reply | None) -> None:
+        """Log one handled request, and hand it to ``on_exchange``."""
+        no_reply = "closed" if action == "upstream-failed" else "held"
+        self._note(node, req.method, key, action, no_reply if status is None else status)
+        if self.on_exchange is not None:
+            def text(raw: bytes | None) -> str | None:
+                return raw.decode("latin-1") if raw is not None else None
+            etag = _header(reply.headers, b"etag") if reply is not None else None
+            self.on_exchange(Exchange(self.clock_ms(), node, req.method, key,
+                                      text(_header(req.headers, b"if-match")),
+                                      text(_header(req.headers, b"if-none-match")), action, status,
+                                      text(etag), req.body))
 
     def _error_reply(self, status: int) -> tuple[bytes, Headers, bytes]:
         """The reason, headers and body of an injected error, in the dialect's own shape."""
@@ -449,25 +485,25 @@ class FaultProxy:
                 action = self.decide(node, req.method, key)
                 if action in ("409", "412", "429", "503"):
                     self._delay()
-                    self._note(node, req.method, key, f"error-{action}", action)
+                    self._exchanged(node, req, key, f"error-{action}", int(action), None)
                     send_reply(client, conn, int(action), *self._error_reply(int(action)))
                 elif action in ("timeout", "cutoff"):
-                    self._note(node, req.method, key, action, "held")
+                    self._exchanged(node, req, key, action, None, None)
                     self._hold(client, self.hold_s)
                     return
                 else:
                     self._delay()
                     up, reply = self._forward(up, req)
                     if reply is None:
-                        self._note(node, req.method, key, "upstream-failed", "closed")
+                        self._exchanged(node, req, key, "upstream-failed", None, None)
                         return  # the client sees a broken connection, as with a dead server
                     if action == "lost-reply":
-                        self._note(node, req.method, key, "lost-reply", reply.status)
+                        self._exchanged(node, req, key, "lost-reply", reply.status, reply)
                         if self.lost_reply_hold_s:
                             self._hold(client, self.lost_reply_hold_s)
                         return
                     self._delay()
-                    self._note(node, req.method, key, "forward", reply.status)
+                    self._exchanged(node, req, key, "forward", reply.status, reply)
                     send_reply(client, conn, reply.status, reply.reason, reply.headers, reply.body)
                 if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     return  # either side asked to close (Connection: close, HTTP/1.0)

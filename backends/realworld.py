@@ -50,7 +50,7 @@ from typing import Any, cast
 
 from backends.base import Backend, StorageError
 from backends.endpoint import Endpoint
-from backends.fault_proxy import FaultProxy
+from backends.fault_proxy import Exchange, FaultProxy
 from backends.launchers.workdir import server_dir
 from backends.threadworld import ThreadWorld
 from model.checkers.lock_run import check_lock_history
@@ -99,7 +99,8 @@ class RealWorld:
     one); ``start_epoch`` (``time.time()`` seconds) makes true time wall-clock
     ms since then, so histories of several processes merge; ``health`` is
     polled and returns a reason when the server is gone.  ``workload`` as for
-    :class:`model.sim.SimWorld` (default: the lock workload of ``scenario``).
+    :class:`model.sim.SimWorld` (default: the lock workload of ``scenario``); ``kernel_class`` a kernel
+    that also acts on the world's own processes (the hudi world's JVMs).
     ``on_tick(now_ms, duration_ms)`` is called while the run waits out its duration (progress).
     """
 
@@ -108,7 +109,8 @@ class RealWorld:
                  duration_ms: int | None = None, start_epoch: float | None = None,
                  health: Callable[[], str | None] | None = None,
                  workload: Workload | None = None,
-                 on_tick: Callable[[int, int], None] | None = None) -> None:
+                 on_tick: Callable[[int, int], None] | None = None,
+                 kernel_class: type[Kernel] = Kernel) -> None:
         scenario.validate()
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
@@ -127,10 +129,10 @@ class RealWorld:
         self._fatal: str | None = None
         self.world = ThreadWorld(self._perform, start_epoch)
         workload = workload or LockWorkload(scenario)
-        self.kernel = Kernel(self.world, workload, nodes=node_clocks(scenario, names), faults=scenario.faults,
-                             policy=retry_policy(scenario), seed=self.seed, new_id=lambda: str(uuid.uuid4()),
-                             sink=sink, on_error=self._on_error,
-                             writer_policy=interrupt_policy(scenario.workload.interrupt))
+        self.kernel = kernel_class(self.world, workload, nodes=node_clocks(scenario, names),
+                                   faults=scenario.faults, policy=retry_policy(scenario), seed=self.seed,
+                                   new_id=lambda: str(uuid.uuid4()), sink=sink, on_error=self._on_error,
+                                   writer_policy=interrupt_policy(scenario.workload.interrupt))
         for name in names:
             self.kernel.nodes[name].backend = backends[name]
 
@@ -261,10 +263,12 @@ def needs_proxy(scenario: Scenario, nodes: Sequence[str], latency: Dist | None) 
 def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, prefix: str, log_dir: Path,
                   seed: int, clock_ms: Callable[[], int], client: str | None = None,
                   latency: Dist | None = None, use_proxy: bool | None = None,
+                  on_exchange: Callable[[Exchange], None] | None = None,
                   ) -> Iterator[tuple[dict[str, Backend], FaultProxy | None]]:
     """One backend per node (through the fault proxy, one port per node, when needed); closed afterwards.
 
-    ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`).
+    ``scenario`` must already have its keys under ``prefix`` (:func:`map_scenario_keys`);
+    ``on_exchange`` gets every request the proxy handles.
     """
     cfg = client_settings(scenario)
     kw: dict[str, Any] = {"timeout_s": cfg.timeout_ms / 1000}
@@ -281,7 +285,7 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
                            errors=scenario.faults.errors, cutoffs=scenario.faults.cutoffs, latency=latency,
                            seed=seed, lock_key=scenario.lock.lock_key,
                            register_key=scenario.workload.register_key, key_prefix=prefix,
-                           hold_s=cfg.timeout_ms / 1000 + 1, clock_ms=clock_ms)
+                           hold_s=cfg.timeout_ms / 1000 + 1, clock_ms=clock_ms, on_exchange=on_exchange)
     backends: dict[str, Backend] = {}
     try:
         for n in nodes:

@@ -463,7 +463,13 @@ class Kernel:
         return True
 
     def _interrupt(self, task: Task, process: str, effect: Interrupt) -> None:
-        target = task.node.tasks.get(effect.name)
+        self.interrupt_task(task.node, effect.name)
+
+    def interrupt_task(self, node: Node, name: str) -> None:
+        """Java's ``Thread.interrupt`` of task ``name`` of ``node``: it sees the interrupt at its current
+        interruptible sleep, else where its interrupt policy next allows (a world's own thread may call it:
+        the lock world of Hudi's JVM, whose heartbeat interrupts the writer)."""
+        target = node.tasks.get(name)
         if target is not None and target.alive:
             lock = self._lock
             if lock is not None:
