@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from backends.hudi.artifacts import ArtifactError
 from backends.secrets import redact
 from engines.lifecycle import EXIT_CODES, STOP_SIGNALS, signal_name, signals_as_exceptions
 from model.config import ConfigError
@@ -76,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with signals_as_exceptions():
             code: int = args.func(args)
         return code
-    except ConfigError as e:
+    except (ConfigError, ArtifactError) as e:  # bad input; a Hudi artifact or JDK tool that is missing
         print(f"hcc: error: {redact(str(e))}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as e:

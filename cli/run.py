@@ -57,6 +57,18 @@ def _run_spark(entry: Entry, seed: int, out: Path | None, args: argparse.Namespa
     return summary
 
 
+def _run_hudi(entry: Entry, seed: int, out: Path | None, args: argparse.Namespace) -> dict[str, Any]:
+    """``--world hudi``: the lock entry on Hudi's own provider, one JVM per node (engines/hudi_world.py)."""
+    from engines.hudi_world import HudiRequest, describe, run_entry
+
+    req = HudiRequest(version=args.hudi_version or "", backend=args.backend or "seaweedfs",
+                      time_scale=args.time_scale, quiet=args.json)
+    summary = run_entry(entry, seed, out, req)
+    if not args.json:
+        print("\n".join(describe(summary)))
+    return dict(summary)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """hcc run NAME_OR_PATH | --all [--protocol P]."""
     if args.all == bool(args.scenario):
@@ -75,6 +87,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise ConfigError("--catalogue", folder_arg, "holds no scenario (*.toml) file")
     else:
         names = catalogue.names(args.protocol) if args.all else [args.scenario]
+    world = getattr(args, "world", None)
+    if world is None and (getattr(args, "hudi_version", None) or getattr(args, "backend", None)
+                          or getattr(args, "time_scale", 1) != 1):
+        raise ConfigError("--world", None, "--hudi-version, --backend and --time-scale go with --world hudi")
     entries = [catalogue.load(name, args.set or []) for name in names]  # bad input: exit 2 before any run
     root = claim_out(Path(args.out), args.force) if args.out else None
     failures = 0
@@ -82,6 +98,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     for entry in entries:
         seed = entry.seed if args.seed is None else args.seed
         out = None if root is None else (root / entry.name if args.all else root)
+        if world == "hudi":
+            hudi_summary = _run_hudi(entry, seed, out, args)
+            summaries.append(hudi_summary)
+            failures += not hudi_summary["matches_expectation"]
+            continue
         if entry.world == "spark":
             spark_summary = _run_spark(entry, seed, out, args)
             summaries.append(spark_summary)
@@ -139,6 +160,13 @@ def register(sub: Any) -> None:
                  "parent folder")
     add_set(run)
     add_json(run)
+    real = run.add_argument_group("Hudi itself (lock entries): its StorageBasedLockProvider, a JVM per node")
+    real.add_argument("--world", choices=("hudi",), help="run in this world instead of the entry's own")
+    real.add_argument("--hudi-version", metavar="V",
+                      help="the Hudi release whose pinned jars run (default the newest pinned, 1.2.1)")
+    real.add_argument("--backend", metavar="NAME", help="the launched server (default seaweedfs)")
+    real.add_argument("--time-scale", type=int, default=1, metavar="N",
+                      help="divide the entry's times by N (30: Hudi's 300 s lease becomes its 10 s minimum)")
     run.set_defaults(func=cmd_run)
 
     show = sub.add_parser("show", help="print a catalogue entry with every default filled in")

@@ -108,6 +108,16 @@ class OracleSummary(TypedDict):
     errors: NotRequired[int]
 
 
+class HudiInfo(TypedDict):
+    """A run of the ``hudi`` world: the Hudi release whose jars ran, their pinned sha256, the time scale,
+    and each node's JVMs (how many it started, the peak resident memory seen)."""
+
+    version: str
+    jars: dict[str, str]
+    time_scale: int
+    jvms: dict[str, dict[str, float]]
+
+
 class RunHead(TypedDict):
     """What a run directory says of its run before it has a verdict (a signal keeps just this)."""
 
@@ -150,6 +160,7 @@ class VerdictFile(RunHead):
     oracle: NotRequired[OracleSummary]
     # hcc realworld
     proxy: NotRequired[dict[str, int]]  # what the fault proxy did, by action
+    hudi: NotRequired[HudiInfo]  # the hudi world: Hudi's own provider ran
     timings: NotRequired[dict[str, float]]  # seconds of each part of the command
     # hcc replay: the simulated run replayed step by step against a real backend
     run_dir: NotRequired[str]
@@ -205,8 +216,9 @@ class LockFileValue(TypedDict):
     valid_until: int
     version: NotRequired[str | None]
     # real storage (backends/realworld.py): recorded from the client's view of a successful write, with
-    # the version it replaced (None for a create): the chain model/checkers/store_order.py orders by
-    observed: NotRequired[Literal["client"]]
+    # the version it replaced (None for a create): the chain model/checkers/store_order.py orders by;
+    # in the hudi world the JVM's writes are recorded by the fault proxy that forwarded them ("proxy")
+    observed: NotRequired[Literal["client", "proxy"]]
     replaces: NotRequired[str | None]
 
 

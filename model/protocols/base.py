@@ -33,7 +33,7 @@ W_in = TypeVar("W_in", contravariant=True)  # what its writers are built from in
 
 # Where a run ran: the simulated world, an exhaustive search, real threads against a real server, a
 # simulated run replayed against a real server, Spark tasks as writers against a launched server.
-World = Literal["sim", "search", "real", "replay", "spark"]
+World = Literal["sim", "search", "real", "replay", "spark", "hudi"]
 
 
 @dataclass(frozen=True)
