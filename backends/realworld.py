@@ -100,7 +100,8 @@ class RealWorld:
     ms since then, so histories of several processes merge; ``health`` is
     polled and returns a reason when the server is gone.  ``workload`` as for
     :class:`model.sim.SimWorld` (default: the lock workload of ``scenario``); ``kernel_class`` a kernel
-    that also acts on the world's own processes (the hudi world's JVMs).
+    that also acts on the world's own processes (the hudi world's JVMs); ``done()`` true ends the run
+    before its duration (a scripted workload that finished).
     ``on_tick(now_ms, duration_ms)`` is called while the run waits out its duration (progress).
     """
 
@@ -110,7 +111,8 @@ class RealWorld:
                  health: Callable[[], str | None] | None = None,
                  workload: Workload | None = None,
                  on_tick: Callable[[int, int], None] | None = None,
-                 kernel_class: type[Kernel] = Kernel) -> None:
+                 kernel_class: type[Kernel] = Kernel,
+                 done: Callable[[], bool] | None = None) -> None:
         scenario.validate()
         self.scenario = scenario
         self.seed = scenario.seed if seed is None else seed
@@ -119,6 +121,7 @@ class RealWorld:
             raise ConfigError("duration_ms", self.duration_ms, "must be > 0")
         self.health = health
         self.on_tick = on_tick
+        self.done = done
         names = list(nodes) if nodes is not None else scenario.workload.nodes()
         for n in names:
             if n not in scenario.workload.nodes():
@@ -198,6 +201,8 @@ class RealWorld:
             time.sleep(min(0.1, max(0.001, (self.duration_ms - self.now_ms()) / 1000)))
             if self._fatal is not None:
                 return self._fatal
+            if self.done is not None and self.done():
+                return None
             if self.on_tick is not None:
                 self.on_tick(min(self.now_ms(), self.duration_ms), self.duration_ms)
             if self.health is not None and time.monotonic() >= next_health:

@@ -85,6 +85,9 @@ def check_scenario(scenario: Scenario) -> None:
     if scenario.workload.check_before_write:
         raise ConfigError("workload.check_before_write", True,
                           "a hypothetical writer's check needs the model's provider (Hudi's is private)")
+    if scenario.faults.heartbeat_start_failures:
+        raise ConfigError("faults.heartbeat_start_failures", len(scenario.faults.heartbeat_start_failures),
+                          "the model's injection point: Hudi's heartbeat manager has no such hook")
     for node, spec in scenario.clocks.items():
         if spec.drift_ppm or spec.jumps:
             raise ConfigError(f"clocks.{node}", "drift or jumps",
@@ -287,14 +290,30 @@ def lock_folder_event(kernel: Kernel, workload: LockWorkload, folder: str, ex: E
     kernel.observe_write(kernel.nodes[ex.node], ex.key, ex.body, ex.version, extra)
 
 
+# A node's writer given its context and a factory of its lock providers (one per transaction).
+WriterFor = Callable[[WriterContext, Callable[[], Any]], Gen]
+
+
+def register_writer(scenario: Scenario) -> WriterFor:
+    """The lock workload's writer (:class:`RegisterWriter`) over the providers the factory makes."""
+    def writer(ctx: WriterContext, new_provider: Callable[[], Any]) -> Gen:
+        start = scenario.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
+        return RegisterWriter(new_provider, scenario.workload, ctx.rng, fenced=False, start_ms=start).run()
+
+    return writer
+
+
 def hudi_workload(scenario: Scenario, nodes: dict[str, HudiNode], bucket: str, client: Mapping[str, Any],
-                  clients: Mapping[str, str]) -> LockWorkload:
-    """The lock workload whose writers use Hudi's provider (``clients``: each node's endpoint, the proxy)."""
+                  clients: Mapping[str, str], writer_for: WriterFor | None = None) -> LockWorkload:
+    """The lock workload whose writers use Hudi's provider (``clients``: each node's endpoint, the proxy);
+    ``writer_for`` the writers (default :func:`register_writer`)."""
     lock = scenario.lock
     props = {"hoodie.base.path": f"s3a://{bucket}/{lock.base_path}",
              "hoodie.write.lock.storage.validity.timeout.secs": str(lock.validity_secs),
              "hoodie.write.lock.storage.renew.interval.secs": str(lock.renew_interval_secs)}
     timeout_ms = client_settings(scenario).timeout_ms
+
+    make_writer = writer_for or register_writer(scenario)
 
     def writer(ctx: WriterContext) -> Gen:
         node = nodes[ctx.node]
@@ -305,9 +324,7 @@ def hudi_workload(scenario: Scenario, nodes: dict[str, HudiNode], bucket: str, c
                                     {**client, "endpoint": clients[ctx.node], "timeout_ms": timeout_ms},
                                     ctx.new_id(), offset)
 
-        start = scenario.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
-        return RegisterWriter(new_provider, scenario.workload, ctx.rng, fenced=False,  # type: ignore[arg-type]
-                              start_ms=start).run()
+        return make_writer(ctx, new_provider)
 
     return LockWorkload(scenario, factory=writer)
 
@@ -338,9 +355,16 @@ class HudiRunResult:
 def run_hudi_world(scenario: Scenario, ep: Endpoint, *, version: str, prefix: str = "hcc-hudi/",
                    seed: int | None = None, sink: Callable[[Event], None] | None = None,
                    log_dir: Path | None = None, duration_ms: int | None = None,
-                   on_tick: Callable[[int, int], None] | None = None) -> HudiRunResult:
+                   on_tick: Callable[[int, int], None] | None = None,
+                   nodes: dict[str, HudiNode] | None = None,
+                   writer_for: WriterFor | None = None,
+                   done: Callable[[], bool] | None = None) -> HudiRunResult:
     """Run every node of ``scenario`` with Hudi ``version``'s provider against ``ep`` (keys under
     ``prefix``, cleared first), every request through the fault proxy; check the history.
+
+    ``nodes``: JVMs kept by the caller across runs (each run's providers are its own; the caller ends
+    them), else started here and ended with the run; ``writer_for`` as for :func:`hudi_workload`;
+    ``done`` as for :class:`~backends.realworld.RealWorld`.
 
     Raises :class:`~backends.realworld.ServerDied` with the partial history when the server dies, and
     ConfigError / ArtifactError for what cannot run.
@@ -351,7 +375,9 @@ def run_hudi_world(scenario: Scenario, ep: Endpoint, *, version: str, prefix: st
     scenario = map_scenario_keys(scenario, prefix)
     log_dir = log_dir or server_dir("hudi-world")
     names = scenario.workload.nodes()
-    nodes = {n: HudiNode(n, version, log_dir) for n in names}
+    own = nodes is None
+    if nodes is None:
+        nodes = {n: HudiNode(n, version, log_dir) for n in names}
     for n in names:  # every JVM up before the run's clock starts (a JVM takes about a second)
         nodes[n].current()
     clear_prefix(ep, prefix)
@@ -372,11 +398,12 @@ def run_hudi_world(scenario: Scenario, ep: Endpoint, *, version: str, prefix: st
                            on_exchange=on_exchange) as (backends, proxy):
             assert proxy is not None
             client = lock_client(ep)
-            workload = hudi_workload(scenario, nodes, ep.bucket, client, {n: proxy.url(n) for n in names})
+            workload = hudi_workload(scenario, nodes, ep.bucket, client, {n: proxy.url(n) for n in names},
+                                     writer_for)
             workload_box.append(workload)
             world = RealWorld(scenario, backends, seed=seed, sink=sink, duration_ms=duration_ms,
                               health=endpoint_health(ep), on_tick=on_tick, workload=workload,
-                              kernel_class=HudiKernel)
+                              kernel_class=HudiKernel, done=done)
             kernel = world.kernel
             assert isinstance(kernel, HudiKernel)
             kernel.hudi_nodes = nodes
@@ -387,6 +414,8 @@ def run_hudi_world(scenario: Scenario, ep: Endpoint, *, version: str, prefix: st
             actions = dict(proxy.stats.actions)
     finally:
         for hn in nodes.values():
-            hn.end("stop")
+            if own:
+                hn.end("stop")
+            hn.kernel = None
     result = RealWorldResult(scenario, seed, events, check_lock_history(events, scenario.checkers), actions)
     return HudiRunResult(result, version, events_of(nodes), exchanges)
