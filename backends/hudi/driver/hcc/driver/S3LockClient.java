@@ -24,6 +24,9 @@ import software.amazon.awssdk.services.s3.model.PutObjectRequest;
 import software.amazon.awssdk.services.s3.model.PutObjectResponse;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -50,6 +53,7 @@ final class S3LockClient implements StorageLockClient {
   private static final int CONFLICT = 409;
   private static final int THROTTLED = 429;
   private static final int SERVER_ERROR_MIN = 500;
+  private static final Logger LOG = LoggerFactory.getLogger(S3LockClient.class);
 
   private final S3Client s3;
   private final String bucket;
@@ -85,6 +89,7 @@ final class S3LockClient implements StorageLockClient {
         return Pair.of(LockGetResult.NOT_EXISTS, Option.empty());
       }
       if (status == CONFLICT || status == THROTTLED || status >= SERVER_ERROR_MIN) {
+        LOG.warn("Lock file read answered {}: {}", status, lockKey);
         return Pair.of(LockGetResult.UNKNOWN_ERROR, Option.empty());
       }
       throw e;
@@ -109,6 +114,7 @@ final class S3LockClient implements StorageLockClient {
       return Pair.of(LockUpsertResult.SUCCESS, Option.of(new StorageLockFile(newLockData, response.eTag())));
     } catch (S3Exception e) {
       int status = e.statusCode();
+      LOG.info("Lock file write answered {}: {}", status, lockKey);
       if (status == PRECONDITION_FAILED) {
         return Pair.of(LockUpsertResult.ACQUIRED_BY_OTHERS, Option.empty());
       }
@@ -117,6 +123,7 @@ final class S3LockClient implements StorageLockClient {
       }
       return Pair.of(LockUpsertResult.UNKNOWN_ERROR, Option.empty());
     } catch (AwsServiceException | SdkClientException e) {
+      LOG.error("Unexpected SDK error while writing lock file: {}", lockKey, e);  // as Hudi's client logs it
       if (!renewal) {
         throw e;  // Hudi: "always throw errors early when we are creating the lock file"
       }
