@@ -26,6 +26,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
                          "cli.slices", "cli.check_history", "cli.search")),
     ("real storage", ("cli.conformance", "cli.realworld", "cli.replay", "cli.check_audit")),
     ("Spark", ("cli.sweep", "cli.boundary", "cli.contention")),
+    ("Hudi itself", ("cli.differential",)),
     ("reports and gate", ("cli.report", "cli.gate")),
 )
 

@@ -1,7 +1,8 @@
 """Marks tests by the world they need, so tox environments can select them; Hypothesis profiles.
 
 - ``backends``: tests that launch real storage servers (tests/test_backends_*.py);
-- ``spark``: tests that start Spark (tests/test_sweep*.py, tests/test_boundary*.py, tests/test_spark*.py).
+- ``spark``: tests that start Spark (tests/test_sweep*.py, tests/test_boundary*.py, tests/test_spark*.py);
+- ``hudi``: tests that run Apache Hudi's own jars (tests/test_real_hudi_*.py: JVMs, launched servers).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _BY_PREFIX = {
     "test_boundary": "spark",
     "test_spark": "spark",
     "test_contention": "spark",
+    "test_real_hudi_": "hudi",
 }
 
 

@@ -1,0 +1,123 @@
+"""``hcc differential lock``: the lock model against Hudi's own provider, on generated schedules.
+
+Hypothesis draws schedules (2-3 nodes calling tryLock, unlock and close, with gaps in which a holder's
+heartbeat renews, storage faults from the bug search's fault space, clock offsets within 500 ms); each
+runs in the thread world with the model's provider and in the hudi world with Hudi's
+(``--hudi-version``, its pinned jars, a JVM per node kept across schedules), against the same launched
+server, and what each side did is compared: each call's outcome, the requests each call sent, the
+heartbeat's requests by kind, the lock file and the audit trail left (:mod:`analyses.lock_differential`;
+its ``DECLARED`` divergences, what real time cannot pin, are left out and printed with their reasons).
+The first divergence is shrunk to a smallest schedule, printed as both sides' step tables and written to
+``OUT/schedule.json``, which ``--replay FILE`` runs again on both sides.
+
+Exit status: 0 no divergence in ``--examples`` schedules; 1 a divergence (the search seed is printed);
+2 bad input (an unknown version, a missing JDK, a server that does not start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from backends import registry
+from backends.hudi.artifacts import check_version, default_version
+from backends.launchers.process import LaunchError, Unavailable
+from cli.options import add_json, add_out
+from engines.rundir import prepare_out, write_atomic
+from model.config import ConfigError
+
+
+def register(subparsers: Any) -> None:
+    """Add ``differential``."""
+    p = subparsers.add_parser(
+        "differential", help="the lock model against Hudi's own provider on generated schedules",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("protocol", choices=("lock",), help="what to compare (the lock provider)")
+    p.add_argument("--backend", default="seaweedfs",
+                   help="the launched S3 server, or its URL (default seaweedfs)")
+    p.add_argument("--hudi-version", metavar="V",
+                   help="the Hudi release whose jars run (default the newest)")
+    p.add_argument("--examples", type=int, default=20, help="schedules to generate (default 20)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="the search seed (the same seed draws the same schedules)")
+    p.add_argument("--shrink-seconds", type=float, default=300.0,
+                   help="time given to shrinking a divergence (default 300)")
+    p.add_argument("--replay", metavar="FILE",
+                   help="run this schedule.json on both sides instead of searching")
+    add_out(p, "out/differential/lock-SEED-TIME", "output folder")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command; returns the exit code."""
+    version = check_version(args.hudi_version or default_version())
+    if args.examples <= 0:
+        raise ConfigError("--examples", args.examples, "must be > 0")
+    try:
+        registry.validate(args.backend)
+    except ValueError as e:
+        raise ConfigError("--backend", args.backend, str(e)) from e
+    from analyses import lock_differential as ld
+
+    schedule = None
+    if args.replay:
+        try:
+            schedule = ld.Schedule.from_json(Path(args.replay).read_text())
+        except (OSError, ValueError) as e:
+            raise ConfigError("--replay", args.replay, str(e)) from e
+    out = prepare_out(args.out, force=args.force, name=f"differential-lock-{version}", seed=args.seed)
+    started = time.monotonic()
+
+    def progress(i: int, s: Any, found: list[Any]) -> None:
+        if not args.json:
+            mark = f"{len(found)} divergences" if found else "same"
+            print(f"schedule {i}: {len(s.steps)} steps, {len(s.faults)} faults: {mark} "
+                  f"({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+
+    try:
+        with registry.open_endpoint(args.backend) as ep:
+            if ep.kind != "s3":
+                raise ConfigError("--backend", args.backend,
+                                  "the differential test has an S3 lock client only")
+            if schedule is not None:
+                found = ld.replay(schedule, ep, version=version, log_dir=out)
+                result = ld.SearchResult(1, time.monotonic() - started, found if found.divergences else None)
+            else:
+                result = ld.search(ep, version=version, examples=args.examples, seed=args.seed, log_dir=out,
+                                   shrink_seconds=args.shrink_seconds, on_example=progress)
+    except (Unavailable, LaunchError) as e:
+        print(f"hcc differential: backend {args.backend} did not start: {e}", file=sys.stderr)
+        return 2
+    summary: dict[str, Any] = {
+        "hudi_version": version, "seed": args.seed, "examples": result.examples,
+        "seconds": round(result.seconds, 1),
+        "schedules_per_minute": round(60 * result.examples / result.seconds, 1) if result.seconds else None,
+        "divergent": result.found is not None, "shrink_stopped": result.shrink_stopped,
+        "flaky": result.flaky,
+        "declared": ld.DECLARED, "out": str(out)}
+    lines = [f"hcc differential lock: Hudi {version} (real) against the model, {result.examples} schedules "
+             f"in {result.seconds:.0f} s, seed {args.seed}"]
+    if result.found is not None:
+        f = result.found
+        write_atomic(out / "schedule.json", f.schedule.to_json() + "\n")
+        summary["divergences"] = [d.line() for d in f.divergences]
+        again = " (it did not come back when the schedule ran again: a timing window)" if result.flaky else ""
+        lines += [f"DIVERGENT (smallest schedule kept){again}:", *f.schedule.lines(),
+                  *ld.step_table(f.schedule, f.model), *ld.step_table(f.schedule, f.hudi),
+                  *(f"  divergence: {d.line()}" for d in f.divergences),
+                  f"replay: hcc differential lock --replay {out / 'schedule.json'} --hudi-version {version}"]
+    else:
+        lines.append("no divergence")
+    lines += [f"declared (left out): {k}: {v}" for k, v in ld.DECLARED.items()]
+    write_atomic(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    write_atomic(out / "report.txt", "\n".join(lines) + "\n")
+    print(json.dumps(summary, sort_keys=True) if args.json else "\n".join(lines))
+    if result.found is not None:
+        print(f"seed {args.seed}: a divergence (hcc differential lock --seed {args.seed})", file=sys.stderr)
+    return 1 if result.found is not None else 0
