@@ -101,6 +101,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if world == "hudi":
             hudi_summary = _run_hudi(entry, seed, out, args)
             summaries.append(hudi_summary)
+            if hudi_summary["verdict"] == "not-started":
+                return 2  # the server did not start: nothing ran
             failures += not hudi_summary["matches_expectation"]
             continue
         if entry.world == "spark":

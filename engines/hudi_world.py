@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backends import registry
-from backends.hudi.artifacts import checksums, default_version
-from backends.hudi.world import HudiRunResult, run_hudi_world
+from backends.hudi.artifacts import checksums, default_version, driver_classpath, require_tool
+from backends.hudi.world import HudiRunResult, check_scenario, run_hudi_world
 from backends.launchers.process import LaunchError, Unavailable
 from backends.realworld import ServerDied, Unreachable, read_prefix
 from backends.secrets import redact, redact_url
@@ -59,6 +59,9 @@ def run_entry(entry: Entry, seed: int, out: Path | None, req: HudiRequest) -> Ve
     version = req.version or default_version()
     jars = checksums(version)  # an unknown version fails here, before any server starts
     scenario = scale(entry.config, req.time_scale)
+    check_scenario(scenario)  # what the world cannot run is refused before a server starts
+    require_tool("java")
+    driver_classpath(version)  # the jars fetched and the driver built (javac) before the run's folder
     backend = redact_url(req.backend)
     out = prepare_out(out, name=f"{entry.name}-hudi-{version}", seed=seed)
     write_atomic(out / SCENARIO, loader.to_toml(scenario))

@@ -375,13 +375,11 @@ def run_hudi_world(scenario: Scenario, ep: Endpoint, *, version: str, prefix: st
     scenario = map_scenario_keys(scenario, prefix)
     log_dir = log_dir or server_dir("hudi-world")
     names = scenario.workload.nodes()
+    clear_prefix(ep, prefix)  # Unreachable when the server does not answer: no JVM started yet
+    seed_lock_table(ep, prefix, scenario)
     own = nodes is None
     if nodes is None:
         nodes = {n: HudiNode(n, version, log_dir) for n in names}
-    for n in names:  # every JVM up before the run's clock starts (a JVM takes about a second)
-        nodes[n].current()
-    clear_prefix(ep, prefix)
-    seed_lock_table(ep, prefix, scenario)
     holder: list[RealWorld] = []
     exchanges: list[Exchange] = []
     workload_box: list[LockWorkload] = []
@@ -393,6 +391,8 @@ def run_hudi_world(scenario: Scenario, ep: Endpoint, *, version: str, prefix: st
             lock_folder_event(holder[0].kernel, workload_box[0], folder, ex)
 
     try:
+        for n in names:  # every JVM up before the run's clock starts
+            nodes[n].current()
         with node_backends(scenario, ep, names, prefix=prefix, log_dir=log_dir, seed=seed,
                            clock_ms=lambda: holder[0].now_ms() if holder else 0, use_proxy=True,
                            on_exchange=on_exchange) as (backends, proxy):
