@@ -447,6 +447,7 @@ class SearchResult:
     found: Found | None = None
     shrink_stopped: bool = False
     flaky: bool = False  # the divergence did not come back when its schedule ran again
+    jvm_rss_mb: dict[str, float] = field(default_factory=dict)  # each node's JVM, resident memory at the end
 
 
 class _Divergent(Exception):
@@ -494,6 +495,8 @@ def search(ep: Endpoint, *, version: str, examples: int, seed: int, log_dir: Pat
     finally:
         for hn in nodes.values():
             hn.end("stop")
+            if hn.jvms:
+                result.jvm_rss_mb[hn.name] = round(hn.peak_rss_kb / 1024, 1)
         result.seconds = time.monotonic() - started
     return result
 

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         "seconds": round(result.seconds, 1),
         "schedules_per_minute": round(60 * result.examples / result.seconds, 1) if result.seconds else None,
         "divergent": result.found is not None, "shrink_stopped": result.shrink_stopped,
-        "flaky": result.flaky,
+        "flaky": result.flaky, "jvm_rss_mb": result.jvm_rss_mb,
         "declared": ld.DECLARED, "out": str(out)}
     lines = [f"hcc differential lock: Hudi {version} (real) against the model, {result.examples} schedules "
              f"in {result.seconds:.0f} s, seed {args.seed}"]
