@@ -37,14 +37,15 @@ def main() -> None:
         jvm.kill()
         print(f"Hudi {args.hudi_version}: a lock-driver JVM starts in {jvm_start:.2f} s")
         for seed in range(args.seeds):
-            r = ld.search(ep, version=args.hudi_version, examples=args.examples, seed=seed, log_dir=Path(tmp),
-                          shrink_seconds=120)
+            r = ld.search(ep, version=args.hudi_version, examples=args.examples, seed=seed,
+                          log_dir=Path(tmp), shrink_seconds=120)
             rate = 60 * r.examples / r.seconds if r.seconds else 0.0
             found = "none" if r.found is None else (
                 f"{len(r.found.divergences)} ({'flaky: did not come back' if r.flaky else 'came back'}): "
                 + "; ".join(d.line()[:160] for d in r.found.divergences[:2]))
             print(f"seed {seed}: {r.examples} schedules in {r.seconds:.0f} s = {rate:.1f}/min "
-                  f"(JVM starts included: {len(r.jvm_rss_mb)}); JVM RSS MB {r.jvm_rss_mb}; divergences {found}")
+                  f"(JVM starts included: {len(r.jvm_rss_mb)}); JVM RSS MB {r.jvm_rss_mb}; "
+                  f"divergences {found}")
 
 
 if __name__ == "__main__":
