@@ -336,18 +336,22 @@ def observe(side: str, scenario: Scenario, events: Sequence[Event], exchanges: S
         m = _AUDIT.search(k)
         return f"audit/{owner(m.group(2))}" if m else k
 
+    holders: dict[str, tuple[str, bool]] = {}  # a lock file version -> (its owner, expired)
     for ex in sorted(exchanges, key=lambda x: x.at_ms):
         pre = (f"if-match {version(ex.if_match)}" if ex.if_match is not None
                else "if-none-match *" if ex.if_none_match == "*" else "")
         answer = str(ex.status) if ex.action == "forward" else ex.action
         text = " ".join(x for x in (ex.method, key(ex.key), pre, "->", answer) if x)
+        heartbeat = _heartbeat_write(ex, scenario.lock.lock_key, holders)
         if ex.status is not None and 200 <= ex.status < 300 and ex.method == "PUT" \
                 and ex.key == scenario.lock.lock_key and ex.version:
             written.append(ex.version.strip('"'))
+            data = _json(ex.body)
+            holders[ex.version.strip('"')] = (str(data.get("owner")), bool(data.get("expired")))
         if _DECLARED_REQUESTS.match(text):
             continue
         step = next((i for i, start, end in windows.get(ex.node, ()) if start <= ex.at_ms <= end), None)
-        if step is None:
+        if step is None or heartbeat:
             obs.background.setdefault(ex.node, Counter())[text] += 1
         else:
             obs.requests.setdefault(step, []).append(text)
@@ -356,10 +360,37 @@ def observe(side: str, scenario: Scenario, events: Sequence[Event], exchanges: S
         if rel.endswith("table_lock.json"):
             data = json.loads(objects[k])
             obs.lock_file = f"owner {owner(data.get('owner'))}, expired {data.get('expired')}"
-        elif rel.startswith(".hoodie/.locks/audit/"):
-            states = [json.loads(line).get("state", "?") for line in objects[k].decode().splitlines() if line]
-            obs.audit.append(f"{rel.rsplit('/', 1)[-1]}: {' '.join(_squeeze(states))}")
+        elif rel.startswith("audit/"):
+            states = [_json(line.encode()).get("state", "?") for line in objects[k].decode().splitlines()
+                      if line.strip()]
+            obs.audit.append(f"{rel}: {' '.join(_squeeze(states))}")
     return obs
+
+
+def _json(body: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _heartbeat_write(ex: Exchange, lock_key: str, holders: Mapping[str, tuple[str, bool]]) -> bool:
+    """True for a write the heartbeat makes, wherever it falls: a renewal (the lock file, If-Match a
+    version its own owner wrote unexpired, the new body unexpired and the same owner) or the RENEW record
+    of the audit trail. A renewal that falls due while the node's own call runs is the heartbeat's all
+    the same (real time decides where it falls; declared as ``background``)."""
+    if ex.method != "PUT":
+        return False
+    if ex.key == lock_key and ex.if_match is not None:
+        data = _json(ex.body)
+        before = holders.get(ex.if_match.strip('"'))
+        return (before is not None and not before[1] and not data.get("expired")
+                and before[0] == data.get("owner"))
+    if _AUDIT.search(ex.key):
+        lines = [line for line in ex.body.decode(errors="replace").splitlines() if line.strip()]
+        return bool(lines) and _json(lines[-1].encode()).get("state") == "RENEW"
+    return False
 
 
 def _squeeze(states: Sequence[str]) -> list[str]:
