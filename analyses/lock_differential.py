@@ -121,14 +121,15 @@ class Schedule:
     faults: tuple[Fault, ...] = ()
     offsets_ms: tuple[int, ...] = ()
 
-    def scenario(self) -> Scenario:
-        """The lock scenario both worlds run it in: Hudi's smallest lease, its audit trail on."""
+    def scenario(self, flavor: str = "s3") -> Scenario:
+        """The lock scenario both worlds run it in: Hudi's smallest lease, its audit trail on, the lock
+        client of ``flavor`` (the server's kind: ``s3`` or ``azure``)."""
         run_ms = sum(s.gap_ms + s.wait_ms for s in self.steps) + 15_000 * len(self.steps) + 10_000
         return Scenario(
             name="differential", duration_ms=run_ms, expect="ok",
             lock=LockConfig(validity_secs=VALIDITY_SECS, renew_interval_secs=RENEW_SECS,
                             client_num_retries=0, wait_time_ms=0),
-            storage=StorageConfig(flavor="s3"),
+            storage=StorageConfig(flavor=flavor),
             workload=WorkloadConfig(writers=len(self.nodes)),
             clocks={n: ClockSpec(offset_ms=o)
                     for n, o in zip(self.nodes, self.offsets_ms, strict=False) if o},
@@ -248,7 +249,7 @@ def run_side(side: str, schedule: Schedule, ep: Endpoint, prefix: str, *, versio
              nodes: dict[str, HudiNode] | None = None, log_dir: Path | None = None) -> Observation:
     """Run ``schedule`` in the thread world with the model (``side`` "model") or in the hudi world with
     Hudi's provider ("hudi", ``nodes`` the JVMs kept across schedules) under ``prefix``; observe it."""
-    scenario = schedule.scenario()
+    scenario = schedule.scenario(ep.kind)
     seq = Sequencer(len(schedule.steps))
     writer = script_writer(seq, schedule.steps)
     exchanges: list[Exchange] = []
