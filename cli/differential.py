@@ -26,7 +26,7 @@ from typing import Any
 from backends import registry
 from backends.hudi.artifacts import check_version, default_version
 from backends.launchers.process import LaunchError, Unavailable
-from cli.options import add_json, add_out
+from cli.options import add_backend, add_json, add_out
 from engines.rundir import prepare_out, write_atomic
 from model.config import ConfigError
 
@@ -38,8 +38,7 @@ def register(subparsers: Any) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("protocol", choices=("lock",), help="what to compare (the lock provider)")
-    p.add_argument("--backend", default="seaweedfs",
-                   help="the launched S3 server, or its URL (default seaweedfs)")
+    add_backend(p, registry.NAMES, default="seaweedfs")
     p.add_argument("--hudi-version", metavar="V",
                    help="the Hudi release whose jars run (default the newest)")
     p.add_argument("--examples", type=int, default=20, help="schedules to generate (default 20)")

@@ -30,11 +30,14 @@ def add_set(p: argparse.ArgumentParser) -> None:
 
 
 def add_backend(p: argparse.ArgumentParser, names: Any, prefix: str | None = None,
-                prefix_help: str = "the run's key prefix on the bucket", urls: bool = True) -> None:
+                prefix_help: str = "the run's key prefix on the bucket", urls: bool = True,
+                default: str | None = None, required: bool = True) -> None:
     """``--backend`` (a launcher name of ``names``, or with ``urls`` a URL of a running service), and,
-    when the command keeps its keys under a prefix, ``--prefix`` (default ``prefix``) and ``--client``."""
-    p.add_argument("--backend", required=True,
-                   help=f"one of {', '.join(names)}" + (", or a URL of a running service" if urls else ""))
+    when the command keeps its keys under a prefix, ``--prefix`` (default ``prefix``) and ``--client``.
+    ``default``: the server when none is given (then not ``required``)."""
+    what = f"one of {', '.join(names)}" + (", or a URL of a running service" if urls else "")
+    p.add_argument("--backend", required=required and default is None, default=default,
+                   help=what + (f" (default {default})" if default else ""))
     if prefix is not None:
         p.add_argument("--prefix", default=prefix, help=f"{prefix_help} (default {prefix})")
         p.add_argument("--client", choices=("boto3", "minio"), default=None, help="S3 SDK (default boto3)")

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.options import add_json, add_out, add_set
+from backends import registry
+from cli.options import add_backend, add_json, add_out, add_set
 from engines.rundir import RunResult, claim_out, execute_entry
 from model.config import ConfigError
 from scenarios import catalogue
@@ -166,7 +167,7 @@ def register(sub: Any) -> None:
     real.add_argument("--world", choices=("hudi",), help="run in this world instead of the entry's own")
     real.add_argument("--hudi-version", metavar="V",
                       help="the Hudi release whose pinned jars run (default the newest pinned, 1.2.1)")
-    real.add_argument("--backend", metavar="NAME", help="the launched server (default seaweedfs)")
+    add_backend(run, registry.NAMES, required=False)  # --world hudi; default seaweedfs (engines/hudi_world)
     real.add_argument("--time-scale", type=int, default=1, metavar="N",
                       help="divide the entry's times by N (30: Hudi's 300 s lease becomes its 10 s minimum)")
     run.set_defaults(func=cmd_run)
