@@ -63,17 +63,22 @@ Gen = Generator[Effect, Any, Any]
 HUDI_FIXED = {"lock.poll_ms": 1_000, "lock.drift_allowance_ms": 500, "lock.stop_heartbeat_timeout_ms": 15_000}
 
 
-def check_scenario(scenario: Scenario) -> None:
-    """ConfigError naming the field and value when ``scenario`` asks what the hudi world cannot run."""
+def check_scenario(scenario: Scenario, kind: str | None = None) -> None:
+    """ConfigError naming the field and value when ``scenario`` asks what the hudi world cannot run;
+    ``kind``: the backend's (``Endpoint.kind``), which ``storage.flavor`` must then be."""
     lock = scenario.lock
     if lock.variant != "hudi":
         raise ConfigError("lock.variant", lock.variant,
                           "the hudi world runs Hudi's own provider: only 'hudi' (choose the release with "
                           "--hudi-version)")
-    if scenario.storage.flavor != "s3":
+    if scenario.storage.flavor not in ("s3", "azure"):
         raise ConfigError("storage.flavor", scenario.storage.flavor,
-                          "the hudi world has an S3 lock client only (Hudi's Azure and GCS clients are "
-                          "not served by Maven Central here)")
+                          "the hudi world has S3 and Azure lock clients only (Hudi's GCS client is not "
+                          "served by Maven Central here, and the harness has none of its own)")
+    if kind is not None and scenario.storage.flavor != kind:
+        raise ConfigError("storage.flavor", scenario.storage.flavor,
+                          f"the backend is {kind} storage: the flavor must be its kind, {kind!r} (the lock "
+                          "client and its timeouts follow the flavor)")
     for name, value in (("lock.poll_ms", lock.poll_ms), ("lock.drift_allowance_ms", lock.drift_allowance_ms),
                         ("lock.stop_heartbeat_timeout_ms", lock.stop_heartbeat_timeout_ms)):
         if value != HUDI_FIXED[name]:
@@ -308,7 +313,10 @@ def hudi_workload(scenario: Scenario, nodes: dict[str, HudiNode], bucket: str, c
     """The lock workload whose writers use Hudi's provider (``clients``: each node's endpoint, the proxy);
     ``writer_for`` the writers (default :func:`register_writer`)."""
     lock = scenario.lock
-    props = {"hoodie.base.path": f"s3a://{bucket}/{lock.base_path}",
+    # the table's URI as a Hudi user writes it: the provider derives the lock file's from it
+    base = (f"abfs://{bucket}@{client['account']}.dfs.core.windows.net/{lock.base_path}"
+            if client["kind"] == "azure" else f"s3a://{bucket}/{lock.base_path}")
+    props = {"hoodie.base.path": base,
              "hoodie.write.lock.storage.validity.timeout.secs": str(lock.validity_secs),
              "hoodie.write.lock.storage.renew.interval.secs": str(lock.renew_interval_secs)}
     timeout_ms = client_settings(scenario).timeout_ms
@@ -330,10 +338,19 @@ def hudi_workload(scenario: Scenario, nodes: dict[str, HudiNode], bucket: str, c
 
 
 def lock_client(ep: Endpoint) -> dict[str, Any]:
-    """What the driver's lock client of ``ep``'s kind needs (its endpoint, each node's proxy, comes apart)."""
+    """What the driver's lock client of ``ep``'s kind needs (its endpoint, each node's proxy, comes apart).
+
+    Azure: the account and its shared key, from which the driver builds the connection string Hudi's
+    client takes (``BlobEndpoint`` the node's proxy URL, which carries the account's path).
+    """
     if ep.kind == "s3":
         return {"kind": "s3", "region": ep.region, "access_key": ep.access_key or "",
                 "secret_key": ep.secret_key or ""}
+    if ep.kind == "azure":
+        if not ep.access_key or not ep.secret_key:
+            raise ConfigError("backend", ep.name, "the hudi world's Azure lock client needs the account "
+                              "name and its shared key (az+http://ACCOUNT:KEY@HOST:PORT/ACCOUNT/CONTAINER)")
+        return {"kind": "azure", "account": ep.access_key, "key": ep.secret_key}
     raise ConfigError("backend", ep.name, f"the hudi world has no lock client for {ep.kind} storage")
 
 
@@ -369,7 +386,7 @@ def run_hudi_world(scenario: Scenario, ep: Endpoint, *, version: str, prefix: st
     Raises :class:`~backends.realworld.ServerDied` with the partial history when the server dies, and
     ConfigError / ArtifactError for what cannot run.
     """
-    check_scenario(scenario)
+    check_scenario(scenario, ep.kind)
     check_version(version)
     seed = scenario.seed if seed is None else seed
     scenario = map_scenario_keys(scenario, prefix)

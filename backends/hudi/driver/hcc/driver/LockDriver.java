@@ -5,6 +5,7 @@ import org.apache.hudi.client.transaction.lock.StorageBasedLockProvider;
 import org.apache.hudi.client.transaction.lock.StorageLockClient;
 import org.apache.hudi.client.transaction.lock.models.StorageLockFile;
 import org.apache.hudi.common.config.TypedProperties;
+import org.apache.hudi.common.util.Functions;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -170,14 +171,20 @@ public final class LockDriver {
     }
     JsonNode client = cmd.path("client");
     String kind = client.path("kind").asText();
-    if (!"s3".equals(kind)) {
+    String endpoint = client.path("endpoint").asText();
+    long timeoutMs = client.path("timeout_ms").asLong();
+    Functions.Function3<String, String, TypedProperties, StorageLockClient> loader;
+    if ("s3".equals(kind)) {
+      loader = (ownerId, lockFileUri, p) -> new S3LockClient(lockFileUri, endpoint,
+          client.path("region").asText(), client.path("access_key").asText(), client.path("secret_key").asText(),
+          timeoutMs);
+    } else if ("azure".equals(kind)) {
+      loader = (ownerId, lockFileUri, p) -> new AzureLockClient(lockFileUri, endpoint,
+          client.path("account").asText(), client.path("key").asText(), timeoutMs);
+    } else {
       throw new IllegalArgumentException("no lock client of kind " + kind);
     }
-    return HarnessLockProviders.create(cmd.path("owner").asText(), props,
-        (ownerId, lockFileUri, p) -> (StorageLockClient) new S3LockClient(lockFileUri,
-            client.path("endpoint").asText(), client.path("region").asText(),
-            client.path("access_key").asText(), client.path("secret_key").asText(),
-            client.path("timeout_ms").asLong()),
+    return HarnessLockProviders.create(cmd.path("owner").asText(), props, loader,
         cmd.path("clock_offset_ms").asLong());
   }
 
