@@ -81,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with registry.open_endpoint(args.backend) as ep:
-            if ep.kind != "s3":
+            if ep.kind not in ("s3", "azure"):
                 raise ConfigError("--backend", args.backend,
-                                  "the differential test has an S3 lock client only")
+                                  "the differential test has S3 and Azure lock clients only")
             if schedule is not None:
                 found = ld.replay(schedule, ep, version=version, log_dir=out)
                 result = ld.SearchResult(1, time.monotonic() - started, found if found.divergences else None)

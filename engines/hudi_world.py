@@ -69,7 +69,7 @@ def run_entry(entry: Entry, seed: int, out: Path | None, req: HudiRequest) -> Ve
     head: RunHead = {"scenario": entry.name, "protocol": "lock", "world": "hudi", "seed": seed,
                      "expect": entry.expect, "backend": backend,
                      "models": f"Hudi {version}'s StorageBasedLockProvider (real, its jars), the harness's "
-                               f"S3 lock client and writer{scaled}"}
+                               f"{scenario.storage.flavor} lock client and writer{scaled}"}
     info: HudiInfo = {"version": version, "jars": jars, "time_scale": req.time_scale, "jvms": {}}
     steps = Steps(f"hcc run {entry.name} --world hudi (Hudi {version}) on {backend}", quiet=req.quiet)
     error: str | None = None

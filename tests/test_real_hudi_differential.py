@@ -16,7 +16,7 @@ import pytest
 
 from analyses import lock_differential as ld
 from backends.endpoint import Endpoint
-from backends.fixtures import seaweedfs_endpoint  # noqa: F401
+from backends.fixtures import azurite_endpoint, seaweedfs_endpoint  # noqa: F401
 from backends.hudi.artifacts import default_version
 from cli.main import main
 from model import lock_client
@@ -85,6 +85,19 @@ def test_the_same_schedule_agrees_and_exercises_the_fault(seaweedfs_endpoint: En
         assert any("-> error-412" in r for r in obs.requests[0]), obs.requests[0]
         assert obs.outcomes[1][3] == "refused"  # w2 finds w1's valid lock
         assert obs.lock_file.endswith("expired True")
+
+
+def test_azure_schedules_agree_with_hudi(azurite_endpoint: Endpoint,  # noqa: F811
+                                         tmp_path: Path) -> None:
+    """The same on Azurite, Hudi's provider over the harness's Azure lock client (AzureStorageLockClient's
+    transcription): the contended schedule, then a few generated ones."""
+    found = ld.replay(CONTENDED, azurite_endpoint, version=default_version(), log_dir=tmp_path)
+    assert found.divergences == [], [d.line() for d in found.divergences]
+    assert all(o[3] == "acquired" for o in (found.model.outcomes[0], found.hudi.outcomes[0]))
+    result = ld.search(azurite_endpoint, version=default_version(), examples=4, seed=1, log_dir=tmp_path,
+                       shrink_seconds=60)
+    if result.found is not None and not result.flaky:
+        pytest.fail("\n".join(d.line() for d in result.found.divergences))
 
 
 def test_a_broken_model_diverges(seaweedfs_endpoint: Endpoint, tmp_path: Path,  # noqa: F811
