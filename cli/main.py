@@ -26,7 +26,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
                          "cli.slices", "cli.check_history", "cli.search")),
     ("real storage", ("cli.conformance", "cli.realworld", "cli.replay", "cli.check_audit")),
     ("Spark", ("cli.sweep", "cli.boundary", "cli.contention")),
-    ("Hudi itself", ("cli.differential",)),
+    ("Hudi itself", ("cli.differential", "cli.fidelity")),
     ("reports and gate", ("cli.report", "cli.gate")),
 )
 
