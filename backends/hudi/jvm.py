@@ -21,7 +21,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -77,10 +76,6 @@ class LockJvm:
     @property
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
 
     def call(self, op: str, **fields: Any) -> dict[str, Any]:
         """Send ``op`` and wait for its reply (``ok``, ``result`` or ``error``/``message``); JvmGone if the
@@ -172,12 +167,3 @@ class LockJvm:
                         self.peak_rss_kb = max(self.peak_rss_kb, int(line.split()[1]))
         return self.peak_rss_kb
 
-
-def wait_until(pred: Callable[[], bool], timeout_s: float, step_s: float = 0.02) -> bool:
-    """Poll ``pred`` until it holds or ``timeout_s`` passed."""
-    deadline = time.monotonic() + timeout_s
-    while not pred():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(step_s)
-    return True
