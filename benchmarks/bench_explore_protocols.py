@@ -8,10 +8,11 @@ search, budgets and iterative deepening (its ``row``), two writers throughout:
   (``vanlightly-v5``, hypothetical) under each concurrency control, one upsert per writer of one key,
   one or two file groups (Hudi: partitions), the decisive checkers consistent reads (lost updates among
   them) and duplicate keys across file groups;
-* NBCC: Hudi 1.2.1's ``HoodieFileGroup`` (``hudi``) and PR #19785's fix (``pr-19785``), one deltacommit
-  per writer of one row to one shared file group, readers listing through the metadata table or
-  storage, without faults and with one fault of each storage kind; every NBCC check decides (slice
-  membership and coverage, compaction plans, durability, snapshots, time travel, incremental reads).
+* NBCC: Hudi 1.2.0's ``HoodieFileGroup`` (``hudi-1.2.0``, issue #19774's anchor) and 1.2.1's (``hudi``, PR
+  #19785's fix), one deltacommit per writer of one row to one shared file group, readers listing through the
+  metadata table or storage, without faults and with one fault of each storage kind; every NBCC check
+  decides (slice membership and coverage, compaction plans, durability, snapshots, time travel, incremental
+  reads).
 
 Each row prints the exact ``hcc explore --protocol ...`` command that reproduces it
 (``cli/explore_command.py``: the options whose values differ from the CLI's defaults, which are the
@@ -59,7 +60,8 @@ def occ_rows() -> list[Bounds]:
 
 
 def nbcc_rows() -> list[Bounds]:
-    """The NBCC table: ``hudi`` and ``pr-19785``, metadata-table listing on and off, each (a) one deltacommit
+    """The NBCC table: ``hudi-1.2.0`` and ``hudi`` (1.2.1, which ships PR #19785's file group), metadata-table
+    listing on and off, each (a) one deltacommit
     per writer, no fault; (b) two deltacommits per writer into two file groups, w1's second failing once
     after its log (the anchor of issue #19774 when a reader lists storage); (c) one deltacommit per writer
     and one storage fault."""
@@ -67,7 +69,7 @@ def nbcc_rows() -> list[Bounds]:
     plans = ({}, {"batches": 2, "buckets": 2, "failed_attempts": 1},
              {"faults": 1, "fault_kinds": STORAGE_KINDS})
     for plan in plans:
-        for variant in ("hudi", "pr-19785"):
+        for variant in ("hudi-1.2.0", "hudi"):
             for listing in (True, False):
                 out.append(NbccBounds(variant=variant, writers=2, metadata_table=listing, **plan))
     return out
@@ -92,15 +94,16 @@ COVERS = {
             "polls every 1 s), the time generator's wait 500 ms (`max_expected_clock_skew_ms`), each writer "
             "starting at 0 or 500 ms, hops of zero latency, no clock skew, no fault (K = 0), every time on a "
             "500 ms grid; nothing about more writers, operations, keys, faults or other timings."),
-    "nbcc": ("**\"holds\" covers** only these runs: two writers starting at 0 (and the compaction service, "
-             "no compaction scheduled), `batches` deltacommits each of one row, the rows of batch b in file "
-             "group b (bucket index; every writer writes the same keys), w1's last batch failing `failed "
-             "attempts` times after its log and then retried, heartbeats every 1 s with the variant's 10 "
-             "tolerable misses, the table lock Hudi's storage-based provider with the simulated NBCC plan's "
-             "timings (validity 10 s, polls every 25 ms), hops of zero latency, one clock, every time on a "
-             "25 ms grid; K = 1: at most one fault on any request, a lost reply, a timeout, or a window of "
-             "503s lasting 10.0 or 10.5 s (one tick past a heartbeat expiry or a lease with its drift "
-             "allowance); nothing about more writers, batches, compactions or other faults."),
+    "nbcc": ("**\"holds\" covers** only these runs: two writers starting at 0 (and the compaction service,"
+             " no compaction scheduled), `batches` deltacommits each of one row, the rows of batch b in "
+             "file group b (bucket index; every writer writes the same keys), w1's last batch failing "
+             "`failed attempts` times after its log and then retried, heartbeats every 1 s with the "
+             "variant's tolerable misses (2 in 1.2.0, 10 in 1.2.1), the table lock Hudi's storage-based "
+             "provider with the simulated NBCC plan's timings (validity 10 s, polls every 25 ms), hops of "
+             "zero latency, one clock, every time on a 25 ms grid; K = 1: at most one fault on any "
+             "request, a lost reply, a timeout, or a window of 503s lasting 10.0 or 10.5 s (one tick past "
+             "a heartbeat expiry or a lease with its drift allowance); nothing about more writers, "
+             "batches, compactions or other faults."),
 }
 
 HEADS = {"occ": ("writer", "cc", "ops", "keys", "file groups", "metadata table", "K"),

@@ -15,12 +15,17 @@ from model.protocols import PROTOCOLS
 from scenarios import catalogue, loader
 
 
-def test_hudi_is_the_newest_release_and_keeps_the_1_2_0_file_group() -> None:
+def test_hudi_is_the_newest_release_and_slices_as_pr_19785() -> None:
+    # 1.2.1's class files carry PR #19785's HoodieFileGroup#addLogFiles (hcc fidelity --compare)
     assert VARIANTS[0] == "hudi" and variant("hudi") is HUDI
     assert HUDI.follows.startswith("Hudi 1.2.1") and not HUDI.hypothetical
-    assert HUDI.slicing is Rule.HUDI_1_2_0 and HUDI.heartbeat_tolerable_misses == 10
-    assert variant("hudi-1.2.0").heartbeat_tolerable_misses == 2
-    assert variant("pr-19785").slicing is Rule.PR_19785 and "1d3a0aff" in variant("pr-19785").follows
+    assert HUDI.slicing is Rule.PR_19785 and HUDI.heartbeat_tolerable_misses == 10
+    old = variant("hudi-1.2.0")
+    assert old.slicing is Rule.HUDI_1_2_0 and old.heartbeat_tolerable_misses == 2
+    # pr-19785 is 1.2.0 with the fix alone: its entries differ from their hudi-1.2.0 twins by that fix
+    fixed = variant("pr-19785")
+    assert fixed.slicing is Rule.PR_19785 and fixed.heartbeat_tolerable_misses == 2
+    assert "1d3a0aff" in fixed.follows
     for name in ("pr-19786", "v6-instant-time"):
         assert variant(name).hypothetical and variant(name).follows.startswith("hypothetical")
     assert {v: variant(v).hypothetical for v in VARIANTS} == {
@@ -46,7 +51,7 @@ def test_bad_settings_name_field_and_value() -> None:
 
 def test_models_says_whose_behaviour_and_which_listing() -> None:
     line = NbccScenario(nbcc=NbccConfig(variant="pr-19785", metadata_table=False)).models()
-    assert line.startswith("Hudi 1.2.1 with PR #19785")
+    assert line.startswith("Hudi 1.2.0 with PR #19785")
     assert "readers list storage (hoodie.metadata.enable=false)" in line
     hypo = NbccScenario(nbcc=NbccConfig(variant="pr-19786")).models()
     assert hypo.startswith("hypothetical") and "through the metadata table" in hypo

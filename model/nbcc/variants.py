@@ -6,14 +6,13 @@ compaction planner, which both build Hudi's ``HoodieFileGroup``) and the default
 ``hoodie.client.heartbeat.tolerable.misses``.  ``docs/fidelity.md`` (NBCC section) cites the Java of
 every branch.
 
-* ``hudi`` follows Hudi's newest release, **1.2.1**: its release notes (website/releases/release-1.2.md
-  at apache/hudi ``f79e507b``) change one default on this path, heartbeat tolerable misses 2 -> 10
-  (PR #18904).  Its ``HoodieFileGroup`` is the 1.2.0 one (``50fc937e``): PR #19785 reached master
-  (``1d3a0aff``, 2026-09-11) five days before 1.2.1's first release candidate, and the 1.2.1 branch
-  is built by cherry-picks; no stored evidence (release notes, branch pushes) shows it among them,
-  so ``hudi`` keeps the anchor bug of issue #19774 and the fix is the variant ``pr-19785``;
-* ``hudi-1.2.0``: the same code with 1.2.0's default of 2 tolerable misses;
-* ``pr-19785``: ``hudi`` with PR #19785's ``HoodieFileGroup#addLogFiles``;
+* ``hudi`` follows Hudi's newest release, **1.2.1**: heartbeat tolerable misses 2 -> 10 (PR #18904)
+  and PR #19785's ``HoodieFileGroup#addLogFiles``, which ``hcc fidelity --compare 1.2.0 1.2.1`` shows
+  in 1.2.1's class files (its release notes list no PRs), so the anchor bug of issue #19774 is 1.2.0's;
+* ``hudi-1.2.0``: 1.2.0's ``HoodieFileGroup`` (``50fc937e``, the anchor bug) and its default of 2
+  tolerable misses;
+* ``pr-19785``: ``hudi-1.2.0`` with PR #19785's ``HoodieFileGroup#addLogFiles`` alone (``1d3a0aff``),
+  so each ``*-pr-19785`` entry differs from its ``hudi-1.2.0`` entry by that fix only;
 * ``pr-19786`` (**hypothetical**): the harness's earliest-completed-log anchor, the approach of the
   closed PR #19786 as the harness read it (its description reads like #19785's design; this rule is
   not its code): a group's completed logs that precede every slice are anchored on the instant of
@@ -48,9 +47,9 @@ class NbccVariant:
 
 HUDI = NbccVariant(
     "hudi",
-    "Hudi 1.2.1 (release notes at apache/hudi f79e507b; HoodieFileGroup as at 50fc937e, "
-    "PR #19785 not shown to be in 1.2.1)",
-    Rule.HUDI_1_2_0,
+    "Hudi 1.2.1 (heartbeat tolerable misses 10, PR #18904; HoodieFileGroup#addLogFiles of PR #19785, "
+    "in 1.2.1's class files)",
+    Rule.PR_19785,
 )
 
 _VARIANTS = (
@@ -63,8 +62,9 @@ _VARIANTS = (
     ),
     NbccVariant(
         "pr-19785",
-        "Hudi 1.2.1 with PR #19785 (HoodieFileGroup#addLogFiles, apache/hudi 1d3a0aff, merged after 1.2.0)",
+        "Hudi 1.2.0 with PR #19785 (HoodieFileGroup#addLogFiles, apache/hudi 1d3a0aff; shipped in 1.2.1)",
         Rule.PR_19785,
+        heartbeat_tolerable_misses=2,
     ),
     NbccVariant(
         "pr-19786",
@@ -97,10 +97,3 @@ def variant(name: str) -> NbccVariant:
     """The variant called ``name`` (KeyError for an unknown name; NbccConfig.validate names it first)."""
     return _BY_NAME[name]
 
-
-def variant_of_rule(rule: Rule) -> NbccVariant:
-    """The first variant that slices by ``rule`` (to name the behaviour of a bare rule)."""
-    for v in _VARIANTS:
-        if v.slicing is rule:
-            return v
-    raise KeyError(rule)
