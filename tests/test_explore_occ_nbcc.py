@@ -26,7 +26,8 @@ from model.nbcc.sim_checks import check_history
 
 # one writer, two deltacommits into two file groups, the second failing once after its log, readers listing
 # storage: the failed log is the first of the log-only second group (#19774, Hudi 1.2.0's HoodieFileGroup)
-ANCHOR = NbccBounds(variant="hudi-1.2.0", writers=1, batches=2, buckets=2, failed_attempts=1, metadata_table=False)
+ANCHOR = NbccBounds(variant="hudi-1.2.0", writers=1, batches=2, buckets=2, failed_attempts=1,
+                    metadata_table=False)
 
 
 def _replays_byte_for_byte(bounds: Bounds, res: ExploreResult) -> None:
