@@ -69,6 +69,9 @@ def register(subparsers: Any) -> None:
     add_json(p, "the verdict as one JSON object")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="give up after S seconds with the result unknown (exit 3)")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="accept a history with no operation (registers: linearizable, exit 0; transactions: "
+                        "Elle's empty-transaction-graph, exit 3); by default it is bad input (exit 2)")
     p.add_argument("--html", type=Path, default=None, metavar="OUT",
                    help="write a self-contained HTML/SVG timeline of the verdict to OUT")
     p.set_defaults(func=run)
@@ -105,12 +108,17 @@ def run(args: argparse.Namespace) -> int:
         model = RegisterModel(initial)
     path = Path(args.file)
     try:
+        if path.suffix == ".edn":  # by name only: a bad JSON line may look like EDN
+            return _bad(f"{path}: a Jepsen EDN history; EDN is read for transactions only "
+                        "(--model list-append or rw-register)")
         with path.open("rb") as f:
             history = read_history(f, args.model)
     except HistoryError as e:
         return _bad(f"{path}: {e}")
     except OSError as e:
         return _bad(f"cannot read {path}: {e.strerror or e}")
+    if not history.ops and not args.allow_empty:
+        return _bad(f"{path}: no operations (an empty history is bad input; --allow-empty accepts it)")
     verdict = check_operations(history.ops, model=model, timeout=args.timeout)
     if args.html is not None:
         page = render_timeline(verdict, f"{path.name}: {TITLE[verdict.result]}", history.locate)
@@ -166,6 +174,8 @@ def _run_txn(args: argparse.Namespace) -> int:
             history = read_txn_jsonl(data.splitlines(), args.model)
     except HistoryError as e:
         return _bad(f"{path}: {e}")
+    if not history.txns and not args.allow_empty:
+        return _bad(f"{path}: no transactions (an empty history is bad input; --allow-empty accepts it)")
     verdict: TxnVerdict = check_txns(history, models, wfr_keys=args.wfr_keys,
                                      sequential_keys=args.sequential_keys,
                                      linearizable_keys=args.linearizable_keys, timeout=args.timeout)

@@ -198,8 +198,20 @@ def test_non_utf8_and_missing_file_and_bad_options(tmp_path: Path,
     assert "--initial" in capsys.readouterr().err
 
 
-def test_empty_history_is_linearizable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_empty_history_is_bad_input_unless_allowed(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "h.jsonl"
     path.write_text("\n  \n")
-    assert main(["check-history", str(path)]) == 0
+    assert main(["check-history", str(path)]) == 2
+    assert "no operations" in capsys.readouterr().err
+    assert main(["check-history", "--allow-empty", str(path)]) == 0
     assert "linearizable (0 operations)" in capsys.readouterr().out
+
+
+def test_an_edn_history_needs_a_transactional_model(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "history.edn"
+    path.write_text('{:process 0, :type :invoke, :f :txn, :value [[:append :x 1]]}\n')
+    assert main(["check-history", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "EDN" in err and "--model list-append or rw-register" in err and "JSON" not in err

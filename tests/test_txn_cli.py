@@ -129,6 +129,34 @@ def test_empty_graph_is_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "empty-transaction-graph" in capsys.readouterr().out
 
 
+def test_an_empty_history_is_bad_input_unless_allowed(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    f = _write(tmp_path / "h.jsonl", [])
+    assert hcc(str(f), "--model", "list-append") == 2
+    assert "no transactions" in capsys.readouterr().err
+    assert hcc(str(f), "--model", "list-append", "--allow-empty") == 3  # Elle: empty-transaction-graph
+    assert "empty-transaction-graph" in capsys.readouterr().out
+
+
+def test_a_realtime_edge_names_event_positions_or_times(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # T1 completes before T2 is invoked; each reads what the other wrote as absent: a G-single-realtime
+    # (strict serializability); without times the explanation says event positions, with them times
+    evs = [{"process": 0, "type": "invoke", "value": [["append", "x", 1], ["r", "y", None]]},
+           {"process": 0, "type": "ok", "value": [["append", "x", 1], ["r", "y", []]]},
+           {"process": 1, "type": "invoke", "value": [["append", "y", 1], ["r", "x", None]]},
+           {"process": 1, "type": "ok", "value": [["append", "y", 1], ["r", "x", []]]}]
+    f = _write(tmp_path / "h.jsonl", evs)
+    hcc(str(f), "--model", "list-append", "--json")
+    untimed = capsys.readouterr().out
+    timed_evs = [{**e, "time": 10 * (i + 1)} for i, e in enumerate(evs)]
+    g = _write(tmp_path / "t.jsonl", timed_evs)
+    hcc(str(g), "--model", "list-append", "--json")
+    timed = capsys.readouterr().out
+    assert re.search(r"completed \(at event \d+\) before T\d+ was invoked \(at event \d+\)", untimed)
+    assert re.search(r"completed \(at time \d+\) before T\d+ was invoked \(at time \d+\)", timed)
+
+
 def test_output_is_deterministic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     evs = simulate(200, kind=RR, level="read-committed", keys=3, processes=5, seed=11, abort=0.1,
                    lost_reply=0.1)

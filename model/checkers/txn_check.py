@@ -120,6 +120,7 @@ class TxnVerdict:
     sources: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     elapsed: float = 0.0
+    timed: bool = False  # the history's invoke/complete are times (else event positions)
 
     @property
     def anomaly_types(self) -> list[str]:
@@ -175,8 +176,9 @@ class TxnVerdict:
         else:
             ta, tb = self.txns[a], self.txns[b]
             out.update(completed=ta.complete, invoked=tb.invoke)
-            out["explanation"] = (f"{an} completed (at {ta.complete:g}) before {bn} was invoked "
-                                  f"(at {tb.invoke:g})")
+            at = "time" if self.timed else "event"  # an untimed history's order is its event positions
+            out["explanation"] = (f"{an} completed (at {at} {ta.complete:g}) before {bn} was invoked "
+                                  f"(at {at} {tb.invoke:g})")
         return out
 
     def txn_json(self, tid: int, locate: Callable[[int], str] | None) -> dict[str, Any]:
@@ -413,7 +415,7 @@ def check_txns(h: TxnHistory, models: Sequence[str] = (DEFAULT_MODEL,), *, wfr_k
               "edges": g.edge_count(), "components": len(components),
               "largest_component": max((len(c) for c in components), default=0)}
     return TxnVerdict(h.kind, list(models), valid, anomalies, cycles, not_models, also_not, forbidden,
-                      h.txns, g, sources, counts, clock() - start)
+                      h.txns, g, sources, counts, clock() - start, h.timed)
 
 
 __all__ = ["BASE_CYCLES", "SPECS", "CycleCase", "TxnVerdict", "check_txns"]

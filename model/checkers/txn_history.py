@@ -67,6 +67,7 @@ class TxnHistory:
     kind: str
     txns: list[Txn]
     lines: dict[int, tuple[int, int | None]] = field(default_factory=dict)
+    timed: bool = False  # invoke/complete are the events' times; else their positions in the history
 
     def locate(self, txn_id: int) -> str:
         """``line 3`` or ``lines 3-7`` (the invoke and the completion)."""
@@ -121,6 +122,7 @@ class _Builder:
         self.lines: dict[int, tuple[int, int | None]] = {}
         self.written: dict[tuple[Any, Any], int] = {}  # (key, value) -> line of the invoke
         self.count = 0
+        self.timed = False
 
     def mops(self, no: int, raw: Any, invoke: bool) -> tuple[Mop, ...]:
         if not isinstance(raw, list | tuple):
@@ -164,6 +166,8 @@ class _Builder:
         elif t < self.last_time.get(proc, -math.inf):
             raise HistoryError(no, "time", f"{t:g} is earlier than the previous event of process "
                                            f"{_short(proc)} ({self.last_time[proc]:g})")
+        else:
+            self.timed = True
         self.last_time[proc] = t
         if typ == INVOKE:
             if proc in self.pending:
@@ -207,7 +211,7 @@ class _Builder:
             self.txns.append(Txn(idx, proc, INFO, mops, call, math.inf))
             self.lines[idx] = (inv_no, None)
         self.txns.sort(key=lambda t: t.id)
-        return TxnHistory(self.kind, self.txns, self.lines)
+        return TxnHistory(self.kind, self.txns, self.lines, self.timed)
 
 
 def _time(no: int, raw: Any) -> float:
