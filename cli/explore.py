@@ -438,7 +438,7 @@ def run_bounds(args: argparse.Namespace, protocol: str, command: str = "hcc expl
               f"every violation takes at least {res.lower_bound} decisions")
     for label, found, replayed, exact in shown:
         v = found.violation
-        head = "violation" if label == "violation" else f"finding [{label}]"
+        head = "violation" if label == "violation" else "finding"  # a finding's label is its kind
         print(f"{head}: [{v.kind}] {v.message}")
         proof = "proved shortest" if label == "violation" and res.shortest_proved else "not proved shortest"
         print(f"  shortest path: {len(found.path)} decisions ({proof}), at {found.time} ms; replayed in "
