@@ -28,8 +28,13 @@ def _print_run_line(result: RunResult, seconds: float) -> None:
     mark = "ok  " if result.matches_expectation else "FAIL"
     print(
         f"{mark} {e.protocol:<7} {e.name:<38} expect={e.expect:<9} verdict={result.verdict.verdict:<9} "
-        f"violations={len(result.verdict.violations):<4} seed={result.seed} ({seconds:.2f}s)"
+        f"violations={_found(result):<4} seed={result.seed} ({seconds:.2f}s)"
     )
+
+
+def _found(result: RunResult) -> int:
+    """How many violations the run's checkers found (some keep only the first few of a kind)."""
+    return sum(result.verdict.counts.values()) or len(result.verdict.violations)
 
 
 def _print_one(result: RunResult) -> None:
@@ -38,8 +43,10 @@ def _print_one(result: RunResult) -> None:
           f"(expected {e.expect})  -> {result.out}")
     for v in result.verdict.violations[:10]:
         print(f"  violation [{v.kind}] {v.message}  events {list(v.events)}")
-    if len(result.verdict.violations) > 10:
-        print(f"  ... and {len(result.verdict.violations) - 10} more")
+    if _found(result) > 10:
+        kept = "" if _found(result) == len(result.verdict.violations) else \
+            f" ({len(result.verdict.violations)} kept as examples in verdict.json)"
+        print(f"  ... and {_found(result) - 10} more{kept}")
     for f in result.verdict.findings[:5]:
         print(f"  finding   [{f.kind}] {f.message}")
 

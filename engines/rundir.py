@@ -171,8 +171,11 @@ def with_audit(verdict: Verdict, visible: tuple[bool, ...] = ()) -> Found:
     findings: list[ViolationEntry] = [
         {"kind": f.kind, "message": f.message, "events": list(f.events), "details": dict(f.details)}
         for f in verdict.findings]
-    return {"verdict": "violation" if verdict.violations else "ok", "violations": violations,
-            "findings": findings}
+    found: Found = {"verdict": "violation" if verdict.violations else "ok", "violations": violations,
+                    "findings": findings}
+    if verdict.counts:
+        found["violation_counts"] = dict(verdict.counts)
+    return found
 
 
 def slug(text: str) -> str:

@@ -139,6 +139,8 @@ class Found(TypedDict):
     verdict: Outcome
     violations: list[ViolationEntry]
     findings: list[ViolationEntry]
+    # nbcc: violations found per kind, of which ``violations`` keeps the first few of each kind
+    violation_counts: NotRequired[dict[str, int]]
 
 
 class VerdictFile(RunHead):
@@ -148,6 +150,7 @@ class VerdictFile(RunHead):
     matches_expectation: bool
     violations: list[ViolationEntry]
     findings: list[ViolationEntry]
+    violation_counts: NotRequired[dict[str, int]]  # nbcc: all found per kind (violations: examples)
     out: str
     # a run stopped by a signal (verdict interrupted), or whose storage never started (not-started)
     signal: NotRequired[str | None]
@@ -180,6 +183,8 @@ def verdict_file(head: RunHead, found: Found, *, matches: bool, out: str) -> Ver
     verdict["verdict"] = found["verdict"]
     verdict["violations"] = found["violations"]
     verdict["findings"] = found["findings"]
+    if "violation_counts" in found:
+        verdict["violation_counts"] = found["violation_counts"]
     verdict["matches_expectation"] = matches
     verdict["out"] = out
     return verdict

@@ -27,14 +27,20 @@ class Verdict:
 
     violations: tuple[Violation, ...]
     findings: tuple[Violation, ...]
+    # how many violations of each kind were found, where a checker keeps only the first few of a kind as
+    # examples (empty: ``violations`` is all of them)
+    counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
         return "violation" if self.violations else "ok"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "verdict": self.verdict,
             "violations": [v.to_dict() for v in self.violations],
             "findings": [f.to_dict() for f in self.findings],
         }
+        if self.counts:
+            d["violation_counts"] = dict(self.counts)
+        return d

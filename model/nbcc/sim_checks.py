@@ -217,7 +217,7 @@ def check_history(
         step()
         if stop_early and found.out:
             break
-    return Verdict(tuple(found.out), ())
+    return Verdict(tuple(found.out), (), dict(sorted(found.count.items())))
 
 
 def _check_slices(
