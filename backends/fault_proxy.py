@@ -23,6 +23,9 @@ RNG, ``count``):
   dropped, the connection closed (after ``lost_reply_hold_s``): the client sees
   a broken connection or a timeout, an SDK retry then sees 412;
 - a :class:`model.config.Cutoff` of the node: like ``timeout`` during its window;
+- S3's 409 window (``conflict_window_ms``, ``conflict_prob``: the scenario's ``storage.conflict_*``, as
+  :class:`model.sim.SimNetwork` applies them; the S3 dialect only): a write of a key that a write
+  succeeded on within the window is answered ``409`` with that probability (``conflict``), not forwarded;
 - latency: a fixed or drawn (:class:`model.config.Dist`, seeded) delay before
   forwarding and again before replying.
 
@@ -280,7 +283,8 @@ class FaultProxy:
                  latency: Dist | None = None, seed: int = 1, lock_key: str = "", register_key: str = "",
                  key_prefix: str = "", hold_s: float = 30.0, lost_reply_hold_s: float = 0.0,
                  clock_ms: Callable[[], int] | None = None,
-                 on_exchange: Callable[[Exchange], None] | None = None) -> None:
+                 on_exchange: Callable[[Exchange], None] | None = None,
+                 conflict_window_ms: int = 0, conflict_prob: float = 0.0) -> None:
         u = urllib.parse.urlsplit(upstream)
         if u.scheme != "http" or not u.hostname or not u.port:
             raise ProxyError(f"upstream = {upstream!r}: the proxy needs an http://host:port URL")
@@ -300,6 +304,10 @@ class FaultProxy:
         self.lock_key, self.register_key = lock_key, register_key
         self.matcher = FaultMatcher(errors, cutoffs, self.rng, self._key_class, key_prefix)
         self.hold_s = hold_s
+        # S3's 409 ConditionalRequestConflict only: Azure's and GCS's 409s mean other things
+        self.conflict_window_ms = conflict_window_ms
+        self.conflict_prob = conflict_prob if dialect == "s3" else 0.0
+        self._last_write_ms: dict[str, int] = {}  # key -> when a write of it last succeeded (409 window)
         self.lost_reply_hold_s = lost_reply_hold_s
         t0 = time.monotonic()
         self.clock_ms = clock_ms or (lambda: int((time.monotonic() - t0) * 1000))
@@ -357,9 +365,17 @@ class FaultProxy:
         return "register" if key == self.register_key else "other"
 
     def decide(self, node: str, method: str, key: str) -> str:
-        """The action for one request: ``forward``, ``cutoff``, or an ErrorRule status."""
+        """The action for one request: ``forward``, ``cutoff``, an ErrorRule status, or ``conflict``."""
+        write, now = is_write_method(method), self.clock_ms()
         with self._lock:
-            return self.matcher.decide(node, is_write_method(method), key, self.clock_ms()) or "forward"
+            action = self.matcher.decide(node, write, key, now)
+            if action is not None:
+                return action
+            last = self._last_write_ms.get(key) if write and self.conflict_prob > 0 else None
+            close = last is not None and now - last <= self.conflict_window_ms
+            if close and self.rng.random() < self.conflict_prob:
+                return "conflict"
+            return "forward"
 
     def _delay(self) -> None:
         if self.latency is not None:
@@ -483,10 +499,12 @@ class FaultProxy:
                     return
                 key = object_key(req.method, req.target, req.body, self.dialect)
                 action = self.decide(node, req.method, key)
-                if action in ("409", "412", "429", "503"):
+                if action in ("409", "412", "429", "503", "conflict"):
+                    status = 409 if action == "conflict" else int(action)
                     self._delay()
-                    self._exchanged(node, req, key, f"error-{action}", int(action), None)
-                    send_reply(client, conn, int(action), *self._error_reply(int(action)))
+                    self._exchanged(node, req, key, action if action == "conflict" else f"error-{action}",
+                                    status, None)
+                    send_reply(client, conn, status, *self._error_reply(status))
                 elif action in ("timeout", "cutoff"):
                     self._exchanged(node, req, key, action, None, None)
                     self._hold(client, self.hold_s)
@@ -497,6 +515,9 @@ class FaultProxy:
                     if reply is None:
                         self._exchanged(node, req, key, "upstream-failed", None, None)
                         return  # the client sees a broken connection, as with a dead server
+                    if is_write_method(req.method) and 200 <= reply.status < 300:  # applied (409 window)
+                        with self._lock:
+                            self._last_write_ms[key] = self.clock_ms()
                     if action == "lost-reply":
                         self._exchanged(node, req, key, "lost-reply", reply.status, reply)
                         if self.lost_reply_hold_s:

@@ -27,7 +27,8 @@ what differs from simulation:
 
 Not modelled on real storage: ``storage.latency_ms`` (the latency is real;
 the proxy adds a drawn delay only when asked), S3's 409 window
-(``storage.conflict_*``), and ``FencedPut``, which the backends do as
+(``storage.conflict_*``) is answered by the fault proxy (a run with a
+window has one), and ``FencedPut``, which the backends do as
 read-check-write (not atomic, see :meth:`backends.base.Backend._fenced_put`).
 
 A server that dies mid-run (its process exits, or its port refuses
@@ -258,10 +259,12 @@ class RealWorldResult:
 
 
 def needs_proxy(scenario: Scenario, nodes: Sequence[str], latency: Dist | None) -> bool:
-    """True when the fault plan has wire faults for these nodes (error rules, cutoffs) or latency is asked."""
+    """True when the fault plan has wire faults for these nodes (error rules, cutoffs, S3's 409 window) or
+    latency is asked."""
     f = scenario.faults
     return (latency is not None or any(e.node in ("any", *nodes) for e in f.errors)
-            or any(c.node in nodes for c in f.cutoffs))
+            or any(c.node in nodes for c in f.cutoffs)
+            or (scenario.storage.conflict_prob > 0 and scenario.storage.flavor == "s3"))
 
 
 @contextlib.contextmanager
@@ -290,7 +293,9 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
                            errors=scenario.faults.errors, cutoffs=scenario.faults.cutoffs, latency=latency,
                            seed=seed, lock_key=scenario.lock.lock_key,
                            register_key=scenario.workload.register_key, key_prefix=prefix,
-                           hold_s=cfg.timeout_ms / 1000 + 1, clock_ms=clock_ms, on_exchange=on_exchange)
+                           hold_s=cfg.timeout_ms / 1000 + 1, clock_ms=clock_ms, on_exchange=on_exchange,
+                           conflict_window_ms=scenario.storage.conflict_window_ms,
+                           conflict_prob=scenario.storage.conflict_prob)
     backends: dict[str, Backend] = {}
     try:
         for n in nodes:
