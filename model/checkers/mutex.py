@@ -175,15 +175,20 @@ _WRITE_FAILURES = ("precondition-failed", "throttled", "write-unknown")
 
 
 def _told_failed(e: Event) -> bool:
-    """A try-lock failure of a write of the lock file, or a failed release."""
+    """A try-lock failure of a write of the lock file, or a failed release.
+
+    Hudi's own provider (the hudi world, phase ``hudi``) says only that ``tryLock`` returned false or
+    threw, not which request failed: any such failure counts, and the lock file decides (it must name
+    the owner and be unexpired).
+    """
     if e.f == "release-failed" and e.type == "info":
         return True
     if not (e.f == "try-lock" and e.type == "fail" and isinstance(e.value, dict) and e.value.get("owner")):
         return False
-    reason = e.value.get("reason")
-    if reason in _WRITE_FAILURES:
+    reason, phase = e.value.get("reason"), e.value.get("phase")
+    if reason in _WRITE_FAILURES or phase == "hudi":
         return True
-    return reason == "exception" and e.value.get("phase") in ("create", "write")
+    return reason == "exception" and phase in ("create", "write")
 
 
 def find_dangling_locks(events: Sequence[Event]) -> list[Violation]:
