@@ -72,14 +72,14 @@ def _file_mode() -> int:
     return 0o666 & ~umask
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename; the file
-    gets the mode of any new file (readable by the team sharing the folder, as the umask allows)."""
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (or bytes) to ``path`` through a temporary file in the same folder and a rename; the
+    file gets the mode of any new file (readable by the team sharing the folder, as the umask allows)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, _file_mode())
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

@@ -15,7 +15,7 @@ from typing import Any
 FORMATS = ("html", "md", "json")
 FILES = {"html": "report.html", "md": "report.md", "json": "report.json"}
 
-Writer = Callable[[Path, str], None]
+Writer = Callable[[Path, str | bytes], None]
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
@@ -29,7 +29,7 @@ def parse_formats(text: str) -> tuple[str, ...]:
     return formats
 
 
-def render_run_report(run_dir: Path, formats: Sequence[str] = FORMATS) -> dict[str, str]:
+def render_run_report(run_dir: Path, formats: Sequence[str] = FORMATS) -> dict[str, str | bytes]:
     """File name -> text of the report of ``run_dir`` (RunDirError when the directory is bad).
 
     Files that parse but hold values of the wrong type somewhere the report reads them (a
@@ -51,7 +51,7 @@ def render_run_report(run_dir: Path, formats: Sequence[str] = FORMATS) -> dict[s
 
 
 def render_sweep_report(rows: Path, formats: Sequence[str] = FORMATS, x: str | None = None,
-                        y: str | None = None) -> dict[str, str]:
+                        y: str | None = None) -> dict[str, str | bytes]:
     """File name -> text of the report of sweep rows (SweepError when they are bad)."""
     from reports.sweep import build_sweep_report
 
@@ -69,16 +69,17 @@ def write_sweep_report(rows: Path, write: Writer, formats: Sequence[str] = FORMA
     return paths
 
 
-def render(report: Any, formats: Sequence[str]) -> dict[str, str]:
-    """A built report as the texts of the requested formats."""
+def render(report: Any, formats: Sequence[str]) -> dict[str, str | bytes]:
+    """A built report as the files of the requested formats (text; the Markdown's figures as PNG bytes)."""
     from reports.html import render_html
-    from reports.markdown import render_markdown
+    from reports.markdown import markdown_figures, render_markdown
 
-    texts = {}
+    texts: dict[str, str | bytes] = {}
     if "html" in formats:
         texts[FILES["html"]] = render_html(report)
     if "md" in formats:
         texts[FILES["md"]] = render_markdown(report, FILES["html"])
+        texts.update(markdown_figures(report))
     if "json" in formats:
         texts[FILES["json"]] = json.dumps(report.summary, indent=2, sort_keys=True, default=str) + "\n"
     return texts

@@ -111,8 +111,11 @@ def test_occ_report_names_the_lost_update_and_its_instants(runs: dict[str, Path]
     # the instant timeline marks both, with their details for the tooltip
     assert re.search(rf'<g class="ev lost" id="occ-i{u["lost"]}"[^>]*data-tip="instant: {u["lost"]}', html)
     assert f'class="ev violated" id="occ-i{at}"' in html
-    # the Markdown keeps the static image of the interactive timeline
-    assert md.count("](data:image/png;base64,") == 1
+    # the Markdown links the static image of the interactive timeline, a PNG file beside it (no data: URI,
+    # no "hover" in its alt text: that is the HTML page's)
+    (figure,) = re.findall(r"!\[([^\]]*)\]\((report-figure-\d+\.png)\)", md)
+    assert "data:" not in md and "hover" not in figure[0]
+    assert (runs["occ"] / figure[1]).read_bytes().startswith(b"\x89PNG")
 
 
 def test_occ_report_of_a_safe_run_has_no_lost_update(runs: dict[str, Path]) -> None:
@@ -227,7 +230,8 @@ def test_report_of_a_folder_of_mixed_runs_reports_each(runs: dict[str, Path], tm
     code, printed = _quiet(["report", str(folder)])
     assert code == 0
     for name in ("occ", "nbcc", "explore", "lock"):
-        assert f"{folder / name}: report.html, report.md, report.json" in printed
+        assert re.search(rf"{re.escape(str(folder / name))}: report\.html, report\.md, "
+                         r"(report-figure-\d+\.png, )*report\.json", printed)
         assert json.loads((folder / name / "report.json").read_text()).get("protocol", "lock") == name
 
 
