@@ -15,6 +15,21 @@ import pandas as pd
 MAX_ROWS = 200  # rows of a violation or finding table; report.json keeps them all
 
 
+def cell_text(value: Any) -> str:
+    """A table cell as both renderers show it: nothing for an absent value (None, NaN), a whole number
+    without ``.0`` (a count in a column pandas made float), other numbers to 3 significant digits (at
+    least one decimal from 100 up), everything else as ``str``."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        if value.is_integer():
+            return str(int(value))
+        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.3g}"
+    return str(value)
+
+
 @dataclass
 class Section:
     """One titled part of a report."""

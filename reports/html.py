@@ -6,8 +6,10 @@ from __future__ import annotations
 import base64
 from html import escape
 
+import pandas as pd
+
 from reports import interactive
-from reports.document import Report, Section
+from reports.document import Report, Section, cell_text
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; }
@@ -22,8 +24,9 @@ figcaption { font-size: 0.85em; color: #555; }
 """
 
 
-def _table(df: object) -> str:
-    return str(df.to_html(index=False, escape=True, na_rep="", border=0))  # type: ignore[attr-defined]
+def _table(df: pd.DataFrame) -> str:
+    shown = df.map(cell_text)  # one way to show a cell in both renderers (reports.document.cell_text)
+    return str(shown.to_html(index=False, escape=True, border=0))
 
 
 def _section(sec: Section) -> str:

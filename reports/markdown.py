@@ -10,14 +10,13 @@ from typing import Any
 
 import pandas as pd
 
-from reports.document import Report
+from reports.document import Report, cell_text
 
 MAX_MD_ROWS = 20
 
 
 def _cell(value: Any) -> str:
-    text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return cell_text(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def md_table(df: pd.DataFrame, limit: int = MAX_MD_ROWS) -> str:

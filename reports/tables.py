@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -30,7 +31,9 @@ def settings_table(run: RunData) -> pd.DataFrame:
     """Every resolved scenario setting, as dotted key and value."""
     flat = flatten({k: v for k, v in run.scenario.items() if k != "description"})
     flat = {k: v for k, v in flat.items() if v != {} and v != []}
-    rows = [(k, str(v)) for k, v in sorted(flat.items()) if k]
+    # a scalar stays a value (reports.document.cell_text shows it), a list or table is shown as JSON
+    rows = [(k, v if isinstance(v, int | float | str | bool) else json.dumps(v, default=str))
+            for k, v in sorted(flat.items()) if k]
     return pd.DataFrame(rows, columns=["setting", "value"])
 
 

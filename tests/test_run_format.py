@@ -157,6 +157,20 @@ def test_a_history_without_its_header_is_refused(runs: dict[str, Path], tmp_path
 PLACEHOLDER = re.compile(r"(?<![\w`])\?(?![\w`])|\bNone\b")
 
 
+def test_no_report_table_shows_none_a_float_count_or_an_unrounded_number(runs: dict[str, Path]) -> None:
+    # one cell renderer for both formats (reports.document.cell_text): absent is empty, 360.0 is 360,
+    # 0.9770218925275919 is 0.977
+    for key, run in runs.items():
+        html = (run / "report.html").read_text()
+        cells = re.findall(r"<td>([^<]*)</td>", html)
+        md_cells = [c.strip() for line in (run / "report.md").read_text().splitlines()
+                    if line.startswith("|") for c in line.strip("|").split("|")]
+        for cell in cells + md_cells:
+            assert cell not in ("None", "nan", "NaN", "nil", "null"), (key, cell)
+            assert not re.fullmatch(r"-?\d+\.0+", cell), (key, cell)
+            assert not re.fullmatch(r"-?\d*\.\d{5,}", cell), (key, cell)
+
+
 def test_no_report_prints_a_placeholder_for_a_value_the_run_produced(runs: dict[str, Path]) -> None:
     for key, run in runs.items():
         md = (run / "report.md").read_text()
