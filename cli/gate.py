@@ -123,12 +123,26 @@ def run(args: argparse.Namespace) -> int:
     table = pd.DataFrame([{"scenario": c.scenario, "check": c.name, "baseline": c.baseline, "now": c.now,
                            "change": c.change, "limit": c.limit, "status": "ok" if c.ok else "FAIL"}
                           for c in checks if args.all_rows or not c.ok or c.name == "verdict"])
+    # a format that writes to stdout (Markdown without a path, GitHub's annotations) gets stdout alone
+    console = sys.stderr if any(n == "github" or (n == "markdown" and not p) for n, p in formats.items()) \
+        else sys.stdout
     with pd.option_context("display.max_rows", None, "display.width", 200, "display.max_colwidth", 40):
-        print(table.to_string(index=False))
+        print(table.to_string(index=False), file=console)
     failed = [c for c in checks if not c.ok]
     for c in failed:
         print(f"FAIL {c.scenario}: {c.message}", file=sys.stderr)
     _write_formats(formats, checks, baseline_path)
-    print(f"gate: {len(checks) - len(failed)} of {len(checks)} checks passed"
-          + (f", {len(failed)} failed" if failed else ""))
+    print(summary_line(checks), file=console)
     return 1 if failed else 0
+
+
+def summary_line(checks: list[Any]) -> str:
+    """``gate: N of M checks passed (V of W verdicts, K of L metric checks ...)``: the table shows the
+    verdict rows and the failures; the line counts the metric checks it does not show."""
+    verdicts = [c for c in checks if c.name == "verdict"]
+    metrics = [c for c in checks if c.name != "verdict"]
+    failed = sum(not c.ok for c in checks)
+    return (f"gate: {len(checks) - failed} of {len(checks)} checks passed"
+            + (f", {failed} failed" if failed else "")
+            + f" ({sum(c.ok for c in verdicts)} of {len(verdicts)} verdicts, {sum(c.ok for c in metrics)} of "
+              f"{len(metrics)} metric checks; --all-rows lists every one)")

@@ -17,7 +17,7 @@ from typing import Any
 
 from backends import registry
 from cli.options import add_backend, add_json, add_out, add_set
-from engines.rundir import RunResult, claim_out, execute_entry
+from engines.rundir import STORE, RunResult, claim_out, execute_entry
 from model.config import ConfigError
 from scenarios import catalogue
 from scenarios.catalogue import PROTOCOLS, Entry
@@ -133,7 +133,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             _print_one(result)
     if args.json:
         print(json.dumps(summaries if args.all else summaries[0], sort_keys=True))
+    elif args.all:
+        print(_all_summary(len(entries), failures, root))
     return 1 if failures else 0
+
+
+def _all_summary(entries: int, failures: int, root: Path | None) -> str:
+    """The line ``hcc run --all`` ends with: how many entries gave their expected verdict, and where the
+    run folders and their reports are."""
+    where = root if root is not None else f"{STORE}/<entry>/latest"
+    missed = f"; {failures} did NOT (above)" if failures else ""
+    return (f"{entries - failures} of {entries} entries gave their expected verdict{missed}. Run folders, "
+            f"each with report.html and report.md: {where}")
 
 
 def cmd_show(args: argparse.Namespace) -> int:

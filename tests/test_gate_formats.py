@@ -129,3 +129,20 @@ def test_the_ci_recipe_on_a_folder_of_scenario_files(tmp_path: Path,
     # --catalogue is a folder of --all only
     assert main(["run", "rfc91-safe", "--catalogue", str(folder)]) == 2
     assert main(["run", "--all", "--catalogue", str(tmp_path / "none")]) == 2
+
+
+def test_markdown_to_stdout_is_markdown_alone(runs: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    baseline = tmp_path / "baseline.json"
+    assert _gate(runs, baseline, "--update") == 0
+    capsys.readouterr()
+    assert _gate(runs, baseline, "--format", "markdown") == 0
+    out, err = capsys.readouterr()
+    assert out.lstrip().startswith("### hcc gate") and " check  baseline " not in out
+    assert "metric checks" not in out and " check  baseline " in err  # the text table and the line: stderr
+    # the line counts the metric checks the table does not show
+    m = re.search(r"gate: (\d+) of (\d+) checks passed \((\d+) of (\d+) verdicts, (\d+) of (\d+) "
+                  r"metric checks", err)
+    assert m and int(m[2]) == int(m[4]) + int(m[6]) and int(m[6]) > 0
+    assert _gate(runs, baseline) == 0  # without a stdout format, the table and the line go to stdout
+    assert "metric checks" in capsys.readouterr().out
