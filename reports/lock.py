@@ -37,8 +37,11 @@ def _audit_text(audit: AuditSummary | None) -> list[str]:
     """One sentence on what Hudi's audit validator makes of the run's own audit trail."""
     if not audit:
         return []
+    word = audit["validator"]
+    if word == "WARNING" and not audit["overlaps"]:  # the validator's word when a window has no END
+        word = f"WARNING (its word for {audit['without_end']} window(s) without an END record; no overlap)"
     return [f"Hudi's audit validator ('locks audit validate' rule, hcc check-audit) on this run's own audit "
-            f"trail (table/.hoodie/.locks/audit): {audit['validator']}, {audit['overlaps']} overlap(s) in "
+            f"trail (table/.hoodie/.locks/audit): {word}, {audit['overlaps']} overlap(s) in "
             f"{audit['windows']} window(s); of the violations, {audit['violations_visible']} are "
             f"audit-visible and {audit['violations_invisible']} are not (column audit-visible); "
             f"{audit.get('overlaps_without_violation', 0)} owner pair(s) it flags overlap in no violation "
@@ -67,12 +70,15 @@ def _group_summary(g: Group, nodes: dict[str, str]) -> dict[str, Any]:
 def _group_text(s: dict[str, Any]) -> str:
     kinds = ", ".join(f"{n} {k}" for k, n in s["kinds"].items())
     where = f"during [{s['start_ms']}, {s['end_ms']}] ms"
+    # owner ids are per acquisition (a provider each): say writers, and count acquisitions apart
+    writers = sorted(set(s["owner_nodes"].values()))
     if s["common_owner"]:
         owner = s["common_owner"]
         lead = (f"{s['owner_nodes'][owner]} (owner {_short(owner)}) is in every violation of this group; "
-                f"it met {s['other_owners']} other owner(s)")
+                f"it met {s['other_owners']} other acquisition(s) of {len(writers) - 1} other writer(s)")
     else:
-        lead = f"{len(s['owners'])} owners are involved"
+        lead = (f"{len(writers)} writer(s) ({', '.join(writers)}) are involved, in {len(s['owners'])} "
+                "acquisition(s) (an owner id is one provider's)")
     extra = (f"; {s['overlap_ms_total']} ms of double holding in all, longest {s['overlap_ms_max']} ms"
              if s["overlap_ms_total"] else "")
     return f"{kinds}. {lead} {where}{extra}."

@@ -326,7 +326,9 @@ def build_occ_report(run: RunData) -> Report:
             *([str(run.scenario["description"])] if run.scenario.get("description") else []),
             f"{len(spans)} instants ({sum(s.completed for s in spans)} completed) by {len(writers)} writers; "
             f"{len(violations)} violation(s), {len(time_order)} about the order of times, {len(lost)} lost "
-            f"update(s); {len(run.verdict['findings'])} finding(s). Times on the axes are simulated true "
+            f"update(s) of stored objects (the harness's lost-update checker: a commit's change overwritten "
+            f"in the store; Elle's lost update, in the isolation section, is about a record's reads and "
+            f"writes); {len(run.verdict['findings'])} finding(s). Times on the axes are simulated true "
             "time (ms).",
             "The writers are this harness's sans-I/O models "
             "(model/timeline/hudi_writer.py for Hudi's commit path, model/timeline/v5.py for the "
