@@ -1,4 +1,4 @@
-"""``hcc slices TABLE_PATH [--variant V] [--listing L] [--as-of T] [--json] [--metadata] [--all] [--rows]``:
+"""``hcc slices TABLE_PATH [--variant V] [--listing L] [--as-of T] [--json] [--of-metadata-table] [--all] [--rows]``:
 file slices of a Hudi table.
 
 Reads a table folder or a zip of one with the pure reader (:mod:`model.nbcc.timeline_reader`) and
@@ -41,7 +41,8 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "slices",
         help="print the file slices of a Hudi table (folder or zip)",
-        description="Print the file slices of a Hudi table, built with RFC-66 completion-time slicing.",
+        description="Print the file slices of a Hudi table as a variant's HoodieFileGroup builds them "
+                    "(--variant: Hudi 1.2.1's by default, PR #19785's completion-time anchor).",
     )
     p.add_argument("table_path", metavar="TABLE_PATH", help="table folder, or a zip holding one table")
     p.add_argument(
@@ -49,7 +50,9 @@ def register(subparsers: Any) -> None:
     )
     add_json(p, "a JSON list of slices")
     p.add_argument(
-        "--metadata", action="store_true", help="use the table's metadata table (.hoodie/metadata)"
+        "--of-metadata-table", dest="of_metadata_table", action="store_true",
+        help="the slices of the metadata table itself (.hoodie/metadata), not of the data table (to list the "
+             "data table as its metadata table lists it: --listing metadata-table)"
     )
     p.add_argument(
         "--all", action="store_true", help="print every slice of every file group, not only the latest "
@@ -96,12 +99,12 @@ def run(args: argparse.Namespace) -> int:
         if args.all:
             return _fail("--as-of and --all cannot be combined")
     try:
-        table, read, root = open_table(args.table_path, with_metadata=args.metadata)
+        table, read, root = open_table(args.table_path, with_metadata=args.of_metadata_table)
     except FileNotFoundError:
         return _fail(f"TABLE_PATH {args.table_path!r}: no such file or directory")
     except (ValueError, OSError) as exc:
         return _fail(f"TABLE_PATH: {exc}")
-    if args.metadata:
+    if args.of_metadata_table:
         if table.metadata is None:
             return _fail(
                 f"TABLE_PATH {args.table_path!r}: the table has no metadata table (.hoodie/metadata)"

@@ -218,7 +218,7 @@ def test_hudi_tables(hudi_tables: list[bytes], tmp_path_factory: pytest.TempPath
     blob = source[: data.draw(st.integers(0, len(source) - 1))] if how == "truncated-zip" else buf.getvalue()
     path = tmp_path_factory.mktemp("table") / "table.zip"
     path.write_bytes(blob)
-    extra = data.draw(st.sampled_from([[], ["--all"], ["--metadata"], ["--json"],
+    extra = data.draw(st.sampled_from([[], ["--all"], ["--of-metadata-table"], ["--json"],
                                        ["--as-of", "20240101000000000"]]))
     code, out, err = cli(["slices", str(path), *extra])
     assert code in (0, 2), err

@@ -354,12 +354,12 @@ def test_cli_as_of_and_metadata(unzipped: dict[str, Path]) -> None:
     assert code == 0
     logs = {r["file_id"][:8]: r["log_files"] for r in json.loads(out)}
     assert logs["6e1d5cc4"] == [".6e1d5cc4-c487-487d-abbe-fe9b30b1c0cc-0_20251220210127080.log.1_0-1072-3078"]
-    code, out, _ = run_cli(path, "--json", "--metadata")
+    code, out, _ = run_cli(path, "--json", "--of-metadata-table")
     assert code == 0
     files = [r for r in json.loads(out) if r["file_id"] == "files-0000-0"]
     assert files[0]["base_instant"] == "20251220210130942"
     assert files[0]["log_files"] == [".files-0000-0_20251220210130911.log.1_3-1149-3338"]
-    code, out, _ = run_cli(path, "--metadata", "--all")
+    code, out, _ = run_cli(path, "--of-metadata-table", "--all")
     assert code == 0 and "files/files-0000-0  base_instant=00000000000000000" in out
 
 
@@ -378,7 +378,7 @@ def test_cli_empty_table_and_text_output() -> None:
         (["/no/such/table"], "'/no/such/table'"),
         ([str(OBS_FILE)], str(OBS_FILE)),
         ([str(DATA / "sample_table/cow/v8_empty.zip"), "--as-of", "2025-01-01"], "--as-of: '2025-01-01'"),
-        ([str(DATA / "sample_table/cow/v8_nonpartitioned.zip"), "--metadata"], "no metadata table"),
+        ([str(DATA / "sample_table/cow/v8_nonpartitioned.zip"), "--of-metadata-table"], "no metadata table"),
     ],
 )
 def test_cli_bad_input_exits_2_naming_the_value(argv: list[str], needle: str) -> None:
@@ -539,7 +539,7 @@ def test_simulated_table_cli_bad_input_exits_2(sim_tables: dict[str, Path]) -> N
     path = str(sim_tables["nbcc-seed1"])
     for argv, needle in (
         ([path, "--as-of", "2026-01-01"], "--as-of: '2026-01-01'"),
-        ([path, "--metadata"], "no metadata table"),
+        ([path, "--of-metadata-table"], "no metadata table"),
         (["/no/such/table"], "'/no/such/table'"),
     ):
         code, out, err = run_cli(*argv)
