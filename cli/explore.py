@@ -50,9 +50,12 @@ from model.explore import Bounds, ExploreResult, Found, Reductions, explore
 from model.explore.bounds import DEFAULT_KINDS, FAULT_KINDS
 from model.explore.counterexample import Replayed, replay, replays_exactly, scenario_of, step_table
 from model.explore.protocols import bounds_class
+from model.lock_variants import VARIANTS as LOCK_VARIANTS
 from model.nbcc.config import NbccScenario
+from model.nbcc.variants import VARIANTS as NBCC_VARIANTS
 from model.protocols.explore import cow_result_json, explore_cow
 from model.timeline.config import TimelineScenario
+from model.timeline.variants import COMMIT_VARIANTS
 from scenarios import loader, timeline_loader
 
 _YES = {"yes": True, "y": True, "true": True, "1": True, "no": False, "n": False, "false": False, "0": False}
@@ -66,8 +69,9 @@ PROTOCOLS = ("cow", "lock", "occ", "nbcc")
 # option, bounds field, type, help: the model explorers' bounds (lock, occ, nbcc); an option applies to the
 # protocols whose bounds have the field
 BOUND_OPTIONS: tuple[tuple[str, str, type, str], ...] = (
-    ("--variant", "variant", str, "lock: the lock variant (hudi); occ: the writer (hudi, vanlightly-v5); "
-     "nbcc: whose NBCC (hudi-1.2.0, pr-19785, hudi)"),
+    ("--variant", "variant", str, f"lock: the lock variant ({', '.join(LOCK_VARIANTS)}; default hudi); "
+     f"occ: the writer ({', '.join(COMMIT_VARIANTS)}); nbcc: whose NBCC ({', '.join(NBCC_VARIANTS)}; "
+     "default hudi-1.2.0)"),
     ("--writers", "writers", int, "identical writers N (default 2)"),
     ("--faults", "faults", int, "at most K faults per run (default 0)"),
     ("--skew-ms", "skew_ms", int, "each node's clock runs 0 or this many ms ahead (default 0)"),
@@ -115,6 +119,8 @@ def add_bound_options(p: argparse.ArgumentParser, lock_only: bool = False) -> No
     for opt, _field, kind, text in BOUND_OPTIONS:
         if lock_only and text.startswith(("occ", "nbcc")):
             continue
+        if lock_only and text.startswith("lock: "):  # explore-lock: the lock's part alone
+            text = text.split("; occ: ", 1)[0].removeprefix("lock: ")
         p.add_argument(opt, default=None, metavar="N" if kind is int else "NAME", help=text)
     if not lock_only:
         for opt, _field, text in YES_NO_OPTIONS:
