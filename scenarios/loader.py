@@ -219,5 +219,9 @@ def to_dict(obj: Any) -> Any:
 
 
 def to_toml(scenario: Scenario) -> str:
-    """The scenario as TOML with every default filled in."""
-    return tomli_w.dumps({"protocol": "lock", **to_dict(scenario)})
+    """The scenario as TOML with every default filled in (but ``backend``, which only a ``spark`` world
+    uses: a simulated scenario naming a server beside its storage flavor reads as a contradiction)."""
+    data = to_dict(scenario)
+    if scenario.world != "spark":
+        data.pop("backend", None)
+    return tomli_w.dumps({"protocol": "lock", **data})

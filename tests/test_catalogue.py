@@ -133,3 +133,12 @@ def test_gate_catches_worse_occ_and_nbcc_metrics_and_unexpected_explorer_verdict
     rerun("explore-cow-m-nocc-lost-update", 'explore.cc="optimistic"', "explore.ops=2")
     code, text = _gate(runs, baseline, capsys)
     assert code == 1 and "expected violation, got ok" in text and "states moved" in text
+
+
+def test_a_simulated_scenarios_toml_names_no_backend() -> None:
+    # backend is the launched server of a "spark" world; beside a simulated entry's storage flavor it read
+    # as a contradiction (backend = "fake-gcs", flavor = "s3")
+    sim = catalogue.load("rfc91-safe").to_toml()
+    assert "backend" not in tomllib.loads(sim) and 'flavor = "s3"' in sim
+    spark = catalogue.load("rfc91-safe", ['world="spark"']).to_toml()
+    assert tomllib.loads(spark)["backend"] == "fake-gcs"
