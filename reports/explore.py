@@ -16,13 +16,32 @@ from reports.tables import flatten
 
 
 def steps_table(steps: list[dict[str, Any]]) -> pd.DataFrame:
-    """The counterexample, one row per state: its number, the writer, the action, what it did and the
-    state after it."""
+    """The counterexample as a table. The specification's explorer (cow) gives one row per state: its
+    number, the writer, the action and the state after it; the model explorers (lock, OCC, NBCC) one row
+    per event of the replayed run: its time, who acted, what, and whether it was one of the explorer's
+    decisions."""
+    if steps and "who" in steps[0]:
+        return pd.DataFrame([{"event": n, "time (ms)": s.get("time"), "who": s.get("who", ""),
+                              "what": s.get("what", ""), "detail": s.get("detail", ""),
+                              "decision": "yes" if s.get("decision") else ""}
+                             for n, s in enumerate(steps, start=1)],
+                            columns=["event", "time (ms)", "who", "what", "detail", "decision"])
     return pd.DataFrame([{"state": s.get("state", n), "writer": s.get("writer", ""),
                           "action": s.get("action", ""), "step": s.get("step", ""),
                           "state after": s.get("snapshot", "")}
                          for n, s in enumerate(steps, start=1)],
                         columns=["state", "writer", "action", "step", "state after"])
+
+
+def violation_text(violation: dict[str, Any]) -> str:
+    """The violation in one sentence (the specification's explorer writes its own ``text``)."""
+    if violation.get("text"):
+        return str(violation["text"])
+    replays = violation.get("replays_exactly_in_simulation")
+    tail = "" if replays is None else (f"; replayed in simulation: "
+                                       f"{'the same history' if replays else 'a different history'}")
+    at = f" at {violation['time_ms']} ms" if violation.get("time_ms") is not None else ""
+    return f"Violation [{violation.get('kind', '?')}]{at}: {violation.get('message', '')}{tail}."
 
 
 def search_counts(ex: dict[str, Any]) -> str:
@@ -35,8 +54,12 @@ def search_counts(ex: dict[str, Any]) -> str:
 
 
 def shown(value: Any, none: str) -> str:
-    """A value as a table cell; ``none`` says what None means here."""
-    return none if value is None else str(value)
+    """A value as a table cell; ``none`` says what None means here; a list as its items."""
+    if value is None:
+        return none
+    if isinstance(value, list | tuple):
+        return ", ".join(map(str, value)) or "(none)"
+    return str(value)
 
 
 def build_explore_report(run: RunData) -> Report:
@@ -53,16 +76,23 @@ def build_explore_report(run: RunData) -> Report:
         f"search {'complete' if ex['complete'] else 'stopped before the end (a budget)'}.",
     ]
     if violation:
-        text.append(str(violation.get("text") or violation))
+        text.append(violation_text(violation))
     head = Section("Run", text)
     head.tables.append(("Configuration", pd.DataFrame(
         [(k, shown(v, "not set")) for k, v in sorted(flatten(config).items())],
         columns=["setting", "value"])))
     sections = [head]
     if steps:
-        sec = Section(f"Counterexample: {len(steps)} states", [
-            f"The shortest trace to the violation ({ex.get('counterexample_length', len(steps))} states): "
-            "each row is one step of one writer and the state it leads to."])
+        length = ex.get("counterexample_length", len(steps))
+        if ex["model"] == "cow":
+            sec = Section(f"Counterexample: {len(steps)} states", [
+                "The shortest trace to the violation: each row is one step of one writer and the state it "
+                "leads to."])
+        else:
+            sec = Section(f"Counterexample: {length} decisions, {len(steps)} events", [
+                f"The path to the violation: {length} decisions of the explorer (start times, faults, which "
+                f"task moves next) and the {len(steps)} events of the run they make, replayed in simulation "
+                "(decision: yes marks the explorer's choices)."])
         sec.tables.append(("Steps", steps_table(steps)))
         if violation:
             sec.tables.append(("Violation", pd.DataFrame(
