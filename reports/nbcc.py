@@ -283,21 +283,21 @@ def build_nbcc_report(run: RunData) -> Report:
     head = Section(
         "Run",
         [
-            f"NBCC run {run.name}, seed {run.seed}: readers and the compaction planner slice as {follows} "
-            f"does ({rule.value} rule), {reader_configuration(mdt)}; instant times from the {generator} "
-            f"generator; verdict {run.outcome}, expected "
+            f"NBCC run {run.name}, seed {run.seed}: readers and the compaction planner slice by the "
+            f"{rule.value} rule of variant {chosen} ({follows}); {reader_configuration(mdt)}; instant times "
+            f"from the {generator} generator; verdict {run.outcome}, expected "
             f"{run.expect} ({'as expected' if matches else 'NOT as expected'}).",
             f"{m['instants']} instants ({m['completed']} completed), {m['compactions']} compaction(s), "
             f"{m['file_groups']} file groups, {m['log_files']} log files in the final table; "
             f"{total} violation(s)" + (f" ({len(violations)} of them kept as examples, the first of each "
                                         "kind, in report.json)." if total > len(violations) else "."),
-            "The writers and the compactor are this harness's model (model/nbcc/sim_table.py) writing a Hudi "
-            "table version 8 (MERGE_ON_READ) layout. The hudi-1.2.0 and pr-19785 rules are Hudi's "
-            "HoodieFileGroup (model/nbcc/filegroup.py); completion-time is the harness's own rule "
-            "(variant pr-19786, hypothetical) and instant-time is table version 6's (variant "
-            "v6-instant-time, hypothetical), run to show what they would get wrong. The mis-sliced groups "
-            "compare each rule with the harness's completion-time rule. "
-            "Times are t<ms since the run's epoch>.",
+            "The writers and the compactor are this harness's model (model/nbcc/sim_table.py) writing a "
+            "Hudi table version 8 (MERGE_ON_READ) layout. The hudi-1.2.0 and pr-19785 rules are Hudi's "
+            "HoodieFileGroup (model/nbcc/filegroup.py: 1.2.0's, and PR #19785's, which 1.2.1 ships); "
+            "completion-time is the harness's own rule (variant pr-19786, hypothetical) and instant-time is"
+            " table version 6's (variant v6-instant-time, hypothetical), run to show what they would get "
+            "wrong. The mis-sliced groups compare each rule with the harness's completion-time rule. Times "
+            "are t<ms since the run's epoch>.",
         ],
     )
     head.tables.append(

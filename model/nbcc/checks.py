@@ -125,8 +125,8 @@ def check_coverage(
                     "coverage",
                     group.file_id,
                     (lf.name,),
-                    f"log completed at {tc}, after the latest slice's base {latest.base_instant}, "
-                    "but is not in that slice: its data is lost",
+                    f"log {lf.name} completed at {tc}, after the latest slice's base "
+                    f"{latest.base_instant}, but is not in that slice: its data is lost",
                 )
             )
     return out
