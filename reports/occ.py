@@ -122,6 +122,9 @@ def outcomes(events: Sequence[Event]) -> list[Outcome]:
     return out
 
 
+MIN_OPS_FOR_CURVE = 10  # below this the per-writer table says all a cumulative plot would
+
+
 def lost_updates(spans: Sequence[InstantSpan]) -> list[LostUpdate]:
     """Completed instants overwritten by a newer completed instant of the same file group that merged a
     slice older than them (so their change is missing from the newer slice).  An instant on the same key
@@ -446,6 +449,7 @@ def build_occ_report(run: RunData) -> Report:
                 "conflict), aborted for another reason."
             ],
             tables=[("Per writer", per_writer)],
+            # a cumulative plot says something only when there are enough operations to make a curve
             images=[
                 (
                     "Cumulative commits, conflicts and aborts per writer over time",
@@ -461,7 +465,7 @@ def build_occ_report(run: RunData) -> Report:
                         end,
                     ),
                 )
-            ],
+            ] if len(outs) >= MIN_OPS_FOR_CURVE else [],
         )
     )
     sections.append(

@@ -1,4 +1,5 @@
-"""The report of a model explorer's entry agrees with its explore.json, and reads as prose and tables."""
+"""Reports read as prose and tables: an explorer entry's agrees with its explore.json; an OCC run draws
+only the figures its operations make meaningful."""
 
 from __future__ import annotations
 
@@ -26,3 +27,12 @@ def test_explorer_report_counts_agree_with_explore_json(tmp_path: Path) -> None:
     violation = ex["violation"]
     assert f"Violation [{violation['kind']}] at {violation['time_ms']} ms: {violation['message']}" in md
     assert "{'" not in md and "['" not in md  # no Python repr of a dict or a list
+
+
+def test_the_occ_cumulative_plot_is_drawn_only_for_enough_operations(tmp_path: Path) -> None:
+    # two operations make no curve: the per-writer table says it all
+    for entry, drawn in (("tl-hudi-occ-duplicate-key", False), ("tl-skew-adjusting-safe", True)):
+        out = tmp_path / entry
+        main(["run", entry, "--out", str(out)])
+        ops = json.loads((out / "metrics.json").read_text())["ops"]["invoked"]
+        assert ("Cumulative commits" in (out / "report.html").read_text()) is drawn, (entry, ops)
