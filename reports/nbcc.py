@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from model.clock import EPOCH_MS
 from model.nbcc import checks
 from model.nbcc.config import reader_configuration
 from model.nbcc.findings import late_logs
@@ -31,7 +32,7 @@ from model.nbcc.timeline_reader import HudiTable
 from model.nbcc.variants import VARIANTS, variant
 from model.protocols.nbcc import PLAN
 from model.run_format import ViolationEntry
-from model.timeline.layout import LogFile
+from model.timeline.layout import LogFile, instant_to_ms
 from reports import interactive, plots, tables
 from reports.document import Report, Section
 from reports.instants import InstantSpan, fmt_instant, instant_spans, span_item
@@ -121,6 +122,68 @@ def slices_table(table: HudiTable, rule: Rule, moved: dict[FileGroupId, Any]) ->
                 }
             )
     return pd.DataFrame(rows)
+
+
+SLICE_COLOURS = {"slice": "#d6e4f0", "base": "#5b8fc7", "log": "#9be3a9", "mis-sliced": "#ffc36b",
+                 "pending": "#e2e2e2"}
+SLICE_LEGEND = [
+    (SLICE_COLOURS["slice"], "a file slice (the rule's), from its base instant to the next slice's"),
+    (SLICE_COLOURS["base"], "base file (a compaction: its instant to its completion)"),
+    (SLICE_COLOURS["log"], "log file (its instant to its deltacommit's completion)"),
+    (SLICE_COLOURS["mis-sliced"], "log the rule puts in another slice than completion time would"),
+    (SLICE_COLOURS["pending"], "log whose deltacommit never completed"),
+]
+
+
+def _ms(instant: int) -> int:
+    """An instant as ms since the run's epoch (the figures' axis)."""
+    try:
+        return instant_to_ms(instant) - EPOCH_MS
+    except ValueError:
+        return instant
+
+
+def slice_items(table: HudiTable, rule: Rule, moved: dict[FileGroupId, Any], end: int) -> list[Item]:
+    """Each file group's slices, base files and logs over the table's time: one lane per group."""
+    ct = table.timeline.completion_time
+    items: list[Item] = []
+    for g in table.groups:
+        lane = g.file_id
+        moved_logs = {lf for lf, _, _ in moved.get(g.group_id, [])}
+        slices = sorted(slicer(rule)(g, ct), key=lambda sl: sl.base_instant)
+        for n, sl in enumerate(slices):
+            start = _ms(sl.base_instant)
+            stop = _ms(slices[n + 1].base_instant) if n + 1 < len(slices) else end
+            fields = (("slice base", rel(sl.base_instant)), ("base file", "yes" if sl.base_file else "no"),
+                      ("logs", len(sl.log_files)), ("pending logs", len(sl.pending_log_files)))
+            items.append(Item(lane, start, max(stop, start + 1), "slice", f"slice {rel(sl.base_instant)}",
+                              fields, size=0.35))
+            if sl.base_file:
+                done = ct(sl.base_instant)
+                items.append(Item(lane, start, _ms(done) if done is not None else start + 1, "base",
+                                  "", (("base file", rel(sl.base_instant)),
+                                       ("completed", rel(done) if done is not None else "-"))))
+        for lf in g.log_files:
+            done = ct(lf.instant)
+            kind = "pending" if done is None else "mis-sliced" if lf in moved_logs else "log"
+            stop = _ms(done) if done is not None else end
+            items.append(Item(lane, _ms(lf.instant), max(stop, _ms(lf.instant) + 1), kind,
+                              f"{rel(lf.instant)}.v{lf.version}",
+                              (("log", lf.name), ("instant", rel(lf.instant)),
+                               ("completed", rel(done) if done is not None else "never")),
+                              size=0.6, dashed=done is None))
+    return items
+
+
+def static_slices(lanes: Sequence[str], items: Sequence[Item], end: int, title: str) -> bytes:
+    """The PNG twin of the file-group figure: each group on two rows (its slices and base files; its logs),
+    since a static image cannot show a thin bar under a thick one."""
+    def row(it: Item) -> str:
+        return f"{it.lane[:8]} {'slices' if it.kind in ('slice', 'base') else 'logs'}"
+
+    rows = [f"{lane[:8]} {part}" for lane in lanes for part in ("slices", "logs")]
+    return plots.bars(rows, [(row(it), it.start, it.end, SLICE_COLOURS[it.kind]) for it in items], (0, end),
+                      title, SLICE_LEGEND, "instant and completion times (s since the run's epoch)")
 
 
 def plans_table(table: HudiTable, objects: dict[str, bytes], base: str) -> pd.DataFrame:
@@ -347,6 +410,16 @@ def build_nbcc_report(run: RunData) -> Report:
         if rule is not Rule.COMPLETION_TIME and not moved:
             text.append(f"No file group is sliced differently by {rule.value} and by completion time.")
         sec = Section("File groups and slices", text)
+        fg_items = slice_items(table, rule, moved, end)
+        fg_lanes = [g.file_id for g in table.groups]
+        fg_end = max([end, *(int(it.end) for it in fg_items)])
+        sec.interactive.append((
+            "File groups over the table's time: slices, base files and logs (hover an element for details)",
+            interactive.timeline_html("nbcc-slices", fg_lanes, fg_items, SLICE_COLOURS, (0, fg_end),
+                                      "ms (instant and completion times, since the run's epoch)",
+                                      SLICE_LEGEND),
+            static_slices(fg_lanes, fg_items, fg_end, f"{run.name} (seed {run.seed}): file groups under the "
+                          f"{rule.value} rule")))
         sec.tables.append((f"File slices under the {rule.value} rule", slices_table(table, rule, moved)))
         if late:
             sec.tables.append(

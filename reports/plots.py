@@ -196,7 +196,8 @@ def heatmap(rates: pd.DataFrame, x: str, y: str, title: str) -> bytes:
 
 
 def bars(lanes: Sequence[str], bars: Sequence[tuple[str, float, float, str]], window: tuple[int, int],
-         title: str, legend: Sequence[tuple[str, str]] = ()) -> bytes:
+         title: str, legend: Sequence[tuple[str, str]] = (),
+         xlabel: str = "true time (simulated s)") -> bytes:
     """A static timeline: (lane, start ms, end ms, colour) bars on one row per lane (the PNG twin of an
     interactive timeline, for the Markdown report)."""
     lo, hi = window
@@ -213,7 +214,7 @@ def bars(lanes: Sequence[str], bars: Sequence[tuple[str, float, float, str]], wi
     ax.set_ylim(-0.6, len(lanes) - 0.4)
     ax.set_yticks(range(len(lanes)), list(lanes))
     ax.invert_yaxis()
-    ax.set_xlabel("true time (simulated s)")
+    ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     if legend:

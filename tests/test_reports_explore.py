@@ -36,3 +36,17 @@ def test_the_occ_cumulative_plot_is_drawn_only_for_enough_operations(tmp_path: P
         main(["run", entry, "--out", str(out)])
         ops = json.loads((out / "metrics.json").read_text())["ops"]["invoked"]
         assert ("Cumulative commits" in (out / "report.html").read_text()) is drawn, (entry, ops)
+
+
+def test_the_nbcc_report_draws_each_file_groups_slices_and_logs(tmp_path: Path) -> None:
+    out = tmp_path / "nbcc"
+    main(["run", "nbcc-instant-time-rule", "--out", str(out)])
+    html = (out / "report.html").read_text()
+    md = (out / "report.md").read_text()
+    figure = html.split('id="nbcc-slices"', 1)[1].split("</svg>", 1)[0]
+    logs = sum(1 for p in (out / "table").rglob("*.log.*"))
+    # every log file of the table is one element of the figure (its name in the tooltip)
+    assert figure.count("log: .") == logs > 0
+    assert figure.count('class="ev slice"') >= 3 and 'class="ev base"' in figure
+    (png,) = re.findall(r"!\[File groups over the table's time[^\]]*\]\((report-figure-\d+\.png)\)", md)
+    assert (out / png).read_bytes().startswith(b"\x89PNG")
