@@ -61,7 +61,7 @@ from model.checkers.txn_graph import (
     find_cycle,
     sccs,
 )
-from model.checkers.txn_history import LIST_APPEND, Txn, TxnHistory, show, show_txn
+from model.checkers.txn_history import LIST_APPEND, Txn, TxnHistory, process_name, show, show_txn
 from model.checkers.txn_infer import INIT, infer_list_append, infer_rw_register, link_process, link_realtime
 
 DEFAULT_MODEL = "strict-serializable"
@@ -202,7 +202,7 @@ class TxnVerdict:
         def who(tid: int) -> str:
             t = self.txns[tid]
             where = f" ({locate(tid)})" if locate is not None else ""
-            return f"txn {tid} by p{t.process} {show_txn(t)}{where}"
+            return f"txn {tid} by {process_name(t.process)} {show_txn(t)}{where}"
 
         if "txn" in c and "mop" in c:
             t = self.txns[c["txn"]]
@@ -291,7 +291,7 @@ class TxnVerdict:
                 for a, _, _ in case.steps:
                     t = self.txns[a]
                     where = f" ({locate(a)})" if locate is not None else ""
-                    lines.append(f"  {names[a]} = txn {a} by p{t.process} {show_txn(t)}{where}")
+                    lines.append(f"  {names[a]} = txn {a} by {process_name(t.process)} {show_txn(t)}{where}")
                 steps = [self.explain_step(s, names) for s in case.steps]
                 for i, s in enumerate(steps):
                     text = f"{s['from']} < {s['to']} ({s['type']}), because {s['explanation']}"

@@ -75,6 +75,12 @@ class TxnHistory:
         return f"line {inv}" if done is None else f"lines {inv}-{done}"
 
 
+def process_name(process: Any) -> str:
+    """A process as the explanations name it: Jepsen's integer processes as ``p0``, a named one (``w1``) as
+    it is."""
+    return f"p{process}" if isinstance(process, int) and not isinstance(process, bool) else str(process)
+
+
 def show(v: Any) -> str:
     """A key or value as the user wrote it: ``:x`` for an EDN keyword, JSON otherwise."""
     if isinstance(v, Keyword | Symbol):
