@@ -167,7 +167,7 @@ class TxnVerdict:
                                       f"{an} read {show(k)} up to {show(v1)} and did not observe {bn}'s "
                                       f"append of {show(v2)}")
             else:
-                seen = "nil (the initial state)" if init else show(v1)
+                seen = "null (the initial state)" if init else show(v1)
                 out["explanation"] = (f"{an} read key {show(k)} = {seen}, and {bn} set it to {show(v2)}, "
                                       "which came later in the version order")
         elif bit == PROCESS:
