@@ -14,6 +14,7 @@ The table is read back from the run's ``table/`` folder with the harness's real-
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -457,8 +458,12 @@ def build_nbcc_report(run: RunData) -> Report:
             )
         )
 
-    lanes = sorted({s.writer for s in spans})
-    items = timeline_items(spans, late_instants, violations, events, end)
+    # the compaction service is a node of its own (w<writers + 1>): its lane says so
+    compactor = f"w{len(plan.get('writers') or []) + 1}"
+    label = {compactor: f"{compactor} (compactor)"}
+    lanes = [label.get(w, w) for w in sorted({s.writer for s in spans})]
+    items = [dataclasses.replace(it, lane=label.get(it.lane, it.lane))
+             for it in timeline_items(spans, late_instants, violations, events, end)]
     static = plots.bars(
         lanes,
         [(it.lane, it.start, it.end, COLOURS[it.kind]) for it in items],
@@ -469,7 +474,7 @@ def build_nbcc_report(run: RunData) -> Report:
     tsec = Section(
         "Timeline of instants",
         [
-            "Per writer (the last lane is the compactor), each instant from its .requested file to its "
+            "Per writer and the compactor, each instant from its .requested file to its "
             "completed file in the store (true time; dashed: never completed). Hover a bar for its instant "
             "and completion times."
         ],
