@@ -566,7 +566,14 @@ class StorageLockProvider:
                 yield Record("heartbeat-stop", "info", {"owner": self.owner, "reason": "writer-dead"})
                 self.heartbeat_active = False
                 return
-            renewed = yield from self.renew()
+            try:
+                renewed = yield from self.renew()
+            except Interrupted:
+                # stopHeartbeat's cancel(true) interrupts this run; it sees the interrupt at an interruptible
+                # point inside the renewal (a retry's backoff, after waiting for the monitor): the cancelled
+                # Java task's run ends there
+                self._hb_semaphore = False
+                return
             self._hb_semaphore = False
             if self._hb_stop_requested:  # cancelled: no further run, no interrupt of the writer
                 if not renewed:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import HealthCheck, Phase, find, given, note, settings
+from hypothesis import HealthCheck, Phase, example, find, given, note, settings
 from hypothesis import strategies as st
 from lockstrategies import RENEW_MS, VALIDITY_MS, fast_scenario, pauses, safe_plans
 
@@ -130,6 +130,10 @@ def test_hypothesis_finds_skew_below_the_allowance() -> None:
 
 @SETTINGS
 @given(st.integers(0, 2**16), st.lists(pauses(3 * VALIDITY_MS, min_ms=VALIDITY_MS), min_size=1, max_size=2))
+# found once: stopHeartbeat's cancel(true) interrupted a renewal that had waited for the monitor, and the
+# interrupt escaped the heartbeat task (a crash of the run, not a verdict)
+@example(seed=10000, ps=[Pause(node="w1", at_ms=106, duration_ms=10000, trigger="time"),
+                         Pause(node="w1", at_ms=10565, duration_ms=20001, trigger="time")])
 def test_fenced_variant_loses_no_update_under_long_pauses(seed: int, ps: list) -> None:
     scenario = fast_scenario(
         lock=replace(fast_scenario().lock, variant="fenced"),
