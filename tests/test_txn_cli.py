@@ -182,3 +182,33 @@ def test_docs_example(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert hcc(str(f), "--model", "list-append", "--consistency-model", "serializable") == 1
     assert capsys.readouterr().out == shown
     assert hcc(str(f), "--model", "list-append", "--consistency-model", "snapshot-isolation") == 0
+
+
+PAPER_EXAMPLE = """\
+{:index 0 :type :invoke  :value [[:append 253 1] [:append 253 3] [:append 253 4] [:append 255 2]
+ [:append 255 3] [:append 255 4] [:append 255 5] [:append 256 1] [:append 256 2]]}
+{:index 1 :type :ok      :value [[:append 253 1] [:append 253 3] [:append 253 4] [:append 255 2]
+ [:append 255 3] [:append 255 4] [:append 255 5] [:append 256 1] [:append 256 2]]}
+{:index 2 :type :invoke, :value [[:append 255 8] [:r 253 nil]]}
+{:index 3 :type :ok,     :value [[:append 255 8] [:r 253 [1 3 4]]]}
+{:index 4 :type :invoke, :value [[:append 256 4] [:r 255 nil] [:r 256 nil] [:r 253 nil]]}
+{:index 5 :type :ok,     :value [[:append 256 4] [:r 255 [2 3 4 5 8]] [:r 256 [1 2 4]] [:r 253 [1 3 4]]]}
+{:index 6 :type :invoke, :value [[:append 250 10] [:r 253 nil] [:r 255 nil] [:append 256 3]]}
+{:index 7 :type :ok      :value [[:append 250 10] [:r 253 [1 3 4]] [:r 255 [2 3 4 5]] [:append 256 3]]}
+"""
+
+
+def test_elles_paper_example_without_processes_is_read(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # Elle's histories/paper-example.edn names no :process: one unnamed process, paired in order; its
+    # G-single-item cycle (T1 rw T2 wr T3 ww T1) rules out serializability
+    f = tmp_path / "paper-example.edn"
+    f.write_text(PAPER_EXAMPLE)
+    assert hcc(str(f), "--model", "list-append", "--consistency-model", "serializable") == 1
+    out = capsys.readouterr().out
+    assert "G-single-item" in out and "4 transactions" in out and "by the unnamed process" in out
+    # operations without a process that overlap cannot be paired: bad input, naming the line
+    g = tmp_path / "overlap.edn"
+    g.write_text("{:type :invoke :value [[:r 1 nil]]}\n{:type :invoke :value [[:r 2 nil]]}\n")
+    assert hcc(str(g), "--model", "list-append") == 2
+    assert "line 2" in capsys.readouterr().err

@@ -75,9 +75,14 @@ class TxnHistory:
         return f"line {inv}" if done is None else f"lines {inv}-{done}"
 
 
+ANONYMOUS = -1  # the process of an EDN history whose operations name none (Elle pairs them in order)
+
+
 def process_name(process: Any) -> str:
     """A process as the explanations name it: Jepsen's integer processes as ``p0``, a named one (``w1``) as
     it is."""
+    if process == ANONYMOUS and isinstance(process, int):
+        return "the unnamed process"
     return f"p{process}" if isinstance(process, int) and not isinstance(process, bool) else str(process)
 
 
@@ -265,7 +270,8 @@ def _kw(v: Any) -> Any:
 def read_txn_edn(text: str, kind: str) -> TxnHistory:
     """Parse a Jepsen EDN history (one op map per line, or one vector of maps) of ``kind``.
 
-    Operations of processes that are not integers (the nemesis) are skipped, as Elle does; the
+    Operations of processes that are not integers (the nemesis) are skipped, as Elle does; operations that
+    name no process are one process's (paired invoke, completion, in order: Elle's paper example); the
     event order is the time (Jepsen's ``:index`` order); micro-op names are keywords (``:append``,
     ``:r``, ``:w``); keys keep their EDN form (``:x`` stays a keyword)."""
     b = _Builder(kind)
@@ -275,9 +281,10 @@ def read_txn_edn(text: str, kind: str) -> TxnHistory:
             if not isinstance(form, dict):
                 raise HistoryError(no, None, f"{_short(form)} is not an EDN map (an operation)")
             ops = {_kw(k): v for k, v in form.items()}
-            for name in ("process", "type"):
-                if name not in ops:
-                    raise HistoryError(no, name, "missing")
+            if "type" not in ops:
+                raise HistoryError(no, "type", "missing")
+            if "process" not in ops:  # as Elle: one anonymous process (paper-example.edn), paired in order
+                ops["process"] = ANONYMOUS
             proc = ops["process"]
             if isinstance(proc, bool) or not isinstance(proc, int):
                 continue  # the nemesis and other non-client processes
