@@ -64,7 +64,8 @@ class StepInfo:
 
     sid: tuple[Any, ...]
     owner: str  # a node, or GLOBAL (the nemesis, advancing time)
-    op: tuple[str, bool, str] | None  # a request reaching the store: key, write, fenced-on key
+    # a request reaching the store: key (a listing's prefix), write, fenced-on key, listing
+    op: tuple[str, bool, str, bool] | None
 
     def renamed(self, names: dict[str, str]) -> StepInfo:
         """The same step with nodes renamed (to compare steps of states equal up to symmetry)."""

@@ -26,8 +26,9 @@ Reductions, each switchable (``Reductions``):
   step ``a`` was explored, step ``b`` then ``a`` is not, when ``a`` and ``b`` commute.
   Steps of different nodes commute; requests reaching the store commute with every
   node's local steps, and with each other unless they touch one object and one of
-  them writes, one fences on the object the other writes, or both write (the
-  stale-write check orders lock and register writes).
+  them writes, one lists a prefix the other writes under, one fences on the object
+  the other writes, or both write (the stale-write check orders lock and register
+  writes).
 
 Verdict "holds" means: no run within the bounds violates a checker, under the
 abstraction of time and faults the bounds describe; nothing more.
@@ -163,10 +164,13 @@ def independent(a: StepInfo, b: StepInfo) -> bool:
         return a.owner != b.owner
     if a.op is None or b.op is None:
         return True
-    (ka, wa, fa), (kb, wb, fb) = a.op, b.op
+    (ka, wa, fa, la), (kb, wb, fb, lb) = a.op, b.op
     if wa and wb:
         return False
     if ka == kb and (wa or wb):
+        return False
+    # a listing sees every write (and delete) of a key under its prefix: the order decides what it lists
+    if (la and wb and kb.startswith(ka)) or (lb and wa and ka.startswith(kb)):
         return False
     return not ((fa and fa == kb and wb) or (fb and fb == ka and wa))
 

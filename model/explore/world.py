@@ -44,7 +44,7 @@ from typing import Any
 import simpy
 
 from model.config import Scenario
-from model.effects import FencedPut, StorageEffect, StoreResult
+from model.effects import FencedPut, ListPrefix, StorageEffect, StoreResult
 from model.explore.statekey import Keyer as StateKeyer
 from model.explore.values import InstantMs, WallMs, body_of
 from model.faults import FaultMatcher
@@ -81,7 +81,8 @@ class Pending:
     created: int  # index among every timer and hop made (the schedule's rank slot)
     event: simpy.Event | None = None  # a timer: what its process waits for
     then: Callable[[Any], None] | None = None  # a hop: what it does
-    op: tuple[str, bool, str] | None = None  # an arrival: key, is it a write, the key it fences on
+    # an arrival: key (a listing's prefix), is it a write, the key it fences on, is it a listing
+    op: tuple[str, bool, str, bool] | None = None
     latency_slot: int | None = None  # a latency hop: its index among them (the schedule's latency slot)
     request: Any = None  # a hop: the request it carries
 
@@ -347,7 +348,7 @@ class ExploreNetwork(SimNetwork):
         op = None
         if kind == "arrive":
             fence = req.effect.fence_key if isinstance(req.effect, FencedPut) else ""
-            op = (req.key, is_write(req.effect), fence)
+            op = (req.key, is_write(req.effect), fence, isinstance(req.effect, ListPrefix))
         return self.world._add(Pending((*req.pid, kind), kind, req.owner, lo, hi, 0, then=then, op=op,
                                        request=req))
 
