@@ -1,5 +1,5 @@
-"""``hcc slices TABLE_PATH [--variant V] [--listing L] [--as-of T] [--json] [--of-metadata-table] [--all] [--rows]``:
-file slices of a Hudi table.
+"""``hcc slices TABLE_PATH [--variant V] [--listing L] [--as-of T] [--json] [--of-metadata-table] [--all]
+[--rows]``: file slices of a Hudi table.
 
 Reads a table folder or a zip of one with the pure reader (:mod:`model.nbcc.timeline_reader`) and
 prints the latest snapshot's file slices, or the slices as of a time, or (``--all``) every slice of
