@@ -44,6 +44,7 @@ Every request is logged as one line to ``log_path``:
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import random
 import re
@@ -112,6 +113,8 @@ class Exchange:
     status: int | None
     version: str | None
     body: bytes
+    query: str = ""  # the request target's query (GCS carries its preconditions there)
+    reply: bytes = b""  # the reply's body (GCS carries an upload's new generation there)
 
 
 class BadRequest(Exception):
@@ -254,8 +257,9 @@ def object_key(method: str, target: str, body: bytes, dialect: str) -> str:
             return query["name"][0]
         if "prefix" in query:
             return query["prefix"][0]
-        # multipart upload: the first part is the JSON metadata with the object's name
-        found = re.search(rb'"name"\s*:\s*"((?:[^"\\]|\\.)*)"', body[:4096])
+        # multipart upload: the first part is the JSON metadata with the object's name (gzipped by
+        # google-http-client, which Hudi's GCS client uses)
+        found = re.search(rb'"name"\s*:\s*"((?:[^"\\]|\\.)*)"', ungzip(body)[:4096])
         return json.loads(b'"' + found.group(1) + b'"') if found else ""
     parts = path.lstrip("/").split("/", 2 if dialect == "azure" else 1)
     need = 3 if dialect == "azure" else 2
@@ -263,6 +267,30 @@ def object_key(method: str, target: str, body: bytes, dialect: str) -> str:
         prefix = query.get("prefix", [""])[0]
         return prefix
     return parts[-1]
+
+
+def ungzip(body: bytes) -> bytes:
+    """``body`` decompressed when it is gzip (a client's ``Content-Encoding: gzip`` upload), else as it is."""
+    if body[:2] != b"\x1f\x8b":
+        return body
+    try:
+        return gzip.decompress(body)
+    except (OSError, EOFError):
+        return body
+
+
+def multipart_media(body: bytes) -> bytes:
+    """The media (last) part of a GCS multipart upload's body (gzip or not); the body itself when it is
+    not multipart."""
+    raw = ungzip(body)
+    first = raw.split(b"\r\n", 1)[0]
+    if not first.startswith(b"--"):
+        return raw
+    parts = [p for p in raw.split(first) if p.strip() not in (b"", b"--")]
+    if not parts:
+        return raw
+    media = parts[-1].split(b"\r\n\r\n", 1)
+    return media[1].removesuffix(b"\r\n") if len(media) == 2 else raw
 
 
 def is_write_method(method: str) -> bool:
@@ -413,7 +441,8 @@ class FaultProxy:
             self.on_exchange(Exchange(self.clock_ms(), node, req.method, key,
                                       text(_header(req.headers, b"if-match")),
                                       text(_header(req.headers, b"if-none-match")), action, status,
-                                      text(etag), req.body))
+                                      text(etag), req.body, urllib.parse.urlsplit(req.target).query,
+                                      reply.body if reply is not None else b""))
 
     def _error_reply(self, status: int) -> tuple[bytes, Headers, bytes]:
         """The reason, headers and body of an injected error, in the dialect's own shape."""

@@ -28,14 +28,16 @@ stop) and the model's other variants: the world runs Hudi's provider only.
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
+import urllib.parse
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from backends.endpoint import Endpoint
-from backends.fault_proxy import Exchange
+from backends.fault_proxy import Exchange, multipart_media
 from backends.hudi.artifacts import check_version
 from backends.hudi.jvm import JvmGone, LockJvm
 from backends.launchers.workdir import server_dir
@@ -71,10 +73,9 @@ def check_scenario(scenario: Scenario, kind: str | None = None) -> None:
         raise ConfigError("lock.variant", lock.variant,
                           "the hudi world runs Hudi's own provider: only 'hudi' (choose the release with "
                           "--hudi-version)")
-    if scenario.storage.flavor not in ("s3", "azure"):
+    if scenario.storage.flavor not in ("s3", "azure", "gcs"):
         raise ConfigError("storage.flavor", scenario.storage.flavor,
-                          "the hudi world has S3 and Azure lock clients only (Hudi's GCS client is not "
-                          "served by Maven Central here, and the harness has none of its own)")
+                          "the hudi world has S3, Azure and GCS lock clients only")
     if kind is not None and scenario.storage.flavor != kind:
         raise ConfigError("storage.flavor", scenario.storage.flavor,
                           f"the backend is {kind} storage: the flavor must be its kind, {kind!r} (the lock "
@@ -299,15 +300,33 @@ def _quietly(fn: Callable[..., Any], *args: Any) -> None:
 
 def lock_folder_event(kernel: Kernel, workload: LockWorkload, folder: str, ex: Exchange) -> None:
     """Record a successful write under the lock's folder that the proxy saw (the JVM's writes) as the
-    store event a client-observed write gets in the real world, with the version chain."""
-    if ex.method != "PUT" or ex.status is None or not 200 <= ex.status < 300 or not ex.key.startswith(folder):
+    store event a client-observed write gets in the real world, with the version chain.
+
+    S3 and Azure: a PUT, its precondition in If-Match / If-None-Match, its version the reply's ETag. GCS:
+    a multipart upload (a POST, its body gzipped), its precondition ``ifGenerationMatch`` in the query (0:
+    create), its version the new generation in the reply's JSON, as the harness's GCS client names it."""
+    if ex.status is None or not 200 <= ex.status < 300 or not ex.key.startswith(folder):
         return
-    extra: dict[str, Any] = {"observed": "proxy", "version": ex.version}
-    if ex.if_match is not None:
-        extra["replaces"] = ex.if_match
-    elif ex.if_none_match == "*":
-        extra["replaces"] = None
-    kernel.observe_write(kernel.nodes[ex.node], ex.key, ex.body, ex.version, extra)
+    if ex.method == "PUT":
+        version, body = ex.version, ex.body
+        extra: dict[str, Any] = {"observed": "proxy", "version": version}
+        if ex.if_match is not None:
+            extra["replaces"] = ex.if_match
+        elif ex.if_none_match == "*":
+            extra["replaces"] = None
+    elif ex.method == "POST" and "uploadType=multipart" in ex.query:
+        try:
+            version = str(json.loads(ex.reply)["generation"])
+        except (ValueError, KeyError, TypeError):
+            return  # not an upload's answer
+        body = multipart_media(ex.body)
+        extra = {"observed": "proxy", "version": version}
+        match = urllib.parse.parse_qs(ex.query).get("ifGenerationMatch")
+        if match:
+            extra["replaces"] = None if match[0] == "0" else match[0]
+    else:
+        return
+    kernel.observe_write(kernel.nodes[ex.node], ex.key, body, version, extra)
 
 
 # A node's writer given its context and a factory of its lock providers (one per transaction).
@@ -350,6 +369,8 @@ def table_uri(client: Mapping[str, Any], bucket: str, base_path: str) -> str:
     """The table's URI as a Hudi user writes it: the provider derives the lock file's from it."""
     if client["kind"] == "azure":
         return f"abfs://{bucket}@{client['account']}.dfs.core.windows.net/{base_path}"
+    if client["kind"] == "gcs":
+        return f"gs://{bucket}/{base_path}"
     return f"s3a://{bucket}/{base_path}"
 
 
@@ -384,11 +405,16 @@ def warm_up(node: HudiNode, scenario: Scenario, ep: Endpoint, prefix: str) -> No
     node.warm = True
 
 
+GCS_PROJECT = "hcc"  # the project the harness's GCS clients name (backends/gcs.py)
+
+
 def lock_client(ep: Endpoint) -> dict[str, Any]:
     """What the driver's lock client of ``ep``'s kind needs (its endpoint, each node's proxy, comes apart).
 
     Azure: the account and its shared key, from which the driver builds the connection string Hudi's
     client takes (``BlobEndpoint`` the node's proxy URL, which carries the account's path).
+    GCS: the project (fake-gcs-server takes any; the harness's is ``hcc``); no credentials, the node's
+    proxy URL the client's host.
     """
     if ep.kind == "s3":
         return {"kind": "s3", "region": ep.region, "access_key": ep.access_key or "",
@@ -398,6 +424,8 @@ def lock_client(ep: Endpoint) -> dict[str, Any]:
             raise ConfigError("backend", ep.name, "the hudi world's Azure lock client needs the account "
                               "name and its shared key (az+http://ACCOUNT:KEY@HOST:PORT/ACCOUNT/CONTAINER)")
         return {"kind": "azure", "account": ep.access_key, "key": ep.secret_key}
+    if ep.kind == "gcs":
+        return {"kind": "gcs", "project": GCS_PROJECT}
     raise ConfigError("backend", ep.name, f"the hudi world has no lock client for {ep.kind} storage")
 
 

@@ -181,6 +181,9 @@ public final class LockDriver {
     } else if ("azure".equals(kind)) {
       loader = (ownerId, lockFileUri, p) -> new AzureLockClient(lockFileUri, endpoint,
           client.path("account").asText(), client.path("key").asText(), timeoutMs);
+    } else if ("gcs".equals(kind)) {
+      loader = (ownerId, lockFileUri, p) -> new GcsLockClient(ownerId, lockFileUri, endpoint,
+          client.path("project").asText(), timeoutMs);
     } else {
       throw new IllegalArgumentException("no lock client of kind " + kind);
     }
