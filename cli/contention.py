@@ -43,6 +43,13 @@ def register(subparsers: Any) -> None:
     c.add_argument("--duration-ms", type=int, default=30_000, help="how long the writers run (default 30000)")
     c.add_argument("--master", help="Spark master URL (default local[W] for W writers)")
     c.add_argument("--seed", type=int, help="seed of the writers' random choices (default: the scenario's)")
+    c.add_argument("--world", choices=("spark", "hudi"), default="spark",
+                   help="spark: the harness's writers as Spark tasks (default); hudi: Hudi's own Spark "
+                        "writers (PySpark 3.5 and the pinned Hudi bundle, tox -e hudi) on SeaweedFS, OCC "
+                        "copy-on-write, the fixed conflict workload of engines/hudi_spark/run.py (entry "
+                        "workloads are not translated yet: no SCENARIO)")
+    c.add_argument("--hudi-version", default="1.2.0",
+                   help="with --world hudi: the Hudi release whose Spark bundle runs (default 1.2.0)")
     add_set(c)
     add_out(c, "a new folder out/runs/NAME-BACKEND/seedN-TIME")
     add_json(c)
@@ -51,6 +58,8 @@ def register(subparsers: Any) -> None:
 
 def run_contention_cmd(args: argparse.Namespace) -> int:
     """hcc contention [SCENARIO] --backend NAME: exit 0 when the verdict is the expected one."""
+    if args.world == "hudi":
+        return _run_hudi(args)
     overrides = list(args.set or []) + ([f"workload.writers={args.writers}"] if args.writers else [])
     entry = catalogue.load(args.scenario, overrides) if args.scenario else None
     workload = args.workload or (entry.protocol if entry is not None else None)
@@ -75,3 +84,31 @@ def run_contention_cmd(args: argparse.Namespace) -> int:
     else:
         print("\n".join(world.describe(summary)))
     return 0 if summary["matches_expectation"] else 1
+
+
+def _run_hudi(args: argparse.Namespace) -> int:
+    """``--world hudi``: Hudi's own Spark writers on the conflict workload; exit 0 when the checks pass."""
+    from engines.hudi_spark.classpath import writer_classpath
+    from engines.hudi_spark.run import run as run_hudi
+
+    if args.scenario or args.set:
+        raise ConfigError("scenario", args.scenario or args.set,
+                          "--world hudi runs its fixed OCC conflict workload (entry workloads are not "
+                          "translated to Hudi writers yet)")
+    if args.workload not in (None, "occ"):
+        raise ConfigError("--workload", args.workload, "--world hudi runs OCC copy-on-write writers only")
+    if args.backend != "seaweedfs":
+        raise ConfigError("--backend", args.backend, "--world hudi runs on seaweedfs only")
+    if args.writers is not None and args.writers < 2:
+        raise ConfigError("--writers", args.writers, "--world hudi needs 2 writers or more")
+    if not args.out:
+        raise ConfigError("--out", None, "--world hudi needs --out (a new or empty folder)")
+    writer_classpath(args.hudi_version)  # a version without a served bundle: exit 2 before any folder
+    out = claim_out(Path(args.out), args.force)
+    verdict = run_hudi(out, version=args.hudi_version, writers=args.writers or 2)
+    if args.json:
+        print(json.dumps(verdict, sort_keys=True))
+    else:
+        print(f"{verdict['real']}: {verdict['commits']} commits, {len(verdict['conflicts'])} write conflicts "
+              f"(HoodieWriteConflictException), {len(verdict['anomalies'])} anomalies; run in {out}")
+    return 0 if verdict["valid"] else 1

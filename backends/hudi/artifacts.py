@@ -151,6 +151,26 @@ def lock_jars(version: str) -> list[Path]:
     return [fetch(Coordinate.parse(c)) for c in coords]
 
 
+def spark_jars(version: str) -> list[Path]:
+    """The jars a PySpark 3.5 session needs to write Hudi ``version`` tables on s3a: Hudi's Spark bundle,
+    hadoop-aws and the AWS SDK bundle, fetched. ArtifactError naming the coordinate when no bundle is
+    served for ``version``."""
+    check_version(version)
+    bundle = pins()["hudi"][version].get("spark", [])
+    if not bundle:
+        raise ArtifactError(f"org.apache.hudi:hudi-spark3.5-bundle_2.12:{version} is not served by the Maven "
+                            f"Central reached here: no Hudi Spark bundle for Hudi {version} (pinned: "
+                            + ", ".join(v for v in versions() if pins()["hudi"][v].get("spark")) + ")")
+    return [fetch(Coordinate.parse(c)) for c in [*bundle, *pins()["spark"]["jars"]]]
+
+
+def spark_checksums(version: str) -> dict[str, str]:
+    """The pinned sha256 of each jar a Hudi Spark writer of ``version`` runs (for ``verdict.json``)."""
+    check_version(version)
+    coords = [*pins()["hudi"][version].get("spark", []), *pins()["spark"]["jars"]]
+    return {c: pins()["sha256"][c] for c in coords}
+
+
 def require_tool(name: str) -> str:
     """The path of a JDK tool (``java``, ``javac``, ``javap``): on PATH or under ``$JAVA_HOME/bin``."""
     home = os.environ.get("JAVA_HOME")
@@ -216,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
                 hudi_jar(version, artifact)
             for c in pins()["hudi"][version]["sources"]:
                 fetch(Coordinate.parse(c))
+            if pins()["hudi"][version].get("spark"):
+                spark_jars(version)
             print(f"Hudi {version}: {len(driver_classpath(version))} classpath entries in {cache_root()}")
     except ArtifactError as e:
         print(f"hudi artifacts: {e}", file=sys.stderr)

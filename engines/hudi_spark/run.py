@@ -1,0 +1,173 @@
+"""Two or more Hudi Spark writers (real Hudi bytecode) on one copy-on-write table under OCC, on SeaweedFS
+through the fault proxy, and the run directory they leave.
+
+``python -m engines.hudi_spark.run --out DIR [--rounds N] [--keys K] [--hudi-version V] [--workload W]``
+runs the conflict workload (:func:`conflict_plan`, the default; ``--workload duplicate-key`` runs
+:func:`duplicate_plan`): ``w1`` seeds the table, then every writer upserts the same keys (one file group)
+``N`` times, so Hudi's OCC must abort some of them with HoodieWriteConflictException.
+Every writer reads the table at its end. The run directory holds ``history.jsonl`` (each writer's
+invoke/ok/fail lines, Hudi's exception class and message on a failure), ``table/`` (every object Hudi
+wrote under the run's prefix, the lock file under ``.hoodie/.locks`` among them), ``timeline.json`` (the
+instants read from ``.hoodie/timeline``), ``verdict.json`` (world ``hudi``, the version, each jar's
+sha256, the checks), ``metrics.json`` and each writer's plan and log.
+
+What cannot be pinned: the interleaving of the writers' JVMs (thread timing, JIT, GC), so which upserts
+abort varies between runs; the plan fixes only the order "seed first".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from backends.fault_proxy import fault_proxy
+from backends.hudi.artifacts import ArtifactError, check_version, spark_checksums
+from backends.launchers.process import LaunchError
+from backends.launchers.seaweedfs import seaweedfs
+from engines.hudi_spark.check import check_run, read_history
+from engines.hudi_spark.classpath import writer_classpath
+from engines.hudi_spark.launch import start_writer, wait_all
+
+BUCKET = "hcc-hudi"
+PREFIX = "hcc-hudi-spark/"
+VERSION = "1.2.0"
+TIMEOUT_S = 600.0
+
+
+def conflict_plan(writers: list[str], rounds: int, keys: int) -> dict[str, list[dict[str, Any]]]:
+    """Batches per writer: the first writer seeds ``keys`` keys in partition ``p0``, then every writer upserts
+    all of them ``rounds`` times (values ``1000 * writer + round``, so each write is told apart)."""
+    def rows(v: int) -> list[dict[str, Any]]:
+        return [{"key": f"k{j}", "partition": "p0", "value": v} for j in range(keys)]
+
+    plans: dict[str, list[dict[str, Any]]] = {}
+    for n, w in enumerate(writers, start=1):
+        seed = [{"op": "upsert", "rows": rows(0)}] if n == 1 else []
+        plans[w] = seed + [{"op": "upsert", "rows": rows(1000 * n + r), "after_commits": 1}
+                           for r in range(1, rounds + 1)]
+    return plans
+
+
+def duplicate_plan(writers: list[str], rounds: int, keys: int) -> dict[str, list[dict[str, Any]]]:
+    """Batches per writer: every writer upserts the same ``keys`` new keys into the empty table at once, then
+    ``rounds - 1`` more times (the catalogue's ``tl-hudi-occ-duplicate-key``: Hudi's OCC sees no conflict
+    between two new file groups, upstream's known limitation, apache/hudi #3246 and #9831)."""
+    return {w: [{"op": "upsert", "rows": [{"key": f"k{j}", "partition": "p0", "value": 1000 * n + r}
+                                          for j in range(keys)]} for r in range(rounds)]
+            for n, w in enumerate(writers, start=1)}
+
+
+PLANS = {"conflict": conflict_plan, "duplicate-key": duplicate_plan}
+
+
+def list_table(ep: Any, prefix: str) -> dict[str, bytes]:
+    """Every object under ``prefix`` (the run's own), read straight from the server (not the proxy)."""
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=ep.url, aws_access_key_id=ep.access_key,
+                      aws_secret_access_key=ep.secret_key, region_name=ep.region)
+    objects: dict[str, bytes] = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=ep.bucket, Prefix=prefix):
+        for o in page.get("Contents") or []:
+            objects[o["Key"]] = s3.get_object(Bucket=ep.bucket, Key=o["Key"])["Body"].read()
+    return objects
+
+
+def timeline_of(objects: dict[str, bytes], table_prefix: str) -> list[dict[str, str]]:
+    """The instants of ``.hoodie/timeline`` (Hudi 1.x layout): requested time, state, action, completion."""
+    out = []
+    for key in sorted(objects):
+        rel = key[len(table_prefix):]
+        if not rel.startswith(".hoodie/timeline/") or rel.endswith("/"):
+            continue
+        name = rel.rsplit("/", 1)[1]
+        stem, _, action = name.partition(".")
+        requested, _, completed = stem.partition("_")
+        state = "completed" if completed else ("requested" if action.endswith("requested") else "inflight")
+        out.append({"requested": requested, "completed": completed, "state": state, "file": name,
+                    "action": action.removesuffix(".requested") or "commit"})
+    return out
+
+
+def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3, keys: int = 3,
+        workload: str = "conflict", python: str | None = None) -> dict[str, Any]:
+    """Run the conflict workload on Hudi ``version`` and write the run directory ``out``; the verdict."""
+    check_version(version)
+    classpath = [str(p) for p in writer_classpath(version)]  # ArtifactError: no bundle for the version
+    out.mkdir(parents=True, exist_ok=True)
+    names = [f"w{i}" for i in range(1, writers + 1)]
+    if workload not in PLANS:
+        raise ValueError(f"workload={workload!r}: one of {', '.join(PLANS)}")
+    plans = PLANS[workload](names, rounds, keys)
+    table_prefix = f"{PREFIX}{out.name}/table/"
+    base_path = f"s3a://{BUCKET}/{table_prefix.rstrip('/')}"
+    history = out / "history.jsonl"
+    history.unlink(missing_ok=True)
+    t0 = time.monotonic()
+    with seaweedfs(out / "server", bucket=BUCKET) as ep, \
+            fault_proxy(str(ep.url), names, dialect="s3", log_path=out / "proxy.log") as proxy:
+        procs = []
+        for w in names:
+            plan = {"writer": w, "base_path": base_path, "table": "hcc_t", "endpoint": proxy.url(w),
+                    "access_key": ep.access_key, "secret_key": ep.secret_key, "region": ep.region,
+                    "classpath": classpath, "history": str(history), "batches": plans[w],
+                    "read_at_end": True,
+                    # SigV2: SeaweedFS without S3 auth refuses the SDK v1's streaming (chunked) SigV4 PUTs
+                    "hadoop": {"fs.s3a.signing-algorithm": "S3SignerType"}}
+            procs.append(start_writer(w, plan, out, python=python))
+        codes = wait_all(procs, TIMEOUT_S)
+        objects = list_table(ep, table_prefix)
+    wall = time.monotonic() - t0
+    for key, body in objects.items():
+        target = out / "table" / key[len(table_prefix):]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+    timeline = timeline_of(objects, table_prefix)
+    (out / "timeline.json").write_text(json.dumps(timeline, indent=1))
+    events = read_history(history)
+    checks = check_run(events, timeline)
+    metrics = {"wall_s": round(wall, 3), "exit_codes": codes,
+               "peak_rss_mb": {p.name: round(p.peak_rss_kb / 1024) for p in procs}, **checks.pop("metrics")}
+    verdict = {"world": "hudi", "workload": workload, "version": version, "real": f"Hudi {version} (real)",
+               "protocol": "occ",
+               "table_type": "COPY_ON_WRITE", "backend": "seaweedfs", "jars": spark_checksums(version),
+               "lock_client": "the harness's transcription of hudi-aws's S3StorageLockClient "
+                              "(hudi-aws is not served)", **checks}
+    (out / "verdict.json").write_text(json.dumps(verdict, indent=1, sort_keys=True))
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True))
+    return verdict
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: exit 0 (run written, verdict ok), 1 (a check failed), 2 (bad input, a version without bundle)."""
+    ap = argparse.ArgumentParser(prog="python -m engines.hudi_spark.run", description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--hudi-version", default=VERSION)
+    ap.add_argument("--writers", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--keys", type=int, default=3)
+    ap.add_argument("--workload", choices=tuple(PLANS), default="conflict")
+    a = ap.parse_args(argv)
+    for field, value, lo in (("--writers", a.writers, 2), ("--rounds", a.rounds, 1), ("--keys", a.keys, 1)):
+        if value < lo:
+            print(f"hudi run: {field}={value}: must be {lo} or more", file=sys.stderr)
+            return 2
+    try:
+        verdict = run(a.out, version=a.hudi_version, writers=a.writers, rounds=a.rounds, keys=a.keys,
+                      workload=a.workload)
+    except ArtifactError as e:
+        print(f"hudi run: {e}", file=sys.stderr)
+        return 2
+    except LaunchError as e:
+        print(f"hudi run: the server did not start: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps({k: verdict[k] for k in ("valid", "commits", "conflicts", "anomalies")}, indent=1))
+    return 0 if verdict["valid"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,242 @@
+"""One Hudi Spark writer: ``python -m engines.hudi_spark.writer PLAN.json`` (PySpark 3.5, ``local[1]``).
+
+The plan (JSON) names the writer, the table's base path (``s3a://bucket/prefix/table``), the S3 endpoint
+(the fault proxy) and credentials, the extra classpath (:mod:`engines.hudi_spark.classpath`), Hudi's write
+options and the batches: ``{"op": "upsert"|"insert", "rows": [{"key", "partition", "value"}, ...]}``.
+Each batch is one Hudi commit. Before it, an ``invoke`` line goes to the history file (JSON lines, flushed
+and fsynced per line, so a crash keeps what was written); after it an ``ok`` line with the instant Hudi
+committed, or a ``fail`` line with Hudi's exception: its class and message (the root of the chain too).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+PLAN_FIELDS = ("writer", "base_path", "table", "endpoint", "classpath", "history", "batches")
+OPS = ("upsert", "insert")
+# Hudi copies write options with the commit-metadata key prefix ("_") into the commit's metadata
+MARK = "_hcc_"
+WAIT_POLL_S = 0.5
+
+
+class PlanError(ValueError):
+    """A plan the writer cannot run: the message names the field and value."""
+
+
+def load_plan(path: Path) -> dict[str, Any]:
+    """The plan at ``path``, checked; PlanError naming the first bad field."""
+    try:
+        plan = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise PlanError(f"plan {path}: {e}") from None
+    if not isinstance(plan, dict):
+        raise PlanError(f"plan {path}: not a JSON object")
+    for field in PLAN_FIELDS:
+        if field not in plan:
+            raise PlanError(f"plan {path}: field {field!r} is missing")
+    if not str(plan["base_path"]).startswith("s3a://"):
+        raise PlanError(f"plan field base_path={plan['base_path']!r}: expected s3a://bucket/...")
+    for i, batch in enumerate(plan["batches"]):
+        if batch.get("op") not in OPS:
+            raise PlanError(f"plan field batches[{i}].op={batch.get('op')!r}: "
+                            f"expected one of {', '.join(OPS)}")
+        for j, row in enumerate(batch.get("rows") or []):
+            for k in ("key", "partition", "value"):
+                if k not in row:
+                    raise PlanError(f"plan field batches[{i}].rows[{j}]: {k!r} is missing")
+        if not batch.get("rows"):
+            raise PlanError(f"plan field batches[{i}].rows: empty")
+    return plan
+
+
+def hudi_options(plan: dict[str, Any]) -> dict[str, str]:
+    """Hudi's write options for the plan: copy-on-write under OCC with the storage-based lock and LAZY
+    failed-write cleaning (the plan's ``options`` override), the harness's S3 lock client's endpoint."""
+    opts = {
+        "hoodie.table.name": plan["table"],
+        "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+        "hoodie.datasource.write.recordkey.field": "key",
+        "hoodie.datasource.write.partitionpath.field": "partition",
+        "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+        "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider",
+        "hoodie.cleaner.policy.failed.writes": "LAZY",
+        "hoodie.metadata.enable": "false",
+        "hoodie.embed.timeline.server": "false",
+        "hoodie.upsert.shuffle.parallelism": "1",
+        "hoodie.insert.shuffle.parallelism": "1",
+        "hoodie.write.lock.hcc.s3.endpoint": plan["endpoint"],
+        "hoodie.write.lock.hcc.s3.access.key": plan.get("access_key", "any"),
+        "hoodie.write.lock.hcc.s3.secret.key": plan.get("secret_key", "any"),
+        "hoodie.write.lock.hcc.s3.region": plan.get("region", "us-east-1"),
+    }
+    opts.update({str(k): str(v) for k, v in (plan.get("options") or {}).items()})
+    return opts
+
+
+def spark_session(plan: dict[str, Any]) -> Any:
+    """A ``local[1]`` PySpark session with Hudi's bundle and s3a pointed at the plan's endpoint."""
+    from pyspark.sql import SparkSession
+
+    cp = os.pathsep.join(plan["classpath"])
+    b = (SparkSession.builder.master("local[1]").appName(f"hcc-hudi-{plan['writer']}")
+         .config("spark.driver.extraClassPath", cp)
+         .config("spark.driver.memory", plan.get("driver_memory", "512m"))
+         .config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "1")
+         .config("spark.default.parallelism", "1")
+         .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+         .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
+         .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
+         .config("spark.hadoop.fs.s3a.endpoint", plan["endpoint"])
+         .config("spark.hadoop.fs.s3a.path.style.access", "true")
+         .config("spark.hadoop.fs.s3a.connection.ssl.enabled", "false")
+         .config("spark.hadoop.fs.s3a.access.key", plan.get("access_key", "any"))
+         .config("spark.hadoop.fs.s3a.secret.key", plan.get("secret_key", "any"))
+         .config("spark.hadoop.fs.s3a.endpoint.region", plan.get("region", "us-east-1"))
+         .config("spark.hadoop.fs.s3a.aws.credentials.provider",
+                 "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider")
+         .config("spark.hadoop.fs.s3a.attempts.maximum", str(plan.get("s3a_attempts", 3)))
+         .config("spark.hadoop.fs.s3a.retry.limit", str(plan.get("s3a_attempts", 3))))
+    for k, v in (plan.get("hadoop") or {}).items():  # the plan's own s3a / Hadoop settings
+        b = b.config(f"spark.hadoop.{k}", str(v))
+    return b.getOrCreate()
+
+
+def _line(out: IO[str], rec: dict[str, Any]) -> None:
+    out.write(json.dumps(rec, sort_keys=True) + "\n")
+    out.flush()
+    os.fsync(out.fileno())
+
+
+def java_error(exc: BaseException) -> dict[str, str]:
+    """Hudi's exception behind a Py4J error: the outermost Java class and message, and the root cause's."""
+    java = getattr(exc, "java_exception", None)
+    if java is None:
+        return {"class": type(exc).__name__, "message": str(exc)[:2000]}
+    top = java
+    root = java
+    while root.getCause() is not None and root.getCause() != root:
+        root = root.getCause()
+    chain: list[str] = []
+    e = java
+    while e is not None and len(chain) < 10:
+        chain.append(e.getClass().getName())
+        e = e.getCause()
+    return {"class": top.getClass().getName(), "message": str(top.getMessage())[:2000],
+            "root_class": root.getClass().getName(), "root_message": str(root.getMessage())[:2000],
+            "chain": " <- ".join(chain)}
+
+
+def _meta_client(spark: Any, base_path: str) -> Any:
+    jvm = spark.sparkContext._jvm  # py4j's public gateway view
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    storage_conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(conf)
+    return (jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder()
+            .setConf(storage_conf).setBasePath(base_path).build())
+
+
+def completed_commits(spark: Any, base_path: str) -> int:
+    """How many commits the table's timeline shows completed (0 when there is no table yet)."""
+    try:
+        meta = _meta_client(spark, base_path)
+    except Exception:  # no table yet: Hudi's TableNotFoundException
+        return 0
+    return int(meta.getActiveTimeline().getCommitsTimeline().filterCompletedInstants().countInstants())
+
+
+def own_instant(spark: Any, base_path: str, writer: str, batch: int) -> str | None:
+    """The completed instant whose commit metadata carries this writer's and batch's marks, or None."""
+    meta = _meta_client(spark, base_path)
+    timeline = meta.getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    instants = timeline.getInstants()
+    for i in range(instants.size() - 1, -1, -1):
+        instant = instants.get(i)
+        extra = timeline.readCommitMetadata(instant).getExtraMetadata()
+        if extra.get(f"{MARK}writer") == writer and extra.get(f"{MARK}batch") == str(batch):
+            return f"{instant.requestedTime()}_{instant.getCompletionTime()}"
+    return None
+
+
+def run(plan: dict[str, Any]) -> int:
+    """Write every batch of ``plan`` and record the history; the number of failed batches."""
+    t0 = time.time()
+    failed = 0
+    with open(plan["history"], "a", encoding="utf-8") as out:
+        _line(out, {"process": plan["writer"], "type": "start", "time": t0, "pid": os.getpid()})
+        spark = spark_session(plan)
+        _line(out, {"process": plan["writer"], "type": "ready", "time": time.time(),
+                    "jvm_start_s": round(time.time() - t0, 3)})
+        opts = hudi_options(plan)
+        try:
+            for i, batch in enumerate(plan["batches"]):
+                rows = [(str(r["key"]), str(r["partition"]), int(r["value"]), int(r.get("ts", r["value"])))
+                        for r in batch["rows"]]
+                value = {"batch": i, "op": batch["op"], "rows": [[r[0], r[1], r[2]] for r in rows]}
+                after = int(batch.get("after_commits", 0))  # the plan's order: wait for N commits first
+                while after and completed_commits(spark, plan["base_path"]) < after:
+                    time.sleep(WAIT_POLL_S)
+                _line(out, {"process": plan["writer"], "type": "invoke", "f": "write", "value": value,
+                            "time": time.time()})
+                start = time.time()
+                try:
+                    df = spark.createDataFrame(rows, "key string, partition string, value long, ts long")
+                    (df.write.format("hudi").options(**opts)
+                     .option("hoodie.datasource.write.operation", batch["op"])
+                     .option(f"{MARK}writer", plan["writer"]).option(f"{MARK}batch", str(i))
+                     .mode("append").save(plan["base_path"]))
+                except Exception as e:  # Hudi's failure is the outcome recorded, whatever its class
+                    failed += 1
+                    _line(out, {"process": plan["writer"], "type": "fail", "f": "write", "value": value,
+                                "time": time.time(), "elapsed_s": round(time.time() - start, 3),
+                                "error": java_error(e)})
+                    continue
+                instant = own_instant(spark, plan["base_path"], plan["writer"], i)
+                _line(out, {"process": plan["writer"], "type": "ok", "f": "write", "value": value,
+                            "time": time.time(), "elapsed_s": round(time.time() - start, 3),
+                            "instant": instant})
+            if plan.get("read_at_end"):
+                read_table(spark, plan, out)
+        finally:
+            spark.stop()
+    return failed
+
+
+def read_table(spark: Any, plan: dict[str, Any], out: IO[str]) -> None:
+    """A snapshot read of the table by Hudi's Spark reader: a ``read`` invoke/ok (rows: key, partition,
+    value, commit time, file name) or fail line."""
+    w = plan["writer"]
+    _line(out, {"process": w, "type": "invoke", "f": "read", "value": None, "time": time.time()})
+    try:
+        got = (spark.read.format("hudi").load(plan["base_path"])
+               .select("key", "partition", "value", "_hoodie_commit_time", "_hoodie_file_name").collect())
+    except Exception as e:  # recorded as the read's outcome
+        _line(out, {"process": w, "type": "fail", "f": "read", "value": None, "time": time.time(),
+                    "error": java_error(e)})
+        return
+    rows = sorted([r[0], r[1], int(r[2]), r[3], r[4]] for r in got)
+    _line(out, {"process": w, "type": "ok", "f": "read", "value": rows, "time": time.time()})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m engines.hudi_spark.writer PLAN.json``: exit 0 (every batch written), 1 (some failed) or
+    2 (bad plan)."""
+    args = argv if argv is not None else sys.argv[1:]
+    if len(args) != 1:
+        print("usage: python -m engines.hudi_spark.writer PLAN.json", file=sys.stderr)
+        return 2
+    try:
+        plan = load_plan(Path(args[0]))
+    except PlanError as e:
+        print(f"hudi writer: {e}", file=sys.stderr)
+        return 2
+    return 1 if run(plan) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
