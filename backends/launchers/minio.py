@@ -1,20 +1,36 @@
-"""MinIO: through testcontainers when a Docker engine answers, else a ``minio`` binary on PATH.
+"""MinIO: the binary ``backends/install.sh`` builds into the project's cache, else ``minio`` on PATH,
+else testcontainers when a Docker engine answers.
 
-With neither, :class:`Unavailable` says why (no Docker engine runs on the
-project's CI machines; testcontainers fails at once with DockerException).
+With none, :class:`Unavailable` says why (Go missing or too old, as install.sh recorded it; no Docker
+engine).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from backends.endpoint import Endpoint
+from backends.hudi.artifacts import cache_root
 from backends.launchers.process import HOST, ServerProcess, Unavailable, http_answers, start_server, which
 from backends.launchers.workdir import server_dir
 
 USER, PASSWORD = "hccadmin", "hccadmin-secret"
+# the pinned pseudo-version backends/install.sh builds (the pin and why are in install.sh)
+MINIO_VERSION = (Path(__file__).resolve().parent.parent / "minio.version").read_text().strip()
+
+
+def cached_binary() -> tuple[str | None, str | None]:
+    """(path of the minio install.sh built into the project's cache, None) or (None, why not)."""
+    d = cache_root() / "minio" / MINIO_VERSION
+    exe = d / "bin" / "minio"
+    if exe.exists() and os.access(exe, os.X_OK):
+        return str(exe), None
+    if (d / "unavailable").exists():
+        return None, f"MinIO not built by backends/install.sh: {(d / 'unavailable').read_text().strip()}"
+    return None, f"MinIO {MINIO_VERSION} not built (run backends/install.sh)"
 
 
 def _docker_reason() -> str | None:
@@ -35,8 +51,10 @@ def _docker_reason() -> str | None:
 @contextlib.contextmanager
 def minio(base: Path | None = None, *, bucket: str = "hcc-conformance",
           ready_timeout_s: float = 60.0) -> Iterator[Endpoint]:
-    """Run MinIO (binary on PATH first, else testcontainers) and yield its Endpoint with ``bucket``."""
-    exe = which("minio")
+    """Run MinIO (cached build, else PATH, else testcontainers) and yield its Endpoint with ``bucket``."""
+    exe, why_not = cached_binary()
+    if exe is None:
+        exe = which("minio")
     if exe is not None:
         d = server_dir("minio", base)
 
@@ -58,7 +76,7 @@ def minio(base: Path | None = None, *, bucket: str = "hcc-conformance",
         return
     reason = _docker_reason()
     if reason is not None:
-        raise Unavailable(f"MinIO skipped: no `minio` binary on PATH and {reason}")
+        raise Unavailable(f"MinIO skipped: {why_not}; no `minio` binary on PATH; and {reason}")
     from testcontainers.minio import MinioContainer
 
     with MinioContainer(access_key=USER, secret_key=PASSWORD) as c:
