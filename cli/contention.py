@@ -95,8 +95,9 @@ def _run_hudi(args: argparse.Namespace) -> int:
         raise ConfigError("scenario", args.scenario or args.set,
                           "--world hudi runs its fixed OCC conflict workload (entry workloads are not "
                           "translated to Hudi writers yet)")
-    if args.workload not in (None, "occ"):
-        raise ConfigError("--workload", args.workload, "--world hudi runs OCC copy-on-write writers only")
+    if args.workload is not None:
+        raise ConfigError("--workload", args.workload, "--world hudi runs its own OCC copy-on-write writers "
+                                                       "(no --workload)")
     if args.backend != "seaweedfs":
         raise ConfigError("--backend", args.backend, "--world hudi runs on seaweedfs only")
     if args.writers is not None and args.writers < 2:
