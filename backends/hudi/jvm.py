@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from backends.hudi.artifacts import DRIVER_MAIN, ArtifactError, driver_classpath, require_tool
-from backends.launchers.process import spawn, watchdog
+from backends.launchers.process import rss_kb, spawn, watchdog
 
 HEAP = "-Xmx192m"  # a lock driver holds a few providers: its heap stays small (the report gives its RSS)
 START_TIMEOUT_S = 60.0
@@ -161,9 +161,6 @@ class LockJvm:
     def sample_memory(self) -> int:
         """The JVM's resident memory now (kB), also kept as its peak."""
         if self.alive and self._proc is not None:
-            with contextlib.suppress(OSError):
-                for line in Path(f"/proc/{self._proc.pid}/status").read_text().splitlines():
-                    if line.startswith("VmRSS:"):
-                        self.peak_rss_kb = max(self.peak_rss_kb, int(line.split()[1]))
+            self.peak_rss_kb = max(self.peak_rss_kb, rss_kb(self._proc.pid))
         return self.peak_rss_kb
 

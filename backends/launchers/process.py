@@ -169,6 +169,15 @@ def tcp_answers(port: int, timeout: float = 0.5) -> bool:
         return False
 
 
+def rss_kb(pid: int) -> int:
+    """Resident memory of process ``pid`` (kB, its ``VmRSS``); 0 when it is gone."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
 def which(name: str, extra: Sequence[Path] = ()) -> str | None:
     """Find an executable on PATH or in ``extra`` folders."""
     for d in extra:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backends.launchers.process import spawn, watchdog
+from backends.launchers.process import rss_kb, spawn, watchdog
 
 
 @dataclass
@@ -39,12 +39,9 @@ def _group_rss_kb(pid: int) -> int:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        with contextlib.suppress(OSError, ValueError):
-            if os.getpgid(int(entry.name)) != pid:
-                continue
-            for line in (entry / "status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
+        with contextlib.suppress(OSError):
+            if os.getpgid(int(entry.name)) == pid:
+                total += rss_kb(int(entry.name))
     return total
 
 

@@ -31,6 +31,7 @@ from backends.launchers.seaweedfs import seaweedfs
 from engines.hudi_spark.check import check_run, read_history
 from engines.hudi_spark.classpath import writer_classpath
 from engines.hudi_spark.launch import start_writer, wait_all
+from engines.rundir import write_atomic
 
 BUCKET = "hcc-hudi"
 PREFIX = "hcc-hudi-spark/"
@@ -65,7 +66,10 @@ PLANS = {"conflict": conflict_plan, "duplicate-key": duplicate_plan}
 
 
 def list_table(ep: Any, prefix: str) -> dict[str, bytes]:
-    """Every object under ``prefix`` (the run's own), read straight from the server (not the proxy)."""
+    """Every object under ``prefix`` (the run's own), read straight from the server (not the proxy).
+
+    Not :func:`backends.realworld.read_prefix`: s3a writes directory markers (keys ending in ``/``), which
+    the harness's backends refuse as keys."""
     import boto3
 
     s3 = boto3.client("s3", endpoint_url=ep.url, aws_access_key_id=ep.access_key,
@@ -127,7 +131,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)
     timeline = timeline_of(objects, table_prefix)
-    (out / "timeline.json").write_text(json.dumps(timeline, indent=1))
+    write_atomic(out / "timeline.json", json.dumps(timeline, indent=1))
     events = read_history(history)
     checks = check_run(events, timeline)
     metrics = {"wall_s": round(wall, 3), "exit_codes": codes,
@@ -137,8 +141,8 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
                "table_type": "COPY_ON_WRITE", "backend": "seaweedfs", "jars": spark_checksums(version),
                "lock_client": "the harness's transcription of hudi-aws's S3StorageLockClient "
                               "(hudi-aws is not served)", **checks}
-    (out / "verdict.json").write_text(json.dumps(verdict, indent=1, sort_keys=True))
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=1, sort_keys=True))
+    write_atomic(out / "verdict.json", json.dumps(verdict, indent=1, sort_keys=True))
+    write_atomic(out / "metrics.json", json.dumps(metrics, indent=1, sort_keys=True))
     return verdict
 
 
