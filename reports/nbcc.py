@@ -22,18 +22,17 @@ from typing import Any
 
 import pandas as pd
 
-from model.clock import EPOCH_MS
 from model.nbcc import checks
 from model.nbcc.config import reader_configuration
 from model.nbcc.findings import late_logs
-from model.nbcc.sim_checks import latest_view, rel, spec_rows, written_logs
+from model.nbcc.sim_checks import latest_view, rel, rel_ms, spec_rows, written_logs
 from model.nbcc.sim_layout import Row, load_table, parse_plan, read_slice_rows, requested_key, rows_reader
 from model.nbcc.slicing import FileGroupId, FileSlice, Rule, slicer
 from model.nbcc.timeline_reader import HudiTable
 from model.nbcc.variants import VARIANTS, variant
 from model.protocols.nbcc import PLAN
 from model.run_format import ViolationEntry
-from model.timeline.layout import LogFile, instant_to_ms
+from model.timeline.layout import LogFile
 from reports import interactive, plots, tables
 from reports.document import Report, Section
 from reports.instants import InstantSpan, fmt_instant, instant_spans, span_item
@@ -136,14 +135,6 @@ SLICE_LEGEND = [
 ]
 
 
-def _ms(instant: int) -> int:
-    """An instant as ms since the run's epoch (the figures' axis)."""
-    try:
-        return instant_to_ms(instant) - EPOCH_MS
-    except ValueError:
-        return instant
-
-
 def slice_items(table: HudiTable, rule: Rule, moved: dict[FileGroupId, Any], end: int) -> list[Item]:
     """Each file group's slices, base files and logs over the table's time: one lane per group."""
     ct = table.timeline.completion_time
@@ -153,22 +144,22 @@ def slice_items(table: HudiTable, rule: Rule, moved: dict[FileGroupId, Any], end
         moved_logs = {lf for lf, _, _ in moved.get(g.group_id, [])}
         slices = sorted(slicer(rule)(g, ct), key=lambda sl: sl.base_instant)
         for n, sl in enumerate(slices):
-            start = _ms(sl.base_instant)
-            stop = _ms(slices[n + 1].base_instant) if n + 1 < len(slices) else end
+            start = rel_ms(sl.base_instant)
+            stop = rel_ms(slices[n + 1].base_instant) if n + 1 < len(slices) else end
             fields = (("slice base", rel(sl.base_instant)), ("base file", "yes" if sl.base_file else "no"),
                       ("logs", len(sl.log_files)), ("pending logs", len(sl.pending_log_files)))
             items.append(Item(lane, start, max(stop, start + 1), "slice", f"slice {rel(sl.base_instant)}",
                               fields, size=0.35))
             if sl.base_file:
                 done = ct(sl.base_instant)
-                items.append(Item(lane, start, _ms(done) if done is not None else start + 1, "base",
+                items.append(Item(lane, start, rel_ms(done) if done is not None else start + 1, "base",
                                   "", (("base file", rel(sl.base_instant)),
                                        ("completed", rel(done) if done is not None else "-"))))
         for lf in g.log_files:
             done = ct(lf.instant)
             kind = "pending" if done is None else "mis-sliced" if lf in moved_logs else "log"
-            stop = _ms(done) if done is not None else end
-            items.append(Item(lane, _ms(lf.instant), max(stop, _ms(lf.instant) + 1), kind,
+            stop = rel_ms(done) if done is not None else end
+            items.append(Item(lane, rel_ms(lf.instant), max(stop, rel_ms(lf.instant) + 1), kind,
                               f"{rel(lf.instant)}.v{lf.version}",
                               (("log", lf.name), ("instant", rel(lf.instant)),
                                ("completed", rel(done) if done is not None else "never")),

@@ -65,14 +65,17 @@ from model.timeline.layout import BaseFile, LogFile, instant_to_ms, parse_instan
 MAX_PER_KIND = 5  # violations kept per kind (the first ones, in time order)
 
 
-def rel(t: int | None) -> str:
-    """An instant number as milliseconds since the run started (``t<ms>``; ``t<n>`` when it is no date)."""
-    if t is None:
-        return "-"
+def rel_ms(t: int) -> int:
+    """An instant number as milliseconds since the run started (the number itself when it is no date)."""
     try:
-        return f"t{instant_to_ms(t) - EPOCH_MS}"
+        return instant_to_ms(t) - EPOCH_MS
     except ValueError:
-        return f"t{t}"
+        return t
+
+
+def rel(t: int | None) -> str:
+    """An instant number as ``t<ms since the run started>`` (:func:`rel_ms`); ``-`` for none."""
+    return "-" if t is None else f"t{rel_ms(t)}"
 
 
 @dataclass(frozen=True)
