@@ -33,9 +33,9 @@ def test_version_without_bundle_names_the_coordinate() -> None:
 def test_bad_plan_names_the_field(tmp_path: Path) -> None:
     plan = {"writer": "w1", "base_path": "s3a://b/t", "table": "t", "endpoint": "http://x", "classpath": [],
             "history": "h",
-            "batches": [{"op": "delete", "rows": [{"key": "k", "partition": "p", "value": 1}]}]}
+            "batches": [{"op": "merge", "rows": [{"key": "k", "partition": "p", "value": 1}]}]}
     (tmp_path / "p.json").write_text(json.dumps(plan))
-    with pytest.raises(PlanError, match=r"batches\[0\]\.op='delete'"):
+    with pytest.raises(PlanError, match=r"batches\[0\]\.op='merge'"):
         load_plan(tmp_path / "p.json")
 
 
@@ -51,6 +51,20 @@ def test_checks_find_a_lost_update_and_a_duplicate() -> None:
     got = check_run([*ok, read], timeline)
     assert not got["valid"]
     assert {a["kind"] for a in got["anomalies"]} == {"duplicate-key", "lost-update"}
+
+
+def test_checks_find_a_lost_delete_and_a_missing_row() -> None:
+    ok = [{"process": "w1", "f": "write", "type": "ok", "instant": "1_2", "elapsed_s": 1.0, "time": 1,
+           "value": {"batch": 0, "op": "upsert", "rows": [["k0", "p0", 5], ["k1", "p0", 6]]}},
+          {"process": "w2", "f": "write", "type": "ok", "instant": "3_4", "elapsed_s": 1.0, "time": 2,
+           "value": {"batch": 0, "op": "delete", "rows": [["k0", "p0", 7]]}}]
+    timeline = [{"requested": r, "completed": c, "state": "completed", "action": "commit"}
+                for r, c in (("1", "2"), ("3", "4"))]
+    read = {"process": "w1", "f": "read", "type": "ok", "time": 3, "value": [["k0", "p0", 5, "1", "f1"]]}
+    got = check_run([*ok, read], timeline)
+    assert sorted((a["key"], a["expected"]) for a in got["anomalies"]) == [("k0", None), ("k1", 6)]
+    right = {"process": "w1", "f": "read", "type": "ok", "time": 3, "value": [["k1", "p0", 6, "1", "f1"]]}
+    assert check_run([*ok, right], timeline)["valid"]
 
 
 @pytest.mark.skipif(not _pyspark_35(), reason="needs PySpark 3.5 (tox -e hudi, constraints-hudi.txt)")

@@ -3,8 +3,9 @@ timeline Hudi left in ``.hoodie`` and the rows Hudi's reader returned at the end
 
 Anomalies (each fails the run): ``ack-not-on-timeline`` (a write acknowledged ok whose instant is not a
 completed commit), ``duplicate-key`` (the final read returns a record key more than once), ``lost-update``
-(a key's final value is not the one of the last acknowledged write of it, by completion time),
-``aborted-write-visible`` (that value is one a failed write wrote). Notes (do not fail it):
+(a key's final value is not the one of the last acknowledged write of it, by completion time: another
+value, a key that write deleted, or no row where it upserted one), ``aborted-write-visible`` (that value
+is one a failed write wrote). Notes (do not fail it):
 ``commit-without-ack`` (a completed commit no writer acknowledged, e.g. a writer killed after its commit).
 """
 
@@ -70,12 +71,14 @@ def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]],
     counts = Counter((r[1], r[0]) for r in rows)
     out += [{"kind": "duplicate-key", "partition": p, "key": k, "copies": n}
             for (p, k), n in counts.items() if n > 1]
-    last: dict[tuple[str, str], tuple[str, int]] = {}  # key -> (completion, value) of its last acked write
+    # key -> (completion, value) of its last acked write; value None: that write deleted the key
+    last: dict[tuple[str, str], tuple[str, int | None]] = {}
     for e in oks:
         done = str(e.get("instant") or "").partition("_")[2]
+        deletes = e["value"].get("op") == "delete"
         for key, part, value in e["value"]["rows"]:
             if (part, key) not in last or done > last[(part, key)][0]:
-                last[(part, key)] = (done, value)
+                last[(part, key)] = (done, None if deletes else value)
     failed_values = {(r[1], r[0], r[2]) for e in fails for r in e["value"]["rows"]}
     for key, part, value, commit, _file in rows:
         want = last.get((part, key))
@@ -84,4 +87,9 @@ def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]],
         kind = "aborted-write-visible" if (part, key, value) in failed_values else "lost-update"
         out.append({"kind": kind, "partition": part, "key": key, "value": value, "commit": commit,
                     "expected": want[1]})
+    present = {(r[1], r[0]) for r in rows}
+    out += [{"kind": "lost-update", "partition": part, "key": key, "value": None, "commit": None,
+             "expected": value}
+            for (part, key), (_done, value) in sorted(last.items())
+            if value is not None and (part, key) not in present]
     return out

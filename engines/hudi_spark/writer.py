@@ -2,7 +2,8 @@
 
 The plan (JSON) names the writer, the table's base path (``s3a://bucket/prefix/table``), the S3 endpoint
 (the fault proxy) and credentials, the extra classpath (:mod:`engines.hudi_spark.classpath`), Hudi's write
-options and the batches: ``{"op": "upsert"|"insert", "rows": [{"key", "partition", "value"}, ...]}``.
+options and the batches: ``{"op": "upsert"|"insert"|"delete", "rows": [{"key", "partition", "value"}, ...]}``
+(a delete's rows name the keys it deletes; Hudi's ``delete`` operation reads only their key and partition).
 Each batch is one Hudi commit. Before it, an ``invoke`` line goes to the history file (JSON lines, flushed
 and fsynced per line, so a crash keeps what was written); after it an ``ok`` line with the instant Hudi
 committed, or a ``fail`` line with Hudi's exception: its class and message (the root of the chain too).
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 PLAN_FIELDS = ("writer", "base_path", "table", "endpoint", "classpath", "history", "batches")
-OPS = ("upsert", "insert")
+OPS = ("upsert", "insert", "delete")
 # Hudi copies write options with the commit-metadata key prefix ("_") into the commit's metadata
 MARK = "_hcc_"
 WAIT_POLL_S = 0.5
