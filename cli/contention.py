@@ -46,10 +46,12 @@ def register(subparsers: Any) -> None:
     c.add_argument("--world", choices=("spark", "hudi"), default="spark",
                    help="spark: the harness's writers as Spark tasks (default); hudi: Hudi's own Spark "
                         "writers (PySpark 3.5 and the pinned Hudi bundle, tox -e hudi) on SeaweedFS, OCC "
-                        "copy-on-write, the fixed conflict workload of engines/hudi_spark/run.py (entry "
-                        "workloads are not translated yet: no SCENARIO)")
+                        "copy-on-write: an OCC entry's operations as its simulated run draws them "
+                        "(engines/hudi_spark/plans.py), or without SCENARIO the fixed conflict workload")
     c.add_argument("--hudi-version", default="1.2.0",
                    help="with --world hudi: the Hudi release whose Spark bundle runs (default 1.2.0)")
+    c.add_argument("--max-ops", type=int, default=3,
+                   help="with --world hudi and an entry: each writer's first N operations (default 3)")
     add_set(c)
     add_out(c, "a new folder out/runs/NAME-BACKEND/seedN-TIME")
     add_json(c)
@@ -87,14 +89,12 @@ def run_contention_cmd(args: argparse.Namespace) -> int:
 
 
 def _run_hudi(args: argparse.Namespace) -> int:
-    """``--world hudi``: Hudi's own Spark writers on the conflict workload; exit 0 when the checks pass."""
+    """``--world hudi``: Hudi's own Spark writers, on an OCC entry's plans or the fixed conflict workload;
+    exit 0 when the verdict is the entry's expected one (no entry: when the checks pass)."""
     from engines.hudi_spark.classpath import writer_classpath
+    from engines.hudi_spark.plans import entry_plans
     from engines.hudi_spark.run import run as run_hudi
 
-    if args.scenario or args.set:
-        raise ConfigError("scenario", args.scenario or args.set,
-                          "--world hudi runs its fixed OCC conflict workload (entry workloads are not "
-                          "translated to Hudi writers yet)")
     if args.workload is not None:
         raise ConfigError("--workload", args.workload, "--world hudi runs its own OCC copy-on-write writers "
                                                        "(no --workload)")
@@ -104,12 +104,28 @@ def _run_hudi(args: argparse.Namespace) -> int:
         raise ConfigError("--writers", args.writers, "--world hudi needs 2 writers or more")
     if not args.out:
         raise ConfigError("--out", None, "--world hudi needs --out (a new or empty folder)")
+    plans, toml, expect = None, "", None
+    if args.scenario:
+        overrides = list(args.set or []) + ([f"workload.writers={args.writers}"] if args.writers else [])
+        entry = catalogue.load(args.scenario, overrides)
+        if entry.protocol != "occ":
+            raise ConfigError("scenario", args.scenario, f"a {entry.protocol} entry: --world hudi runs OCC "
+                                                         "(timeline) entries")
+        plans = entry_plans(entry.config.name, entry.config, args.max_ops)
+        toml, expect = entry.to_toml(), entry.config.scenario.expect
+    elif args.set:
+        raise ConfigError("--set", args.set, "--set changes an entry: give one")
     writer_classpath(args.hudi_version)  # a version without a served bundle: exit 2 before any folder
     out = claim_out(Path(args.out), args.force)
-    verdict = run_hudi(out, version=args.hudi_version, writers=args.writers or 2)
+    verdict = run_hudi(out, version=args.hudi_version, writers=args.writers or 2, entry=plans,
+                       scenario_toml=toml)
+    matches = verdict["valid"] if expect is None else verdict["valid"] == (expect == "ok")
     if args.json:
-        print(json.dumps(verdict, sort_keys=True))
+        print(json.dumps({**verdict, "expect": expect, "matches_expectation": matches}, sort_keys=True))
     else:
-        print(f"{verdict['real']}: {verdict['commits']} commits, {len(verdict['conflicts'])} write conflicts "
-              f"(HoodieWriteConflictException), {len(verdict['anomalies'])} anomalies; run in {out}")
-    return 0 if verdict["valid"] else 1
+        kinds = ", ".join(sorted({a["kind"] for a in verdict["anomalies"]}))
+        judged = "" if expect is None else f"; expected {expect}: {'as' if matches else 'NOT as'} expected"
+        print(f"{verdict['real']}, {verdict['workload']}: {verdict['commits']} commits, "
+              f"{len(verdict['conflicts'])} write conflicts (HoodieWriteConflictException), "
+              f"{len(verdict['anomalies'])} anomalies{f' ({kinds})' if kinds else ''}{judged}; run in {out}")
+    return 0 if matches else 1

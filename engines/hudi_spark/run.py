@@ -5,6 +5,8 @@ through the fault proxy, and the run directory they leave.
 runs the conflict workload (:func:`conflict_plan`, the default; ``--workload duplicate-key`` runs
 :func:`duplicate_plan`): ``w1`` seeds the table, then every writer upserts the same keys (one file group)
 ``N`` times, so Hudi's OCC must abort some of them with HoodieWriteConflictException.
+``--protocol nbcc`` runs merge-on-read writers under Hudi's NBCC (:mod:`engines.hudi_spark.nbcc`:
+``--workload overlap``, the default, or ``uncommitted-anchor``, which kills ``w1`` mid-commit).
 Every writer reads the table at its end. The run directory holds ``history.jsonl`` (each writer's
 invoke/ok/fail lines, Hudi's exception class and message on a failure), ``table/`` (every object Hudi
 wrote under the run's prefix, the lock file under ``.hoodie/.locks`` among them), ``timeline.json`` (the
@@ -24,13 +26,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from backends.fault_proxy import fault_proxy
 from backends.hudi.artifacts import ArtifactError, check_version, spark_checksums
 from backends.launchers.process import LaunchError
 from backends.launchers.seaweedfs import seaweedfs
 from engines.hudi_spark.check import check_run, read_history
 from engines.hudi_spark.classpath import writer_classpath
-from engines.hudi_spark.launch import start_writer, wait_all
+from engines.hudi_spark.launch import FaultInjector, WriterFault, start_writer, wait_all
+from engines.hudi_spark.nbcc import WORKLOADS as NBCC_WORKLOADS
+from engines.hudi_spark.plans import EntryPlans
 from engines.rundir import write_atomic
 
 BUCKET = "hcc-hudi"
@@ -63,6 +69,8 @@ def duplicate_plan(writers: list[str], rounds: int, keys: int) -> dict[str, list
 
 
 PLANS = {"conflict": conflict_plan, "duplicate-key": duplicate_plan}
+# protocol -> its workloads, the first the default (NBCC's: engines/hudi_spark/nbcc.py)
+PROTOCOLS = {"occ": tuple(PLANS), "nbcc": tuple(NBCC_WORKLOADS)}
 
 
 def list_table(ep: Any, prefix: str) -> dict[str, bytes]:
@@ -97,32 +105,67 @@ def timeline_of(objects: dict[str, bytes], table_prefix: str) -> list[dict[str, 
     return out
 
 
+NOT_PINNED = ("the interleaving of the writers' JVMs (JVM start, thread timing, JIT, GC): which commits "
+              "overlap, and so which abort, varies between runs; the plan fixes each writer's batches and "
+              "their order")
+
+
 def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3, keys: int = 3,
-        workload: str = "conflict", python: str | None = None) -> dict[str, Any]:
-    """Run the conflict workload on Hudi ``version`` and write the run directory ``out``; the verdict."""
+        workload: str | None = None, python: str | None = None,
+        entry: EntryPlans | None = None, scenario_toml: str = "", protocol: str = "occ") -> dict[str, Any]:
+    """Run a workload on Hudi ``version`` and write the run directory ``out``; the verdict.
+
+    ``protocol``: ``occ`` (copy-on-write, workloads ``conflict`` (default) and ``duplicate-key``) or ``nbcc``
+    (merge-on-read, NBCC, simple bucket index: ``overlap`` (default) and ``uncommitted-anchor``, whose
+    writer fault the run injects; :mod:`engines.hudi_spark.nbcc`). ``entry``: a catalogue entry's plans
+    (:mod:`engines.hudi_spark.plans`, its TOML in ``scenario_toml``) instead of the fixed ``workload``."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol={protocol!r}: one of {', '.join(PROTOCOLS)}")
+    if entry is not None and protocol != "occ":
+        raise ValueError(f"protocol={protocol!r}: catalogue entries run under occ")
+    workload = workload or PROTOCOLS[protocol][0]
+    if entry is None and workload not in PROTOCOLS[protocol]:
+        raise ValueError(f"workload={workload!r}: under {protocol} one of {', '.join(PROTOCOLS[protocol])}")
     check_version(version)
     classpath = [str(p) for p in writer_classpath(version)]  # ArtifactError: no bundle for the version
     out.mkdir(parents=True, exist_ok=True)
-    names = [f"w{i}" for i in range(1, writers + 1)]
-    if workload not in PLANS:
-        raise ValueError(f"workload={workload!r}: one of {', '.join(PLANS)}")
-    plans = PLANS[workload](names, rounds, keys)
+    if entry is not None:
+        plans, options, workload = entry.batches, entry.options, f"entry {entry.entry}"
+        names = sorted(plans)
+    else:
+        names = [f"w{i}" for i in range(1, writers + 1)]
+        make = PLANS[workload] if protocol == "occ" else NBCC_WORKLOADS[workload][0]
+        plans, options = make(names, rounds, keys), {}
+    faults: list[WriterFault] = NBCC_WORKLOADS[workload][1](names) if protocol == "nbcc" else []
+    for f in faults:
+        f.check(names)
+    hudi: dict[str, Any] = {"version": version, "workload": workload, "writers": names,
+                            "not_pinned": NOT_PINNED, "plans": plans, "options": options}
+    if entry is not None:
+        hudi |= {"entry": entry.entry, "seed": entry.seed, "untranslated": entry.untranslated}
+    else:
+        hudi |= {"rounds": rounds, "keys": keys, "protocol": protocol,
+                 "faults": [vars(f) for f in faults]}
+    write_atomic(out / "scenario.toml", scenario_toml + tomli_w.dumps({"hudi": hudi}))
     table_prefix = f"{PREFIX}{out.name}/table/"
     base_path = f"s3a://{BUCKET}/{table_prefix.rstrip('/')}"
     history = out / "history.jsonl"
     history.unlink(missing_ok=True)
+    injector = FaultInjector(faults, history)
     t0 = time.monotonic()
     with seaweedfs(out / "server", bucket=BUCKET) as ep, \
-            fault_proxy(str(ep.url), names, dialect="s3", log_path=out / "proxy.log") as proxy:
+            fault_proxy(str(ep.url), names, dialect="s3", log_path=out / "proxy.log",
+                        on_exchange=injector if faults else None) as proxy:
         procs = []
         for w in names:
             plan = {"writer": w, "base_path": base_path, "table": "hcc_t", "endpoint": proxy.url(w),
                     "access_key": ep.access_key, "secret_key": ep.secret_key, "region": ep.region,
                     "classpath": classpath, "history": str(history), "batches": plans[w],
-                    "read_at_end": True,
+                    "read_at_end": True, "options": options, "protocol": protocol,
                     # SigV2: SeaweedFS without S3 auth refuses the SDK v1's streaming (chunked) SigV4 PUTs
                     "hadoop": {"fs.s3a.signing-algorithm": "S3SignerType"}}
             procs.append(start_writer(w, plan, out, python=python))
+            injector.add(procs[-1])
         codes = wait_all(procs, TIMEOUT_S)
         objects = list_table(ep, table_prefix)
     wall = time.monotonic() - t0
@@ -133,12 +176,13 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     timeline = timeline_of(objects, table_prefix)
     write_atomic(out / "timeline.json", json.dumps(timeline, indent=1))
     events = read_history(history)
-    checks = check_run(events, timeline)
+    checks = check_run(events, timeline, ordering="event-time" if protocol == "nbcc" else "completion")
     metrics = {"wall_s": round(wall, 3), "exit_codes": codes,
                "peak_rss_mb": {p.name: round(p.peak_rss_kb / 1024) for p in procs}, **checks.pop("metrics")}
     verdict = {"world": "hudi", "workload": workload, "version": version, "real": f"Hudi {version} (real)",
-               "protocol": "occ",
-               "table_type": "COPY_ON_WRITE", "backend": "seaweedfs", "jars": spark_checksums(version),
+               "protocol": protocol,
+               "table_type": "MERGE_ON_READ" if protocol == "nbcc" else "COPY_ON_WRITE",
+               "backend": "seaweedfs", "jars": spark_checksums(version),
                "lock_client": "the harness's transcription of hudi-aws's S3StorageLockClient "
                               "(hudi-aws is not served)", **checks}
     write_atomic(out / "verdict.json", json.dumps(verdict, indent=1, sort_keys=True))
@@ -154,15 +198,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--writers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keys", type=int, default=3)
-    ap.add_argument("--workload", choices=tuple(PLANS), default="conflict")
+    ap.add_argument("--protocol", choices=tuple(PROTOCOLS), default="occ")
+    ap.add_argument("--workload", help="occ: conflict (default), duplicate-key; nbcc: overlap (default), "
+                                       "uncommitted-anchor")
     a = ap.parse_args(argv)
+    if a.workload is not None and a.workload not in PROTOCOLS[a.protocol]:
+        print(f"hudi run: --workload={a.workload}: under --protocol {a.protocol} one of "
+              f"{', '.join(PROTOCOLS[a.protocol])}", file=sys.stderr)
+        return 2
     for field, value, lo in (("--writers", a.writers, 2), ("--rounds", a.rounds, 1), ("--keys", a.keys, 1)):
         if value < lo:
             print(f"hudi run: {field}={value}: must be {lo} or more", file=sys.stderr)
             return 2
     try:
         verdict = run(a.out, version=a.hudi_version, writers=a.writers, rounds=a.rounds, keys=a.keys,
-                      workload=a.workload)
+                      workload=a.workload, protocol=a.protocol)
     except ArtifactError as e:
         print(f"hudi run: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,115 @@
+"""Hudi Spark writer plans from a catalogue OCC entry: the same writers, keys, values and order as the
+entry's simulated run, so one entry runs in simulation and on Hudi.
+
+The entry is simulated with its seed; each writer's operations (``op`` invoke lines: key, upsert or
+delete, value ``w<N>.<i>``) become its batches, one row per batch (one commit each, as in the model),
+capped at ``max_ops`` per writer. A preloaded table (``timeline.preload``) is one seed batch of every key
+by the first writer, which every other writer waits for. Values are numbers on Hudi: ``w<N>.<i>`` is
+``1000 * N + i``, the preload's ``0``.
+
+The entry's Hudi settings become Hudi's write options (metadata table, conflict resolution strategy,
+heartbeat). What the hudi world cannot apply is listed in :attr:`EntryPlans.untranslated` and recorded in
+the run's ``scenario.toml``: the writers' JVMs share the host's clock (no skew), and the entry's timing
+(work and think times, start times) is Hudi's own. An entry Hudi cannot run at all is refused by name:
+the specification's hypothetical writer, instant-time-only workloads, SINGLE_WRITER mode, and storage
+faults, pauses or crashes (not translated yet).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from model.config import ConfigError
+from model.timeline.config import TimelineScenario
+from model.timeline.hudi_writer import partition_of
+from model.timeline.run import run_timeline
+
+# Hudi's class for each of the model's conflict resolution strategies
+# (hoodie.write.lock.conflict.resolution.strategy)
+STRATEGY_CLASS = {
+    "simple": "org.apache.hudi.client.transaction.SimpleConcurrentFileWritesConflictResolutionStrategy",
+    "prefer-writer": "org.apache.hudi.client.transaction.PreferWriterConflictResolutionStrategy",
+}
+MAX_OPS = 3
+_VALUE = re.compile(r"w(\d+)\.(\d+)")
+
+
+@dataclass(frozen=True)
+class EntryPlans:
+    """Each writer's batches, Hudi's write options for the entry, and what the hudi world leaves out."""
+
+    entry: str
+    seed: int
+    batches: dict[str, list[dict[str, Any]]]
+    options: dict[str, str]
+    untranslated: list[str] = field(default_factory=list)
+
+
+def hudi_value(value: str) -> int:
+    """The model's value ``w<N>.<i>`` as a number (``1000 * N + i``); a preloaded value is 0."""
+    m = _VALUE.fullmatch(value)
+    return 1000 * int(m.group(1)) + int(m.group(2)) if m else 0
+
+
+def _refuse_untranslatable(ts: TimelineScenario) -> None:
+    tl, sc = ts.timeline, ts.scenario
+    if tl.spec.writer != "hudi":
+        raise ConfigError("timeline.variant", tl.variant, "the specification's writer is hypothetical: Hudi "
+                                                          "has no such writer to run")
+    if tl.workload != "commits":
+        raise ConfigError("timeline.workload", tl.workload, "instant times only: no rows for Hudi to write")
+    if tl.cc != "optimistic":
+        raise ConfigError("timeline.cc", tl.cc, "the hudi world runs OCC writers only")
+    for name in ("pauses", "errors", "crashes", "writer_deaths", "cutoffs", "heartbeat_start_failures",
+                 "shutdowns"):
+        if getattr(sc.faults, name):
+            raise ConfigError(f"faults.{name}", len(getattr(sc.faults, name)),
+                              "faults are not translated to the hudi world yet")
+    if tl.fail_commit_prob > 0:
+        raise ConfigError("timeline.fail_commit_prob", tl.fail_commit_prob,
+                          "writers dying in their commit are not translated to the hudi world yet")
+
+
+def hudi_write_options(ts: TimelineScenario) -> dict[str, str]:
+    """Hudi's write options for the entry's settings (the rest are the hudi world's defaults)."""
+    tl = ts.timeline
+    opts = {"hoodie.metadata.enable": str(tl.metadata_table_on).lower(),
+            "hoodie.write.lock.conflict.resolution.strategy": STRATEGY_CLASS[tl.strategy]}
+    if tl.heartbeat_interval_ms is not None:
+        opts["hoodie.client.heartbeat.interval_in_ms"] = str(tl.heartbeat_interval_ms)
+    if tl.heartbeat_tolerable_misses is not None:
+        opts["hoodie.client.heartbeat.tolerable.misses"] = str(tl.heartbeat_tolerable_misses)
+    return opts
+
+
+def entry_plans(name: str, ts: TimelineScenario, max_ops: int = MAX_OPS) -> EntryPlans:
+    """The plans of catalogue entry ``name`` (its config ``ts``), from its simulated run with its seed."""
+    if max_ops < 1:
+        raise ConfigError("max_ops", max_ops, "must be 1 or more")
+    _refuse_untranslatable(ts)
+    tl, sc = ts.timeline, ts.scenario
+    seed = sc.seed
+    ops: dict[str, list[dict[str, Any]]] = {f"w{i}": [] for i in range(1, sc.workload.writers + 1)}
+    for e in run_timeline(ts, seed):
+        if e.f == "op" and e.type == "invoke" and e.process in ops:
+            ops[e.process].append(dict(e.value))
+    cut = any(len(v) > max_ops for v in ops.values())
+    batches: dict[str, list[dict[str, Any]]] = {}
+    for w, todo in ops.items():
+        seed_batch = []
+        if tl.preload:
+            keys = [f"k{j}" for j in range(1, tl.keys + 1)]
+            rows = [{"key": k, "partition": partition_of(k, tl.partition_count), "value": 0} for k in keys]
+            seed_batch = [{"op": "upsert", "rows": rows}] if w == "w1" else []
+        batches[w] = seed_batch + [
+            {"op": op["kind"], "after_commits": 1 if tl.preload else 0,
+             "rows": [{"key": op["key"], "partition": partition_of(op["key"], tl.partition_count),
+                       "value": hudi_value(op["value"])}]}
+            for op in todo[:max_ops]]
+    untranslated = ["the writers' JVMs share the host's clock: the entry's clocks (skew, drift) do not apply",
+                    "work, think and start times are Hudi's own (the plan fixes each writer's order only)"]
+    if cut:
+        untranslated.append(f"each writer's first {max_ops} operations only (the entry runs more)")
+    return EntryPlans(name, seed, batches, hudi_write_options(ts), untranslated)
