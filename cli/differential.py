@@ -1,4 +1,5 @@
-"""``hcc differential lock``: the lock model against Hudi's own provider, on generated schedules.
+"""``hcc differential lock``: the lock model against Hudi's own provider, on generated schedules;
+``hcc differential writers ENTRY``: the OCC model against Hudi's own Spark writers on an entry's plan.
 
 Hypothesis draws schedules (2-3 nodes calling tryLock, unlock and close, with gaps in which a holder's
 heartbeat renews, storage faults from the bug search's fault space, clock offsets within 500 ms); each
@@ -10,8 +11,13 @@ its ``DECLARED`` divergences, what real time cannot pin, are left out and printe
 The first divergence is shrunk to a smallest schedule, printed as both sides' step tables and written to
 ``OUT/schedule.json``, which ``--replay FILE`` runs again on both sides.
 
-Exit status: 0 no divergence in ``--examples`` schedules; 1 a divergence (the search seed is printed);
-2 bad input (an unknown version, a missing JDK, a server that does not start).
+``writers ENTRY`` runs the OCC entry's plan on Hudi's Spark writers (``hcc contention ENTRY --world
+hudi``; ``--run DIR`` judges a run already made) and asks the model about the schedule Hudi ran: each
+attempt's commit or abort by the model's conflict check, and the final rows by the model's reader
+(:mod:`analyses.writers_differential`); the differences name the fidelity rows they contradict.
+
+Exit status: 0 no divergence (in ``--examples`` schedules); 1 a divergence (the search seed is printed);
+2 bad input (an unknown version, a missing JDK, a server that does not start, an entry Hudi cannot run).
 """
 
 from __future__ import annotations
@@ -34,10 +40,16 @@ from model.config import ConfigError
 def register(subparsers: Any) -> None:
     """Add ``differential``."""
     p = subparsers.add_parser(
-        "differential", help="the lock model against Hudi's own provider on generated schedules",
+        "differential", help="the lock model against Hudi's own provider on generated schedules; the OCC "
+                             "model against Hudi's Spark writers on an entry's plan",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("protocol", choices=("lock",), help="what to compare (the lock provider)")
+    p.add_argument("protocol", choices=("lock", "writers"),
+                   help="what to compare: lock (the lock provider) or writers (OCC commits)")
+    p.add_argument("entry", nargs="?", help="writers: the OCC catalogue entry (name or path)")
+    p.add_argument("--run", metavar="DIR", help="writers: judge this hudi run directory instead of running")
+    p.add_argument("--max-ops", type=int, default=3,
+                   help="writers: each writer's first N operations (default 3)")
     add_backend(p, registry.NAMES, default="seaweedfs")
     p.add_argument("--hudi-version", metavar="V",
                    help="the Hudi release whose jars run (default the newest)")
@@ -55,6 +67,10 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the command; returns the exit code."""
+    if args.protocol == "writers":
+        return _run_writers(args)
+    if args.entry or args.run:
+        raise ConfigError("entry", args.entry or args.run, "differential lock takes no entry or --run")
     version = check_version(args.hudi_version or default_version())
     if args.examples <= 0:
         raise ConfigError("--examples", args.examples, "must be > 0")
@@ -122,3 +138,57 @@ def run(args: argparse.Namespace) -> int:
     if result.found is not None:
         print(f"seed {args.seed}: a divergence (hcc differential lock --seed {args.seed})", file=sys.stderr)
     return 1 if result.found is not None else 0
+
+
+def _run_writers(args: argparse.Namespace) -> int:
+    """``differential writers``: run (or take) a Hudi run of an OCC entry and compare the model with it."""
+    from analyses.writers_differential import compare_run
+    from scenarios import catalogue
+
+    if not args.entry:
+        raise ConfigError("entry", None, "differential writers needs an OCC catalogue entry")
+    entry = catalogue.load(args.entry)
+    if entry.protocol != "occ":
+        raise ConfigError("entry", args.entry, f"a {entry.protocol} entry: differential writers takes OCC "
+                                               "(timeline) entries")
+    tl = entry.config.timeline
+    if args.run:
+        out = Path(args.run)
+        if not (out / "history.jsonl").is_file() or not (out / "proxy.log").is_file():
+            raise ConfigError("--run", args.run, "not a hudi run directory (no history.jsonl and proxy.log)")
+        ran = _run_entry(out)
+        if ran is not None and ran != entry.config.name:
+            raise ConfigError("--run", args.run, f"a run of {ran}, not of {entry.config.name}")
+    else:
+        from engines.hudi_spark.plans import entry_plans
+        from engines.hudi_spark.run import run as run_hudi
+
+        plans = entry_plans(entry.config.name, entry.config, args.max_ops)
+        version = check_version(args.hudi_version or "1.2.0")
+        out = prepare_out(args.out, force=args.force, name=f"differential-writers-{entry.config.name}",
+                          seed=entry.config.scenario.seed)
+        run_hudi(out, version=version, entry=plans, scenario_toml=entry.to_toml())
+    result = compare_run(out, strategy=tl.strategy, metadata_table=tl.metadata_table_on)
+    write_atomic(out / "differential.json", json.dumps(result, indent=1, sort_keys=True))
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        for a in result["attempts"]:
+            print(f"  {a['process']} batch {a['batch']} instant {a['instant']}: Hudi {a['hudi']}, "
+                  f"model {a['model']}{'' if a['agrees'] else '  <- differs'}")
+        rows = "the same" if not any(d["kind"] == "final-rows" for d in result["differences"]) else "differ"
+        print(f"final rows: Hudi's reader and the model's reader {rows} ({len(result['model_rows'])} rows)")
+        print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
+    return 0 if result["agree"] else 1
+
+
+def _run_entry(out: Path) -> str | None:
+    """The entry a hudi run directory ran (its ``scenario.toml``'s ``hudi.entry``), None when unknown."""
+    import tomllib
+
+    try:
+        data = tomllib.loads((out / "scenario.toml").read_text())
+    except (OSError, ValueError):
+        return None
+    entry = data.get("hudi", {}).get("entry")
+    return str(entry) if entry else None

@@ -1,0 +1,199 @@
+"""The OCC model against Hudi's own Spark writers on the same plan: ``hcc differential writers``.
+
+A run of Hudi's writers (:mod:`engines.hudi_spark.run`) cannot be made to interleave as a simulated run
+does: JVM timing decides which commits overlap. So the model is asked about the schedule Hudi actually
+ran, as ShardStore checks its model against its implementation on the implementation's own histories:
+
+- **Conflicts.** For each write attempt that committed or aborted with ``HoodieWriteConflictException``,
+  the model's conflict check (:mod:`model.timeline.conflicts`, fidelity rows O3, O5-O8) is run on the
+  instants Hudi left in ``.hoodie/timeline``: the reference points at the attempt's instant time (the
+  last completed commit and the pending instants then), the candidates completed before its check (its
+  completion, or the failure's time), and each instant's mutated ``(partition, fileId)`` set read from
+  the base files it wrote (the fault proxy's log of PUTs, which keeps the files a rollback deleted
+  since). The model's answer (commit or abort) must be Hudi's.
+- **Rows.** The final rows Hudi's Spark reader returned must be the rows the model's reader
+  (:mod:`model.nbcc.timeline_reader`: the latest slice of each file group, Hudi's listing as the entry
+  says) reads from the table Hudi wrote.
+
+Declared approximation: Hudi takes its reference points in ``preWrite``, just after it draws the
+instant time; the model takes them at the instant time. A commit completing between the two would be
+a candidate for Hudi and not for the model; such an attempt is reported as a difference with the reason
+"completed within the attempt's start".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from model.timeline.conflicts import Operation, candidate_instants, first_conflict, last_completed
+from model.timeline.layout import Instant, State, parse_instant_name
+
+CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
+_PROXY_PUT = re.compile(r"^\d+ (?P<node>\S+) PUT '(?P<key>[^']+)' forward 2\d\d$")
+_BASE = re.compile(r"(?P<file_id>[^/_]+(?:-\d+)?)_\d+-\d+-\d+_(?P<instant>\d{17})\.parquet$")
+_INFLIGHT = re.compile(r"first operation = ConcurrentOperation\(actionState=\w+, actionType=\w+, "
+                       r"instantTime=(?P<instant>\d{17})\)")
+# the fidelity rows the conflict check rests on (docs/fidelity.md)
+CONFLICT_ROWS = "O3 (reference points), O5/O7 (candidates), O6 (pending at preWrite), O8 (hasConflict)"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One write attempt as Hudi ran it and as the model judges it."""
+
+    process: str
+    batch: int
+    instant: int | None
+    hudi: str  # "commit" or "abort"
+    model: str  # "commit", "abort", or "unknown" (no instant to judge)
+    candidates: tuple[int, ...]
+    conflict_with: int | None  # the model's first conflicting candidate
+    hudi_conflict_with: int | None  # the completed instant Hudi's exception names
+    mutated: tuple[tuple[str, str], ...]
+
+    @property
+    def agrees(self) -> bool:
+        """Whether the model decided as Hudi did."""
+        return self.model == self.hudi
+
+
+def timeline_instants(names: Iterable[str]) -> list[Instant]:
+    """The instants of ``.hoodie/timeline`` file names (layout 2), one per instant, in its latest state."""
+    latest: dict[int, Instant] = {}
+    rank = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+    for name in names:
+        i = parse_instant_name(name, "v8")
+        if i is not None and (i.requested not in latest or rank[i.state] > rank[latest[i.requested].state]):
+            latest[i.requested] = i
+    return sorted(latest.values(), key=lambda i: i.requested)
+
+
+def mutated_by_instant(proxy_log: Iterable[str], table_prefix: str) -> dict[int, frozenset[tuple[str, str]]]:
+    """Each instant's ``(partition, fileId)`` set: the base files (not under ``.hoodie``) it PUT."""
+    out: dict[int, set[tuple[str, str]]] = {}
+    for line in proxy_log:
+        m = _PROXY_PUT.match(line.strip())
+        if not m or not m["key"].startswith(table_prefix):
+            continue
+        rel = m["key"][len(table_prefix):]
+        if rel.startswith(".hoodie/"):
+            continue
+        partition, _, name = rel.rpartition("/")
+        b = _BASE.fullmatch(name)
+        if b:
+            out.setdefault(int(b["instant"]), set()).add((partition, b["file_id"]))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def epoch_to_instant(t: float) -> int:
+    """Epoch seconds as an instant number (``yyyyMMddHHmmssSSS``, UTC, as the writers' JVMs here)."""
+    d = dt.datetime.fromtimestamp(t, dt.UTC)
+    return int(d.strftime("%Y%m%d%H%M%S") + f"{d.microsecond // 1000:03d}")
+
+
+def _known_at(instants: Sequence[Instant], at: int) -> list[Instant]:
+    """The timeline as read at instant ``at``: instants requested by then, completed only if by then."""
+    out = []
+    for i in instants:
+        if i.requested > at:
+            continue
+        if i.completed is not None and i.completed > at:
+            i = Instant(i.requested, i.requested_action, State.INFLIGHT)
+        out.append(i)
+    return out
+
+
+def judge(events: Sequence[Mapping[str, Any]], instants: Sequence[Instant],
+          mutated: Mapping[int, frozenset[tuple[str, str]]], strategy: str = "simple") -> list[Attempt]:
+    """The model's decision for each attempt of the history that committed or aborted on a conflict."""
+    out: list[Attempt] = []
+    for e in events:
+        if e.get("f") != "write" or e.get("type") not in ("ok", "fail"):
+            continue
+        hudi_with = None
+        if e["type"] == "ok":
+            own = int(str(e["instant"]).partition("_")[0]) if e.get("instant") else None
+            hudi = "commit"
+        elif e["error"]["class"] == CONFLICT:
+            m = _INFLIGHT.search(e["error"]["message"])
+            own, hudi = (int(m["instant"]) if m else None), "abort"
+            w = re.search(r"second operation = ConcurrentOperation\(actionState=\w+, actionType=\w+, "
+                          r"instantTime=(\d{17})\)", e["error"]["message"])
+            hudi_with = int(w.group(1)) if w else None
+        else:
+            continue  # another failure: not a conflict decision
+        batch = int(e["value"]["batch"])
+        if own is None:
+            out.append(Attempt(e["process"], batch, None, hudi, "unknown", (), None, hudi_with, ()))
+            continue
+        this = next((i for i in instants if i.requested == own), None)
+        check_at = (this.completed or own) - 1 if hudi == "commit" and this else epoch_to_instant(e["time"])
+        at_start = _known_at(instants, own)
+        last = last_completed([i for i in at_start if i.requested != own])
+        pending = frozenset(i.requested for i in at_start
+                            if not i.is_completed and i.requested != own)
+        cands = candidate_instants(strategy, _known_at(instants, check_at), own,
+                                   None if last is None else last.requested, pending)
+        cands = [c for c in cands if c.requested != own]
+        op = Operation(own, "commit", "UPSERT", mutated.get(own, frozenset()))
+        others = [Operation(c.requested, c.action, "UPSERT", mutated.get(c.requested, frozenset()))
+                  for c in cands]
+        hit = first_conflict(op, others)
+        out.append(Attempt(e["process"], batch, own, hudi, "abort" if hit else "commit",
+                           tuple(c.requested for c in cands), hit.instant if hit else None, hudi_with,
+                           tuple(sorted(op.mutated))))
+    return out
+
+
+def model_rows(table_dir: Path, metadata_table: bool) -> list[tuple[str, str, int]]:
+    """(key, partition, value) of every record the model's reader reads from the table's latest slices."""
+    from backends.hudi_table_source import open_table
+    from model.nbcc.timeline_reader import slice_records
+
+    table, read, _root = open_table(table_dir)
+    rows = []
+    for s in table.snapshot(metadata_table=metadata_table and table.has_metadata_table):
+        for rec in slice_records(table, s, read).values():
+            rows.append((str(rec["key"]), str(rec["partition"]), int(rec["value"])))
+    return sorted(rows)
+
+
+def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool = True) -> dict[str, Any]:
+    """The differences between Hudi's run in ``run_dir`` and the model's judgement of it (see the module)."""
+    lines = (run_dir / "history.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines if line.strip()]
+    names = [p.name for p in (run_dir / "table" / ".hoodie" / "timeline").iterdir() if p.is_file()]
+    instants = timeline_instants(names)
+    prefix = _table_prefix(run_dir)
+    mutated = mutated_by_instant((run_dir / "proxy.log").read_text().splitlines(), prefix)
+    attempts = judge(events, instants, mutated, strategy)
+    differences: list[dict[str, Any]] = []
+    for a in attempts:
+        if not a.agrees:
+            differences.append({"kind": "conflict-decision", "process": a.process, "batch": a.batch,
+                                "instant": a.instant, "hudi": a.hudi, "model": a.model,
+                                "model_conflict_with": a.conflict_with,
+                                "hudi_conflict_with": a.hudi_conflict_with,
+                                "candidates": list(a.candidates), "fidelity": CONFLICT_ROWS})
+    reads = [e for e in events if e.get("f") == "read" and e.get("type") == "ok"]
+    hudi_rows = sorted((r[0], r[1], int(r[2])) for r in reads[-1]["value"]) if reads else None
+    ours = model_rows(run_dir / "table", metadata_table)
+    if hudi_rows is not None and hudi_rows != ours:
+        differences.append({"kind": "final-rows", "hudi_only": sorted(set(hudi_rows) - set(ours)),
+                            "model_only": sorted(set(ours) - set(hudi_rows)),
+                            "fidelity": "the snapshot reader (model/nbcc/timeline_reader.py)"})
+    return {"attempts": [a.__dict__ | {"agrees": a.agrees} for a in attempts],
+            "hudi_rows": hudi_rows, "model_rows": ours, "differences": differences,
+            "agree": not differences}
+
+
+def _table_prefix(run_dir: Path) -> str:
+    """The object-key prefix of the run's table, from a writer's plan (``s3a://bucket/<prefix>``)."""
+    plan = json.loads(next(run_dir.glob("plan-*.json")).read_text())
+    return str(plan["base_path"]).split("/", 3)[3].rstrip("/") + "/"
