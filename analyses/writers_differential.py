@@ -13,7 +13,8 @@ ran, as ShardStore checks its model against its implementation on the implementa
   since). The model's answer (commit or abort) must be Hudi's.
 - **Rows.** The final rows Hudi's Spark reader returned must be the rows the model's reader
   (:mod:`model.nbcc.timeline_reader`: the latest slice of each file group, Hudi's listing as the entry
-  says) reads from the table Hudi wrote.
+  says) reads from the table Hudi wrote, and, where the ``oracle`` extra is installed, the rows of
+  hudi-rs's snapshot read (the second oracle, :mod:`backends.hudi_rs`).
 
 Declared approximation: Hudi takes its reference points in ``preWrite``, just after it draws the
 instant time; the model takes them at the instant time. A commit completing between the two would be
@@ -188,9 +189,28 @@ def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool
         differences.append({"kind": "final-rows", "hudi_only": sorted(set(hudi_rows) - set(ours)),
                             "model_only": sorted(set(ours) - set(hudi_rows)),
                             "fidelity": "the snapshot reader (model/nbcc/timeline_reader.py)"})
+    rs_rows, rs_note = hudi_rs_rows(run_dir / "table")
+    if hudi_rows is not None and rs_rows is not None and hudi_rows != rs_rows:
+        differences.append({"kind": "final-rows-hudi-rs", "hudi_only": sorted(set(hudi_rows) - set(rs_rows)),
+                            "hudi_rs_only": sorted(set(rs_rows) - set(hudi_rows)),
+                            "fidelity": "hudi-rs 0.5.0's snapshot read (a second reader, not the model)"})
     return {"attempts": [a.__dict__ | {"agrees": a.agrees} for a in attempts],
-            "hudi_rows": hudi_rows, "model_rows": ours, "differences": differences,
-            "agree": not differences}
+            "hudi_rows": hudi_rows, "model_rows": ours, "hudi_rs_rows": rs_rows, "hudi_rs": rs_note,
+            "differences": differences, "agree": not differences}
+
+
+def hudi_rs_rows(table_dir: Path) -> tuple[list[tuple[str, str, int]] | None, str]:
+    """(key, partition, value) of hudi-rs's snapshot read of the table and a note; None when it could not
+    read (not installed, or its error, in the note)."""
+    from backends.hudi_rs import Query, hudi_rs_available, read_with_hudi_rs
+
+    if not hudi_rs_available():
+        return None, "hudi-rs is not installed (pip install 'hudi-cc-harness[oracle]'): not compared"
+    answer = read_with_hudi_rs(table_dir, [Query("snapshot", "snapshot")]).answer("snapshot")
+    if "error" in answer:
+        return None, f"hudi-rs 0.5.0 could not read the table: {answer['error']}"
+    rows = sorted((str(r["key"]), str(r["partition"]), int(r["value"])) for r in answer["rows"])
+    return rows, "hudi-rs 0.5.0's snapshot read"
 
 
 def _table_prefix(run_dir: Path) -> str:

@@ -178,6 +178,8 @@ def _run_writers(args: argparse.Namespace) -> int:
                   f"model {a['model']}{'' if a['agrees'] else '  <- differs'}")
         rows = "the same" if not any(d["kind"] == "final-rows" for d in result["differences"]) else "differ"
         print(f"final rows: Hudi's reader and the model's reader {rows} ({len(result['model_rows'])} rows)")
+        rs = "differ" if any(d["kind"] == "final-rows-hudi-rs" for d in result["differences"]) else "the same"
+        print(f"hudi-rs: {result['hudi_rs']}" + ("" if result["hudi_rs_rows"] is None else f": rows {rs}"))
         print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
     return 0 if result["agree"] else 1
 
