@@ -5,8 +5,13 @@ Anomalies (each fails the run): ``ack-not-on-timeline`` (a write acknowledged ok
 completed commit), ``duplicate-key`` (the final read returns a record key more than once), ``lost-update``
 (a key's final value is not the one of the last acknowledged write of it, by completion time: another
 value, a key that write deleted, or no row where it upserted one), ``aborted-write-visible`` (that value
-is one a failed write wrote). Notes (do not fail it):
-``commit-without-ack`` (a completed commit no writer acknowledged, e.g. a writer killed after its commit).
+is one a failed write wrote). The final read is judged against the writes acknowledged before it was
+invoked (one acknowledged while it ran may or may not be in it). Commits are ``commit``s (copy-on-write)
+or ``deltacommit``s (merge-on-read, NBCC); the final read is Hudi's snapshot read, which merges a
+merge-on-read table's logs. Notes (do not fail it): ``commit-without-ack`` (a completed commit no writer
+acknowledged, e.g. a writer killed after its commit), ``fault`` (a writer the harness paused, resumed or
+killed: the history's ``info`` lines), ``pending-instant`` (an instant left requested or inflight, e.g.
+by a killed writer).
 """
 
 from __future__ import annotations
@@ -31,8 +36,18 @@ def read_history(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]]) -> dict[str, Any]:
-    """A run's ``valid``, ``commits``, ``conflicts``, ``failures``, ``anomalies``, ``notes``, ``metrics``."""
+ORDERINGS = ("completion", "event-time")
+
+
+def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]],
+              ordering: str = "completion") -> dict[str, Any]:
+    """A run's ``valid``, ``commits``, ``conflicts``, ``failures``, ``anomalies``, ``notes``, ``metrics``.
+
+    ``ordering``: which acknowledged write of a key the final read must show: the last by completion time
+    (copy-on-write under OCC) or the one with the greatest value, which the writers also use as the
+    ordering field ``ts`` (merge-on-read under NBCC, Hudi's ``EVENT_TIME_ORDERING`` merge)."""
+    if ordering not in ORDERINGS:
+        raise ValueError(f"ordering={ordering!r}: one of {', '.join(ORDERINGS)}")
     completed = {f"{i['requested']}_{i['completed']}" for i in timeline
                  if i["state"] == "completed" and i["action"] in ("commit", "deltacommit", "replacecommit")}
     writes_ok = [e for e in events if e.get("f") == "write" and e["type"] == "ok"]
@@ -45,10 +60,16 @@ def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]]) -> d
                               "batch": e["value"]["batch"], "instant": e.get("instant")})
     acked = {e.get("instant") for e in writes_ok}
     notes += [{"kind": "commit-without-ack", "instant": c} for c in sorted(completed - acked)]
+    notes += [{"kind": "fault", "f": e["f"], "process": e["process"],
+               "key": (e.get("value") or {}).get("key")} for e in events if e["type"] == "info"]
+    notes += _pending(timeline)
     reads = [e for e in events if e.get("f") == "read" and e["type"] == "ok"]
     final = max(reads, key=lambda e: e["time"]) if reads else None
     if final is not None:
-        anomalies += _check_rows(final, writes_ok, writes_fail)
+        invoked = max((e["time"] for e in events if e.get("f") == "read" and e["type"] == "invoke"
+                       and e["process"] == final["process"] and e["time"] <= final["time"]),
+                      default=final["time"])
+        anomalies += _check_rows(final, [e for e in writes_ok if e["time"] < invoked], writes_fail, ordering)
     conflicts = [{"process": e["process"], "batch": e["value"]["batch"], "class": e["error"]["class"],
                   "message": e["error"]["message"][:300]}
                  for e in writes_fail if e["error"]["class"] == CONFLICT]
@@ -64,8 +85,20 @@ def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]]) -> d
             "final_read": final["value"] if final else None, "metrics": metrics}
 
 
+def _pending(timeline: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """An instant with no completed file: its furthest state (``inflight`` over ``requested``)."""
+    done = {i["requested"] for i in timeline if i["state"] == "completed"}
+    state: dict[tuple[str, str], str] = {}
+    for i in timeline:
+        if i["requested"] not in done:
+            key = (i["requested"], i["action"].removesuffix(".inflight"))
+            state[key] = "inflight" if "inflight" in (i["state"], state.get(key)) else i["state"]
+    return [{"kind": "pending-instant", "instant": r, "action": a, "state": s}
+            for (r, a), s in sorted(state.items())]
+
+
 def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]],
-                fails: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                fails: list[dict[str, Any]], ordering: str) -> list[dict[str, Any]]:
     rows = final["value"]
     out: list[dict[str, Any]] = []
     counts = Counter((r[1], r[0]) for r in rows)
@@ -77,6 +110,8 @@ def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]],
         done = str(e.get("instant") or "").partition("_")[2]
         deletes = e["value"].get("op") == "delete"
         for key, part, value in e["value"]["rows"]:
+            if ordering == "event-time":  # the greatest ordering value wins, whenever it committed
+                done = f"{value:020d}"
             if (part, key) not in last or done > last[(part, key)][0]:
                 last[(part, key)] = (done, None if deletes else value)
     failed_values = {(r[1], r[0], r[2]) for e in fails for r in e["value"]["rows"]}

@@ -3,6 +3,13 @@
 Each writer is ``python -m engines.hudi_spark.writer PLAN`` in its own process group (:func:`spawn`: the
 kernel kills it if the harness dies), registered with the harness's watchdog (which kills the group if
 the harness is killed outright), and killed in ``finally`` when it is still running at the deadline.
+
+Writer faults (:class:`WriterFault`, injected by :class:`FaultInjector`): a writer is paused (SIGSTOP of its
+process group, SIGCONT ``resume_after_s`` later) or killed (SIGKILL) when the fault proxy handles its
+request matching a method and a key pattern. The injector is the proxy's ``on_exchange``, which the proxy
+calls after the server answered the request and before it relays the reply: a writer killed on its PUT of
+a log file dies with the file written and before it learns so (mid-commit, before its completed instant).
+Each fault is an ``info`` line of the history (``f``: ``pause``, ``resume`` or ``kill``).
 """
 
 from __future__ import annotations
@@ -10,15 +17,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backends.fault_proxy import Exchange
 from backends.launchers.process import rss_kb, spawn, watchdog
+
+FAULTS = ("kill", "pause")
 
 
 @dataclass
@@ -84,3 +96,83 @@ def wait_all(writers: list[WriterProcess], timeout_s: float) -> dict[str, int | 
                 kill(w)
             else:
                 watchdog.forget(w.proc.pid)
+
+
+@dataclass(frozen=True)
+class WriterFault:
+    """Pause or kill ``writer`` at the ``nth`` (1-based) request of its matching ``method`` and ``key``
+    (a regular expression searched in the object key); a pause lasts ``resume_after_s``."""
+
+    writer: str
+    fault: str
+    key: str
+    method: str = "PUT"
+    nth: int = 1
+    resume_after_s: float = 5.0
+
+    def check(self, writers: list[str]) -> None:
+        """ValueError naming the field and value of a fault that cannot be injected."""
+        if self.fault not in FAULTS:
+            raise ValueError(f"fault={self.fault!r}: one of {', '.join(FAULTS)}")
+        if self.writer not in writers:
+            raise ValueError(f"fault writer={self.writer!r}: one of {', '.join(writers)}")
+        if self.nth < 1:
+            raise ValueError(f"fault nth={self.nth}: must be 1 or more")
+        try:
+            re.compile(self.key)
+        except re.error as e:
+            raise ValueError(f"fault key={self.key!r}: {e}") from None
+
+
+@dataclass
+class FaultInjector:
+    """The fault proxy's ``on_exchange``: injects ``faults`` into the writers registered with :meth:`add`
+    and appends each to ``history`` as an ``info`` line."""
+
+    faults: list[WriterFault]
+    history: Path
+    writers: dict[str, WriterProcess] = field(default_factory=dict)
+    _seen: dict[int, int] = field(default_factory=dict)  # fault index -> matching requests so far
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, w: WriterProcess) -> None:
+        """Make ``w`` a target of its faults."""
+        self.writers[w.name] = w
+
+    def __call__(self, ex: Exchange) -> None:
+        for i, f in enumerate(self.faults):
+            if ex.node != f.writer or ex.method != f.method or not re.search(f.key, ex.key):
+                continue
+            with self._lock:
+                self._seen[i] = self._seen.get(i, 0) + 1
+                if self._seen[i] != f.nth:
+                    continue
+            w = self.writers.get(f.writer)
+            if w is None or w.proc.poll() is not None:
+                continue
+            sig = signal.SIGKILL if f.fault == "kill" else signal.SIGSTOP
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(w.proc.pid, sig)
+            self._record(f.fault, f, ex)
+            if f.fault == "pause":
+                t = threading.Timer(f.resume_after_s, self._resume, args=(w, f, ex))
+                t.daemon = True  # a writer still stopped at the deadline is killed by wait_all
+                t.start()
+
+    def _resume(self, w: WriterProcess, f: WriterFault, ex: Exchange) -> None:
+        if w.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(w.proc.pid, signal.SIGCONT)
+            self._record("resume", f, ex)
+
+    def _record(self, what: str, f: WriterFault, ex: Exchange) -> None:
+        line = json.dumps({"process": f.writer, "type": "info", "f": what, "time": time.time(),
+                           "value": {"method": ex.method, "key": ex.key, "status": ex.status,
+                                     "proxy_ms": ex.at_ms, "pattern": f.key, "nth": f.nth}},
+                          sort_keys=True) + "\n"
+        fd = os.open(self.history, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())  # one append: the writers append to the same file
+            os.fsync(fd)
+        finally:
+            os.close(fd)

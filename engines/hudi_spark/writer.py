@@ -7,6 +7,9 @@ options and the batches: ``{"op": "upsert"|"insert"|"delete", "rows": [{"key", "
 Each batch is one Hudi commit. Before it, an ``invoke`` line goes to the history file (JSON lines, flushed
 and fsynced per line, so a crash keeps what was written); after it an ``ok`` line with the instant Hudi
 committed, or a ``fail`` line with Hudi's exception: its class and message (the root of the chain too).
+The plan's ``protocol`` (``occ``, the default, or ``nbcc``) picks Hudi's write options (:func:`hudi_options`).
+A batch may wait for the table's ``after_commits`` completed commits and for the harness's ``after_info``
+history line (e.g. ``{"process": "w1", "f": "kill"}``: a fault :mod:`engines.hudi_spark.launch` injected).
 """
 
 from __future__ import annotations
@@ -52,18 +55,39 @@ def load_plan(path: Path) -> dict[str, Any]:
                     raise PlanError(f"plan field batches[{i}].rows[{j}]: {k!r} is missing")
         if not batch.get("rows"):
             raise PlanError(f"plan field batches[{i}].rows: empty")
+    if plan.get("protocol", "occ") not in PROTOCOLS:
+        raise PlanError(f"plan field protocol={plan['protocol']!r}: expected one of {', '.join(PROTOCOLS)}")
     return plan
+
+
+PROTOCOLS = ("occ", "nbcc")
 
 
 def hudi_options(plan: dict[str, Any]) -> dict[str, str]:
     """Hudi's write options for the plan: copy-on-write under OCC with the storage-based lock and LAZY
-    failed-write cleaning (the plan's ``options`` override), the harness's S3 lock client's endpoint."""
+    failed-write cleaning (the plan's ``options`` override), the harness's S3 lock client's endpoint.
+
+    ``protocol = "nbcc"``: Hudi's own configuration for non-blocking concurrency control (Hudi 1.2.0's
+    sources): merge-on-read with the simple bucket index, which ``HoodieWriteConfig`` requires of NBCC
+    (``Builder#validate``, HoodieWriteConfig.java:3825-3829); LAZY failed-write cleaning, required of any
+    multi-writer mode (3818-3823; ``hoodie.clean.failed.writes.policy``, HoodieCleanConfig.java:153);
+    no inline compaction (``hoodie.compact.inline``, HoodieCompactionConfig.java:49, false by default,
+    set so a plan's ``options`` is the only way to ask for it). NBCC resolves no write conflict except
+    for bulk insert (``needResolveWriteConflict``, HoodieWriteConfig.java:2999-3015), and the bucket index
+    gives every writer the same file id per bucket (``BucketIdentifier#newBucketFileIdForNBCC``,
+    BucketIdentifier.java:95-104), so concurrent writers append logs to one file group."""
+    protocol = plan.get("protocol", "occ")
     opts = {
         "hoodie.table.name": plan["table"],
         "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
         "hoodie.datasource.write.recordkey.field": "key",
         "hoodie.datasource.write.partitionpath.field": "partition",
         "hoodie.datasource.write.precombine.field": "ts",
+        # the last committed write of a key wins, as the harness's checks and the model assume: with an
+        # ordering field Hudi 1.2 infers EVENT_TIME_ORDERING (HoodieTableConfig#handleMergeModeConfigs),
+        # where an upsert of a smaller ``ts`` loses to the stored row (seen: w2's 2003 under w3's 3002)
+        "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
+        "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING",
         "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
         "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider",
         "hoodie.cleaner.policy.failed.writes": "LAZY",
@@ -76,6 +100,21 @@ def hudi_options(plan: dict[str, Any]) -> dict[str, str]:
         "hoodie.write.lock.hcc.s3.secret.key": plan.get("secret_key", "any"),
         "hoodie.write.lock.hcc.s3.region": plan.get("region", "us-east-1"),
     }
+    if protocol == "nbcc":
+        opts.update({
+            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            # the write config's own table type too: NBCC's check reads it (HoodieWriteConfig#getTableType,
+            # 1515-1518: "hoodie.table.type", default COPY_ON_WRITE), and the first write to a new table
+            # gets it from no hoodie.properties: without it that write fails the check (IllegalArgument...)
+            "hoodie.table.type": "MERGE_ON_READ",
+            "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
+            "hoodie.index.type": "BUCKET",  # HoodieIndexConfig.java:74
+            "hoodie.index.bucket.engine": "SIMPLE",  # HoodieIndexConfig.java:280
+            "hoodie.bucket.index.num.buckets": str(plan.get("buckets", 4)),  # HoodieIndexConfig.java:293
+            "hoodie.clean.failed.writes.policy": "LAZY",
+            "hoodie.compact.inline": "false",
+        })
+        del opts["hoodie.cleaner.policy.failed.writes"]  # the same option under its old name
     opts.update({str(k): str(v) for k, v in (plan.get("options") or {}).items()})
     return opts
 
@@ -117,7 +156,9 @@ def _line(out: IO[str], rec: dict[str, Any]) -> None:
 
 def java_error(exc: BaseException) -> dict[str, str]:
     """Hudi's exception behind a Py4J error: the outermost Java class and message, and the root cause's."""
-    java = getattr(exc, "java_exception", None)
+    # Py4JJavaError's java_exception; PySpark's CapturedException (an IllegalArgumentException, ...) keeps
+    # the Java exception as _origin
+    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
     if java is None:
         return {"class": type(exc).__name__, "message": str(exc)[:2000]}
     top = java
@@ -129,9 +170,10 @@ def java_error(exc: BaseException) -> dict[str, str]:
     while e is not None and len(chain) < 10:
         chain.append(e.getClass().getName())
         e = e.getCause()
+    frames = [str(f) for f in list(root.getStackTrace())[:12]]  # where Hudi threw it
     return {"class": top.getClass().getName(), "message": str(top.getMessage())[:2000],
             "root_class": root.getClass().getName(), "root_message": str(root.getMessage())[:2000],
-            "chain": " <- ".join(chain)}
+            "chain": " <- ".join(chain), "root_stack": frames}
 
 
 def _meta_client(spark: Any, base_path: str) -> Any:
@@ -164,6 +206,19 @@ def own_instant(spark: Any, base_path: str, writer: str, batch: int) -> str | No
     return None
 
 
+def wait_for_info(history: Path, want: dict[str, str]) -> None:
+    """Wait until the history holds an ``info`` line carrying every field of ``want``."""
+    while True:
+        for line in history.read_text().splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if e.get("type") == "info" and all(e.get(k) == v for k, v in want.items()):
+                return
+        time.sleep(WAIT_POLL_S)
+
+
 def run(plan: dict[str, Any]) -> int:
     """Write every batch of ``plan`` and record the history; the number of failed batches."""
     t0 = time.time()
@@ -182,6 +237,8 @@ def run(plan: dict[str, Any]) -> int:
                 after = int(batch.get("after_commits", 0))  # the plan's order: wait for N commits first
                 while after and completed_commits(spark, plan["base_path"]) < after:
                     time.sleep(WAIT_POLL_S)
+                if batch.get("after_info"):
+                    wait_for_info(Path(plan["history"]), batch["after_info"])
                 _line(out, {"process": plan["writer"], "type": "invoke", "f": "write", "value": value,
                             "time": time.time()})
                 start = time.time()
@@ -214,7 +271,9 @@ def read_table(spark: Any, plan: dict[str, Any], out: IO[str]) -> None:
     w = plan["writer"]
     _line(out, {"process": w, "type": "invoke", "f": "read", "value": None, "time": time.time()})
     try:
-        got = (spark.read.format("hudi").load(plan["base_path"])
+        # storage listing, as the writers (no metadata table); MOR: Hudi's snapshot read merges the logs
+        got = (spark.read.format("hudi").option("hoodie.metadata.enable", "false")
+               .option("hoodie.datasource.query.type", "snapshot").load(plan["base_path"])
                .select("key", "partition", "value", "_hoodie_commit_time", "_hoodie_file_name").collect())
     except Exception as e:  # recorded as the read's outcome
         _line(out, {"process": w, "type": "fail", "f": "read", "value": None, "time": time.time(),
