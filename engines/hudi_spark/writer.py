@@ -88,11 +88,6 @@ def hudi_options(plan: dict[str, Any]) -> dict[str, str]:
         # where an upsert of a smaller ``ts`` loses to the stored row (seen: w2's 2003 under w3's 3002)
         "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
         "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING",
-        # the last committed write of a key wins, as the harness's checks and the model assume: with an
-        # ordering field Hudi 1.2 infers EVENT_TIME_ORDERING (HoodieTableConfig#handleMergeModeConfigs),
-        # where an upsert of a smaller ``ts`` loses to the stored row (seen: w2's 2003 under w3's 3002)
-        "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
-        "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING",
         "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
         "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider",
         "hoodie.cleaner.policy.failed.writes": "LAZY",
