@@ -79,6 +79,10 @@ class LockConfig:
     # ... sleeping this long before each retry (hoodie.write.lock.client.wait_time_ms_between_retry; 5000).
     client_wait_ms_between_retry: int = 5_000
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "lock_key": "a cache (cached_property) of the lock file's key, made from base_path",
+    }
+
     @functools.cached_property
     def lock_key(self) -> str:
         """The lock file's key (made once: it is asked for on every store write)."""

@@ -96,6 +96,11 @@ class WriterContext:
     rng: random.Random  # this incarnation's own random stream
     new_id: Callable[[], str]  # owner ids: deterministic UUIDs in simulation
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "rng": "drawn from only by the writer it is handed to, which declares it (RegisterWriter, CowWriter "
+               "and HudiWriter keep it as self.rng; the NBCC processes draw nothing)",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """The node and incarnation; the random stream is declared by the writer that draws from it."""
         return (k.node(self.node), self.incarnation, k.value(self.new_id))
@@ -210,6 +215,11 @@ class Task:
     sleep_interruptible: bool = False  # an interrupt may end the current sleep at once
     body: Generator[Effect, Any, Any] | None = None  # the protocol generator the task runs
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "node": "the node whose tasks hold this task (the node encodes it)",
+        "body": "the generator handle's process drives (Kernel._drive's local gen), encoded through handle",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """The task's flags, its interrupt policy, its done signal and its process (which runs ``body``)."""
         return (self.name, self.alive, self.in_sleep, self.pending_interrupt, self.cancel_requested,
@@ -227,6 +237,10 @@ class Node:
     heartbeat_faults: HeartbeatStartFaults = field(default_factory=HeartbeatStartFaults)
     hooks: dict[str, Callable[[], Generator[Effect, Any, Any]]] = field(default_factory=dict)  # JVM hooks
     backend: Any = None  # the world's own per-node data (a real world's backend)
+
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "backend": "a real world's per-node data; None in the explored world",
+    }
 
     def process_name(self, task: str) -> str:
         return self.name if task == WRITER_TASK else f"{self.name}/{task}"

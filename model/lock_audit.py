@@ -114,6 +114,11 @@ class AuditTrail:
     validity_ms: int
     lines: list[str] = field(default_factory=list)
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "key": "a cache (cached_property) of audit_key(base_path, transaction_start, owner), all three in "
+               "the state",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Its file (owner, transaction start: a wall time) and the records so far (text, as written)."""
         return (self.base_path, k.name(self.owner), k.wall(self.transaction_start), self.validity_ms,

@@ -79,6 +79,13 @@ class ObjectStore:
         self._reads: dict[str, StoreResult] = {}  # the answer to a read of each object, made once per version
         self._generation = 1_700_000_000_000_000  # GCS generations are large microsecond-like numbers
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "_generation": "the GCS/Azure generation counter: it only spells the next version tag, a name the "
+                       "store invents (renamed in the key) and compared by equality only",
+        "_reads": "a cache of the answer to a read of each object at its version, dropped on every write",
+        "flavor": "the scenario's storage flavor, a constant of the run",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Each object's body (as the workload declares it) and version tag (a name the store invented).  The
         GCS generation counter only picks the next tag's spelling, and the read cache is a cache."""

@@ -284,6 +284,12 @@ class _Flight:
     def __init__(self, net: SimNetwork, node: Node, effect: StorageEffect, reply: Any) -> None:
         self.net, self.node, self.effect, self.reply = net, node, effect, reply
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "net": "the network, a run-wide object",
+        "key": "effect_key(effect) (the effect is in the state)",
+        "write": "is_write(effect) (the effect is in the state)",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Who sent what when (``sent``: a true instant), the fault it met and the store's answer so far."""
         return (k.value(self.node), k.value(self.effect), k.value(self.reply), k.instant(self.sent),

@@ -133,6 +133,14 @@ class StorageLockProvider:
         # effects are values: the ones sent on every poll are made once
         self._read_lock_file, self._poll_sleep = Read(self.key), Sleep(config.poll_ms)
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "variant": "variant(config.variant): the variant's constants (config is in the state)",
+        "key": "config.lock_key (config is in the state)",
+        "validity_ms": "config.validity_secs * 1000 (config is in the state)",
+        "_read_lock_file": "the Read of key, made once from config",
+        "_poll_sleep": "the Sleep of config.poll_ms, made once from config",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """What decides this provider's future: its owner id, the lock it believes it holds, its flags and
         counters, the monitor and the heartbeat manager's state.  The rest follows from ``config`` (a

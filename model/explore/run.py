@@ -35,6 +35,7 @@ from model.explore.bounds import (
     Plan,
     Reductions,
 )
+from model.explore.coverage import check_covered
 from model.explore.statekey import Keyer, canonical, shape
 from model.explore.world import (
     GLOBAL,
@@ -476,6 +477,7 @@ class Run:
                       epoch_now=EPOCH_MS + now, body=body, event=self.world.event_state)
             order = sorted(nodes, key=lambda n: names[n])
             head = tuple(e.value(k.nodes[n]) for n in order)
+            check_covered(self.store)  # a run-wide object encoded here, not through the keyer
             store = self.store.__explore_state__(e)
             pend = [p for p in self.world.pending if p.event is None]  # timers are reached through processes
 

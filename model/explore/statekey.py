@@ -27,7 +27,9 @@ encodes a run's state from those declarations with a :class:`Keyer`:
   attribute that stays the same while the loop runs), a
   value computed before it in the same expression and kept on the interpreter's stack, a
   ``with`` other than ``contextlib.suppress``, a suspension in a ``finally`` block;
-- a class met without a declaration is an error that names it (:class:`UndeclaredState`).
+- a class met without a declaration is an error that names it (:class:`UndeclaredState`), and so is an
+  attribute of a declared object that its declaration neither reads nor excludes with a reason
+  (``coverage``, checked on every object the key encodes).
 
 With symmetry, node names are permuted and the least encoding is the key (:func:`canonical`).
 The history is not part of the key: what the checkers need of the past is in the state.
@@ -47,11 +49,10 @@ from collections.abc import Callable, Hashable, Set
 from dataclasses import fields, is_dataclass
 from typing import Any
 
+from model.explore.coverage import UncoveredAttribute, UndeclaredState, check_covered
 from model.explore.values import Body, InstantMs, WallMs
 
-
-class UndeclaredState(Exception):
-    """A part of a state the explorer cannot encode from a declaration (the message names it)."""
+__all__ = ["Keyer", "UncoveredAttribute", "UndeclaredState", "canonical", "check_suspension", "shape"]
 
 
 class Keyer:
@@ -198,7 +199,20 @@ def _constant_or(body: Callable[[Keyer, Any], Hashable]) -> Callable[[Keyer, Any
 
 
 def _declared(k: Keyer, obj: Any) -> Hashable:
+    check_covered(obj)
     return (type(obj).__qualname__, obj.__explore_state__(k))
+
+
+def _fields(kind: type) -> Callable[[Keyer, Any], Hashable]:
+    """A frozen dataclass without a declaration: its fields (and nothing else of it, ``coverage``)."""
+    names = tuple(f.name for f in fields(kind))
+    qual = kind.__qualname__
+
+    def encode(k: Keyer, obj: Any) -> Hashable:
+        check_covered(obj)
+        return (qual, *[k.value(getattr(obj, n)) for n in names])
+
+    return encode
 
 
 def _handler_for(kind: type) -> Callable[[Keyer, Any], Hashable]:
@@ -214,9 +228,7 @@ def _handler_for(kind: type) -> Callable[[Keyer, Any], Hashable]:
             return _constant_or(_declared)
         return _mutable(_declared)
     if is_dataclass(kind) and kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
-        names = tuple(f.name for f in fields(kind))
-        qual = kind.__qualname__
-        return _constant_or(lambda k, obj: (qual, *[k.value(getattr(obj, n)) for n in names]))
+        return _constant_or(_fields(kind))
     if issubclass(kind, simpy.Event):
         return _mutable(lambda k, ev: k._event(k, ev))
     if issubclass(kind, BaseException):

@@ -45,6 +45,10 @@ class Timeline:
     archived_completions: Mapping[int, int] = field(default_factory=dict, hash=False)
     has_completion_times: bool = True
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "_by_time": "an index of instants by requested time, made from instants in __post_init__",
+    }
+
     def __post_init__(self) -> None:
         seen: set[int] = set()
         for i in self.instants:

@@ -37,6 +37,11 @@ class SnapshotReader:
         self.rule = plan.nbcc_variant.slicing
         self.loader = TableLoader(plan.base, plan.metadata_table)
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "base": "plan.base (the plan is in the state)",
+        "rule": "plan.nbcc_variant.slicing (the plan is in the state)",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Its plan (a constant of the run) and its table view."""
         return (k.value(self.plan), k.value(self.loader))

@@ -199,6 +199,15 @@ class NbccWriter:
             txn["outcome"] = "info" if outcome == "fail" and txn.pop("completing", False) else outcome
             txn["reason"] = reason
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "base": "plan.base (the plan is in the state)",
+        "me": "plan.writers[index - 1] (the plan and index are in the state)",
+        "txn": "the record of the attempt under way, for reports: no decision reads it (None in the "
+               "explorer, which keeps no txn_log)",
+        "txn_log": "the transaction records, appended for reports and read by no decision (None in the "
+                   "explorer)",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Its plan (a constant of the run), which writer it is, its incarnation, its time generator, cleaner
         and the heartbeat of the deltacommit in flight."""
@@ -381,6 +390,15 @@ class CompactionService:
         txn, self.txn = self.txn, None
         if txn is not None:
             txn["outcome"], txn["reason"] = outcome, reason
+
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "base": "plan.base (the plan is in the state)",
+        "rule": "plan.nbcc_variant.slicing (the plan is in the state)",
+        "txn": "the record of the compaction under way, for reports: no decision reads it (None in the "
+               "explorer, which keeps no txn_log)",
+        "txn_log": "the transaction records, appended for reports and read by no decision (None in the "
+                   "explorer)",
+    }
 
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Its plan (a constant of the run), its incarnation, its time generator and table view."""

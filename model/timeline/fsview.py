@@ -68,8 +68,9 @@ class TimelineReader:
         self.cache: dict[str, dict[str, Any]] = {}
 
     def __explore_state__(self, k: Keyer) -> Hashable:
-        """The table it reads; its cache holds completed instants' metadata, which never changes."""
-        return (self.base, self.layout)
+        """The table it reads and which completed instants' metadata it holds (it reads those no more; the
+        metadata of a completed instant never changes, so its key decides it)."""
+        return (self.base, self.layout, tuple(sorted(self.cache)))
 
     def list(self) -> Gen:
         """Every instant on the timeline in its latest state, or None when the listing failed."""

@@ -165,6 +165,15 @@ class HudiWriter(TxnRecording):
         self.txn_log = txn_log  # the transaction records (module docstring); None: none kept
         self.txn: dict[str, Any] | None = None  # the record of the operation under way
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "base": "lock_config.base_path (lock_config is in the state)",
+        "layout": "tl.layout (tl is in the state)",
+        "spec": "table_spec(tl.layout, 'part') (tl is in the state)",
+        "policy": "tl.failed_writes_policy (tl is in the state)",
+        "locking": "tl.cc == 'optimistic' (tl is in the state)",
+        "partitions": "the names of tl.partition_count's partitions, never changed (tl is in the state)",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """The writer's settings (the run's constants), its node, its counters and what it holds: the
         partitions it knows, its time generator, its lock provider and heartbeat.  Its random stream only

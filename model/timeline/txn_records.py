@@ -21,6 +21,13 @@ class TxnRecording:
     txn_log: list[dict[str, Any]] | None
     txn: dict[str, Any] | None
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "txn": "the record of the operation under way, for reports: no decision reads it (None in the "
+               "explorer, which keeps no txn_log)",
+        "txn_log": "the transaction records, appended for reports and read by no decision (None in the "
+                   "explorer)",
+    }
+
     def _txn_begin(self, op: dict[str, Any]) -> None:
         """Start the operation's transaction record (``commits`` workload, a ``txn_log`` given)."""
         if self.txn_log is None or self.tl.workload != "commits":

@@ -148,6 +148,10 @@ class CowWriter(TxnRecording):
         self.txn_log = txn_log  # the transaction records (module docstring); None: none kept
         self.txn: dict[str, Any] | None = None  # the record of the operation under way
 
+    __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
+        "spec": "table_spec(tl.layout) (tl is in the state)",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """The writer's settings (the run's constants), its node, its counters and what it holds: its lock
         provider and time generator, the file group lock it holds, the partitions it knows.  Its random
