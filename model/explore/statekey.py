@@ -25,8 +25,11 @@ encodes a run's state from those declarations with a :class:`Keyer`:
   line (:func:`check_suspension`): two suspension points on one line, a ``for`` loop around
   one that does not keep its position in a local (``range``, or ``enumerate`` of a local or of an
   attribute that stays the same while the loop runs), a
-  value computed before it in the same expression and kept on the interpreter's stack, a
-  ``with`` other than ``contextlib.suppress``, a suspension in a ``finally`` block;
+  value computed before it in the same expression or statement and kept on the interpreter's stack
+  (an assignment's value before its target's index, a slice's lower bound, ``*a`` and ``**d``), a
+  ``with`` other than ``contextlib.suppress``, a suspension in a ``finally`` block; and a
+  suspension inside any form whose stack the model does not know (``_kept``: a ``match``, an
+  unpacking target, ...), named with the form;
 - a class met without a declaration is an error that names it (:class:`UndeclaredState`), and so is an
   attribute of a declared object that its declaration neither reads nor excludes with a reason
   (``coverage``, checked on every object the key encodes).
@@ -297,52 +300,110 @@ def _suspensions(fn: ast.AST) -> list[ast.expr]:
     return out
 
 
-def _stable(e: ast.expr, callee: bool = False) -> bool:
+def _stable(e: ast.AST, how: str) -> bool:
     """An operand whose value, loaded before a suspension and kept on the stack, is what the frame still
-    shows after it: a constant, a variable, or (called) a function or method looked up on one."""
+    shows after it: a constant, a variable, or (called) a function or method looked up on one.  A value
+    unpacked into the stack (``*a``, ``**d``) is a copy made before the suspension: never."""
+    if how == "unpacked":
+        return False
     if isinstance(e, ast.Constant | ast.Name):
         return True
-    return callee and isinstance(e, ast.Attribute) and _stable(e.value, callee=True)
+    return how == "callee" and isinstance(e, ast.Attribute) and _stable(e.value, how)
 
 
-def _before(parent: ast.AST, child: ast.AST) -> list[tuple[ast.expr, bool]]:
-    """The operands of ``parent`` evaluated before ``child`` and kept on the stack while it runs, each with
-    whether it is called (a callee)."""
-    def preceding(items: list[Any]) -> list[Any]:
-        for i, x in enumerate(items):
-            if x is child:
-                return items[:i]
-        return items
+Kept = list[tuple[ast.AST, str]]  # operands kept on the stack, each "value", "callee" or "unpacked"
 
+
+def _preceding(items: list[Any], child: ast.AST) -> list[Any]:
+    """The items before ``child`` (all of them when ``child`` is not one)."""
+    for i, x in enumerate(items):
+        if x is child:
+            return items[:i]
+    return items
+
+
+def _values(items: list[Any]) -> Kept:
+    return [(x, "value") for x in items]
+
+
+def _kept(parent: ast.AST, child: ast.AST) -> Kept | None:
+    """What the interpreter keeps on its stack in ``parent`` while its operand ``child`` (which holds the
+    suspension) runs: the operands evaluated before it (CPython evaluates left to right, an assignment's
+    value before its targets).  None: a form this model does not know; the caller refuses it by name."""
+    if isinstance(parent, ast.BoolOp | ast.NamedExpr | ast.UnaryOp | ast.IfExp | ast.Await | ast.Yield
+                  | ast.YieldFrom | ast.Attribute | ast.Starred | ast.keyword | ast.Expr | ast.Return
+                  | ast.If | ast.While | ast.Assert | ast.Delete):
+        return []  # an operand's value is used (and popped) before the next runs, or there is none
+    if isinstance(parent, ast.BinOp):
+        return _values([parent.left]) if child is parent.right else []
+    if isinstance(parent, ast.Compare):
+        return _values(_preceding([parent.left, *parent.comparators], child))
     if isinstance(parent, ast.Call):
         if child is parent.func:
             return []
-        values = [*parent.args, *(kw.value for kw in parent.keywords)]
-        return [(parent.func, True), *((a, False) for a in preceding(values))]
-    if isinstance(parent, ast.keyword):
-        return []
-    if isinstance(parent, ast.BinOp):
-        return [(parent.left, False)] if child is parent.right else []
-    if isinstance(parent, ast.Compare):
-        return [(x, False) for x in preceding([parent.left, *parent.comparators])]
-    if isinstance(parent, ast.Subscript):
-        return [(parent.value, False)] if child is parent.slice else []
+        args: Kept = [(a, "value") for a in parent.args]
+        kws: Kept = [(kw, "unpacked") if kw.arg is None else (kw.value, "value") for kw in parent.keywords]
+        operands = [*parent.args, *parent.keywords]
+        before = _preceding(operands, child)
+        return [(parent.func, "callee"), *[*args, *kws][:len(before)]]
     if isinstance(parent, ast.List | ast.Tuple | ast.Set):
-        return [(x, False) for x in preceding(parent.elts)]
+        if not isinstance(getattr(parent, "ctx", ast.Load()), ast.Load):
+            return None  # an unpacking target: the values still to store are on the stack
+        return _values(_preceding(parent.elts, child))
     if isinstance(parent, ast.Dict):
-        flat = [x for pair in zip(parent.keys, parent.values, strict=True) for x in pair if x is not None]
-        return [(x, False) for x in preceding(flat)]
+        flat: Kept = []
+        for k, v in zip(parent.keys, parent.values, strict=True):
+            flat.extend([(v, "unpacked")] if k is None else [(k, "value"), (v, "value")])
+        return flat[:len(_preceding([x for x, _ in flat], child))]
     if isinstance(parent, ast.JoinedStr):
-        return [(x, False) for x in preceding(parent.values)]
+        return _values(_preceding(parent.values, child))
+    if isinstance(parent, ast.FormattedValue):
+        return _values([parent.value]) if child is parent.format_spec else []
+    if isinstance(parent, ast.Subscript):
+        return _values([parent.value]) if child is parent.slice else []
+    if isinstance(parent, ast.Slice):
+        return _values(_preceding([x for x in (parent.lower, parent.upper, parent.step) if x is not None],
+                                  child))
+    if isinstance(parent, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+        return [] if parent.generators and child is parent.generators[0] else None
+    if isinstance(parent, ast.comprehension):
+        return [] if child is parent.iter else None  # the outermost iterable is evaluated first, outside
+    if isinstance(parent, ast.Assign):
+        return [] if child is parent.value else _values([parent.value])
+    if isinstance(parent, ast.AnnAssign):
+        if child is parent.target:
+            return _values([parent.value]) if parent.value is not None else []
+        return []
     if isinstance(parent, ast.AugAssign):
-        return [(parent.target, False)] if child is parent.value else []
-    return []  # BoolOp, UnaryOp, IfExp, Await, Yield, NamedExpr, comprehensions, statements: nothing kept
+        return _values([parent.target]) if child is parent.value else []
+    if isinstance(parent, ast.Raise):
+        return _values([parent.exc]) if child is parent.cause and parent.exc is not None else []
+    if isinstance(parent, ast.For | ast.AsyncFor):
+        return None if child is parent.target else []  # the body's iterator: check_suspension
+    if isinstance(parent, ast.With | ast.AsyncWith | ast.Try | ast.TryStar | ast.ExceptHandler):
+        return []  # their own rules: check_suspension
+    if isinstance(parent, ast.withitem):
+        return [] if child is parent.context_expr else None
+    return None
+
+
+def _suppress_only(items: list[ast.withitem]) -> ast.expr | None:
+    """The first context manager of ``items`` other than ``contextlib.suppress`` (stateless), or None."""
+    for item in items:
+        ctx = item.context_expr
+        manager = ast.unparse(ctx.func) if isinstance(ctx, ast.Call) else ""
+        if manager not in ("contextlib.suppress", "suppress"):
+            return ctx
+    return None
 
 
 @functools.cache
 def check_suspension(code: types.CodeType, line: int) -> None:
     """Raise :class:`UndeclaredState` unless a generator of ``code`` suspended at ``line`` keeps all its state
-    in its locals and the objects they reach (see the module doc)."""
+    in its locals and the objects they reach (see the module doc).
+
+    Each form the suspension sits in, from the ``yield`` up to the function, must be one whose stack this
+    model knows (``_kept``); any other form is refused, named with the function, file and line."""
     fn, offset, parents = _function_tree(code)
     where = f"{code.co_filename}:{line} ({code.co_qualname})"
     here = [n for n in _suspensions(fn) if n.lineno + offset <= line <= (n.end_lineno or n.lineno) + offset]
@@ -352,37 +413,51 @@ def check_suspension(code: types.CodeType, line: int) -> None:
     child: ast.AST = here[0]
     parent = parents.get(id(child))
     while parent is not None and parent is not fn:
-        if isinstance(parent, ast.expr | ast.keyword | ast.stmt | ast.comprehension):
-            for operand, callee in _before(parent, child):
-                if not _stable(operand, callee):
-                    raise UndeclaredState(f"{where}: `{ast.unparse(operand)}` is computed before the "
-                                          "suspension and kept on the interpreter's stack, where no "
-                                          "declaration reaches it: keep it in a local")
+        form = type(parent).__name__
+        kept = _kept(parent, child)
+        if kept is None:
+            raise UndeclaredState(f"{where}: the suspension sits in a form the explorer's stack model cannot "
+                                  f"read ({form}: `{_short(parent)}`): what the interpreter keeps on its "
+                                  "stack there is not modelled; move the suspension out of it")
+        for operand, how in kept:
+            if not _stable(operand, how):
+                raise UndeclaredState(f"{where}: `{_short(operand)}` is computed before the suspension and "
+                                      f"kept on the interpreter's stack ({form}: `{_short(parent)}`), where "
+                                      "no declaration reaches it: keep it in a local")
         if isinstance(parent, ast.For | ast.AsyncFor) and any(child is s for s in parent.body):
             it = parent.iter
             ok = isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and (
                 it.func.id == "range" or (it.func.id == "enumerate" and len(it.args) == 1
-                                         and _stable(it.args[0], callee=True)))
+                                         and _stable(it.args[0], "callee")))
             if not ok:
                 raise UndeclaredState(f"{where}: the `for` loop over `{ast.unparse(it)}` keeps its position "
                                       "in an iterator no declaration reaches: loop over range(...) or "
                                       "enumerate(a local, or an attribute that does not change meanwhile)")
-        if isinstance(parent, ast.With | ast.AsyncWith) and any(child is s for s in parent.body):
-            for item in parent.items:
-                ctx = item.context_expr
-                manager = ast.unparse(ctx.func) if isinstance(ctx, ast.Call) else ""
-                if manager not in ("contextlib.suppress", "suppress"):
-                    raise UndeclaredState(f"{where}: `with {ast.unparse(ctx)}` keeps a context manager on "
-                                          "the stack; only contextlib.suppress (stateless) may enclose a "
-                                          "suspension")
-        if isinstance(parent, ast.Try) and any(child is s for s in parent.finalbody):
+        if isinstance(parent, ast.With | ast.AsyncWith):
+            inside = any(child is s for s in parent.body)
+            other = _suppress_only(parent.items if inside else _preceding(parent.items, child))
+            if other is not None:
+                raise UndeclaredState(f"{where}: `with {ast.unparse(other)}` keeps a context manager on "
+                                      "the stack; only contextlib.suppress (stateless) may enclose a "
+                                      "suspension")
+        if isinstance(parent, ast.Try | ast.TryStar) and any(child is s for s in parent.finalbody):
             raise UndeclaredState(f"{where}: a suspension in a `finally` block keeps the pending exception "
                                   "or return value on the stack")
-        if isinstance(parent, ast.ExceptHandler) and parent.name is None and any(
-                isinstance(n, ast.Raise) and n.exc is None for n in ast.walk(parent)):
-            raise UndeclaredState(f"{where}: a suspension in an `except` block that re-raises keeps the "
-                                  "exception on the stack: bind it (`except E as e`)")
+        if isinstance(parent, ast.ExceptHandler):
+            if child is parent.type:
+                raise UndeclaredState(f"{where}: a suspension in an `except` clause's type is a form the "
+                                      "explorer's stack model cannot read")
+            reraises = any(isinstance(n, ast.Raise) and n.exc is None for n in ast.walk(parent))
+            if parent.name is None and reraises:
+                raise UndeclaredState(f"{where}: a suspension in an `except` block that re-raises keeps the "
+                                      "exception on the stack: bind it (`except E as e`)")
         child, parent = parent, parents.get(id(parent))
+
+
+def _short(node: ast.AST) -> str:
+    """Source text of ``node``, cut to one readable line."""
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # ---- positions and symmetry ------------------------------------------------------------------------
