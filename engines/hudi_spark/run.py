@@ -37,6 +37,7 @@ from engines.hudi_spark.classpath import writer_classpath
 from engines.hudi_spark.launch import FaultInjector, WriterFault, start_writer, wait_all
 from engines.hudi_spark.nbcc import WORKLOADS as NBCC_WORKLOADS
 from engines.hudi_spark.plans import EntryPlans
+from engines.hudi_spark.txns import isolation
 from engines.rundir import write_atomic
 
 BUCKET = "hcc-hudi"
@@ -185,6 +186,8 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
                "backend": "seaweedfs", "jars": spark_checksums(version),
                "lock_client": "the harness's transcription of hudi-aws's S3StorageLockClient "
                               "(hudi-aws is not served)", **checks}
+    if verdict["protocol"] == "occ":  # Elle on the commits (the records view reads copy-on-write base files)
+        verdict["isolation"] = isolation(out)
     write_atomic(out / "verdict.json", json.dumps(verdict, indent=1, sort_keys=True))
     write_atomic(out / "metrics.json", json.dumps(metrics, indent=1, sort_keys=True))
     return verdict

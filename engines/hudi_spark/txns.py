@@ -1,0 +1,136 @@
+"""The commits of a Hudi Spark writers' run as transactions, for the Elle-style checker (``txn_check``).
+
+The records view of :mod:`model.checkers.txn_from_runs`, read from what Hudi wrote instead of from the
+model's records: a key is a record key, a value the write's own number (a delete writes a tombstone,
+``del:<value>``). A committed copy-on-write commit reads every record of the base file it merged (its
+write stat's ``prevBaseFile``, read from the table: what Hudi actually read), its own key included
+(``nil`` when absent and never written in that file group's lineage; the tombstone of the delete that
+removed it otherwise), then writes its key; Elle's ``wfr-keys`` holds (a commit replaces the version it
+merged). An aborted attempt writes its key and reads nothing known (``fail``). The final snapshot read is
+one transaction reading every key it returned once; a key read twice (the duplicate-key checker's
+finding) and a key not returned are left out, with a note. Process order is each writer's history;
+real time is the history's wall-clock times.
+
+Pure but for reading the run directory's files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import posixpath
+from pathlib import Path
+from typing import Any
+
+from engines.rundir import write_atomic
+from model.checkers.txn_from_runs import RunView
+from model.checkers.txn_history import FAIL, OK, READ, RW_REGISTER, WRITE, Mop, Txn, TxnHistory
+from model.hudi_files.records import read_data_file
+from model.timeline.metadata import decode_instant_metadata
+
+
+def _value(row: list[Any], op: str) -> str | int:
+    return f"del:{row[2]}" if op == "delete" else int(row[2])
+
+
+class _Table:
+    """The table Hudi wrote: each completed commit's write stats, each base file's records and lineage."""
+
+    def __init__(self, table: Path) -> None:
+        self.root = table
+        self.stats: dict[str, list[dict[str, Any]]] = {}  # requested instant -> write stats
+        timeline = table / ".hoodie" / "timeline"
+        for f in sorted(timeline.glob("*_*.commit")):
+            md = decode_instant_metadata(f.read_bytes(), str(f))
+            requested = f.name.split("_", 1)[0]
+            self.stats[requested] = [st for sts in (md.get("partitionToWriteStats") or {}).values()
+                                     for st in sts or ()]
+        self._records: dict[str, dict[str, Any]] = {}
+
+    def records(self, path: str) -> dict[str, Any]:
+        """Record key -> value of the base file at ``path`` (relative to the table)."""
+        if path not in self._records:
+            data = read_data_file(path, (self.root / path).read_bytes())
+            self._records[path] = {str(r["key"]): int(r["value"]) for r in data.records}
+        return self._records[path]
+
+
+def view(run_dir: Path) -> RunView:
+    """The records view of the run in ``run_dir`` (``history.jsonl`` and the table under ``table/``)."""
+    events = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()
+              if line.strip()]
+    table = _Table(run_dir / "table")
+    notes: list[str] = []
+    tombstones: dict[str, dict[str, str]] = {}  # base file path -> key -> tombstone in its lineage
+    pending: dict[str, dict[str, Any]] = {}
+    txns: list[tuple[float, float, str, str, list[Mop]]] = []
+    for e in events:
+        if e.get("f") not in ("write", "read"):
+            continue
+        if e["type"] == "invoke":
+            pending[e["process"]] = e
+            continue
+        inv = pending.pop(e["process"], None)
+        start = inv["time"] if inv else e["time"]
+        if e["f"] == "read":
+            if e["type"] == "ok":
+                txns.append((start, e["time"], e["process"], OK, _final_read(e["value"], notes)))
+            continue
+        op = e["value"].get("op", "upsert")
+        writes = [(WRITE, str(r[0]), _value(r, op)) for r in e["value"]["rows"]]
+        if e["type"] != "ok":
+            txns.append((start, e["time"], e["process"], FAIL, writes))
+            continue
+        requested = str(e.get("instant") or "").partition("_")[0]
+        reads = _commit_reads(table, requested, writes, tombstones, notes)
+        txns.append((start, e["time"], e["process"], OK, reads + writes))
+    txns.sort(key=lambda t: (t[0], t[1]))
+    history = TxnHistory(RW_REGISTER, [Txn(i, p, typ, tuple(mops), s, d if math.isfinite(d) else math.inf)
+                                       for i, (s, d, p, typ, mops) in enumerate(txns)], timed=True)
+    return RunView("records", history, True, "Hudi's commits, read from the table it wrote", notes)
+
+
+def _commit_reads(table: _Table, requested: str, writes: list[Mop],
+                  tombstones: dict[str, dict[str, str]], notes: list[str]) -> list[Mop]:
+    """What a committed commit read: every record of each base file it merged, then each key it writes
+    that no merged file held (the tombstone of the delete that removed it from the lineage, or nil)."""
+    stats = table.stats.get(requested)
+    if stats is None:
+        notes.append(f"commit {requested}: no completed commit file: its reads are left out")
+        return []
+    reads: dict[str, Any] = {}
+    dead: dict[str, str] = {}
+    deletes = {k: str(v) for _f, k, v in writes if isinstance(v, str)}
+    for st in stats:
+        path, prev = str(st.get("path") or ""), st.get("prevBaseFile")
+        target = f"{posixpath.dirname(path)}/{prev}" if prev else None
+        before = table.records(target) if target else {}
+        lineage = tombstones.get(target, {}) if target else {}
+        reads.update(before)
+        dead.update(lineage)
+        gone = {**lineage, **{k: v for k, v in deletes.items() if k in before}}
+        tombstones[path] = {k: v for k, v in gone.items() if k not in table.records(path)}
+    for _f, key, _v in writes:
+        reads.setdefault(key, dead.get(key))
+    return [(READ, k, v) for k, v in sorted(reads.items())]
+
+
+def _final_read(rows: list[list[Any]], notes: list[str]) -> list[Mop]:
+    seen: dict[str, list[int]] = {}
+    for r in rows:
+        seen.setdefault(str(r[0]), []).append(int(r[2]))
+    twice = sorted(k for k, v in seen.items() if len(v) > 1)
+    if twice:
+        notes.append(f"the final read returned {', '.join(twice)} more than once (the duplicate-key "
+                     "checker's finding): left out of its transaction")
+    return [(READ, k, v[0]) for k, v in sorted(seen.items()) if len(v) == 1]
+
+
+def isolation(run_dir: Path) -> dict[str, Any]:
+    """Elle's verdict on the run's commits (strict serializability claimed), for ``verdict.json``; the
+    view is also written beside it as ``isolation-records.jsonl`` (``hcc check-history`` reads it)."""
+    v = view(run_dir)
+    write_atomic(run_dir / "isolation-records.jsonl", v.jsonl())
+    got = v.check()
+    return {"view": v.view, "about": v.about, "valid": got.valid, "anomalies": got.anomaly_types,
+            "not": got.not_models, "transactions": len(v.history.txns), "notes": v.notes}
