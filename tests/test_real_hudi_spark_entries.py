@@ -1,6 +1,6 @@
 """Catalogue OCC entries on Hudi's own Spark writers (hudi-spark3.5-bundle_2.12 1.2.0), judged by the
-harness's checks and by the model (``hcc differential writers``): the model's conflict check decides
-every attempt as Hudi did, and the model's reader reads Hudi's rows.
+harness's checks, by Elle on the commits, and by the model (``hcc differential writers``): the model's
+conflict check decides every attempt as Hudi did, and the model's reader reads Hudi's rows.
 
 Needs PySpark 3.5 (tox -e hudi), Java 17 and SeaweedFS: about 45 s (duplicate key) and 80 s (two writers
 contending on one file group) on a 2-core machine."""
@@ -51,6 +51,8 @@ def test_the_duplicate_key_entry_on_hudi_1_2_0(tmp_path: Path) -> None:
     assert "duplicate-key" in {a["kind"] for a in verdict["anomalies"]}
     assert diff["agree"], diff["differences"]
     assert [a["model"] for a in diff["attempts"]] == ["commit", "commit"]
+    # Elle on Hudi's commits: both read k1 absent and wrote it (as the model's records view says)
+    assert {"lost-update", "G2-item"} <= set(verdict["isolation"]["anomalies"])
     recorded = tomllib.loads((out / "scenario.toml").read_text())
     assert recorded["name"] == "tl-hudi-occ-duplicate-key" and recorded["hudi"]["entry"] == recorded["name"]
     assert recorded["hudi"]["plans"]["w1"][0]["rows"][0]["key"] == "k1"
@@ -60,6 +62,7 @@ def test_the_duplicate_key_entry_on_hudi_1_2_0(tmp_path: Path) -> None:
 def test_contending_writers_are_judged_as_the_model_would(tmp_path: Path) -> None:
     _out, verdict, diff = _run(tmp_path, "tl-skew-adjusting-safe", "workload.writers=2", max_ops=3)
     assert verdict["valid"], verdict["anomalies"]
+    assert verdict["isolation"]["valid"] is True, verdict["isolation"]
     assert diff["agree"], diff["differences"]
     # every attempt judged: the seed and the plan's upserts and deletes, committed or aborted on a conflict
     assert len(diff["attempts"]) == verdict["commits"] + len(verdict["conflicts"])

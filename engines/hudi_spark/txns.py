@@ -25,6 +25,7 @@ from typing import Any
 from engines.rundir import write_atomic
 from model.checkers.txn_from_runs import RunView
 from model.checkers.txn_history import FAIL, OK, READ, RW_REGISTER, WRITE, Mop, Txn, TxnHistory
+from model.hudi_files.errors import HudiFileError
 from model.hudi_files.records import read_data_file
 from model.timeline.metadata import decode_instant_metadata
 
@@ -129,7 +130,10 @@ def _final_read(rows: list[list[Any]], notes: list[str]) -> list[Mop]:
 def isolation(run_dir: Path) -> dict[str, Any]:
     """Elle's verdict on the run's commits (strict serializability claimed), for ``verdict.json``; the
     view is also written beside it as ``isolation-records.jsonl`` (``hcc check-history`` reads it)."""
-    v = view(run_dir)
+    try:
+        v = view(run_dir)
+    except (OSError, ValueError, HudiFileError) as e:  # a base file gone or unreadable: said, not raised
+        return {"view": "records", "valid": "unknown", "error": f"{type(e).__name__}: {e}"}
     write_atomic(run_dir / "isolation-records.jsonl", v.jsonl())
     got = v.check()
     return {"view": v.view, "about": v.about, "valid": got.valid, "anomalies": got.anomaly_types,
