@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +176,7 @@ def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool
     mutated = mutated_by_instant((run_dir / "proxy.log").read_text().splitlines(), prefix)
     attempts = judge(events, instants, mutated, strategy)
     differences: list[dict[str, Any]] = []
+    notes: list[str] = []
     for a in attempts:
         if not a.agrees:
             differences.append({"kind": "conflict-decision", "process": a.process, "batch": a.batch,
@@ -182,21 +184,45 @@ def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool
                                 "model_conflict_with": a.conflict_with,
                                 "hudi_conflict_with": a.hudi_conflict_with,
                                 "candidates": list(a.candidates), "fidelity": CONFLICT_ROWS})
-    reads = [e for e in events if e.get("f") == "read" and e.get("type") == "ok"]
-    hudi_rows = sorted((r[0], r[1], int(r[2])) for r in reads[-1]["value"]) if reads else None
+    final = final_read(events)
+    hudi_rows = None if final is None else sorted((r[0], r[1], int(r[2])) for r in final["value"])
     ours = model_rows(run_dir / "table", metadata_table)
     if hudi_rows is not None and hudi_rows != ours:
-        differences.append({"kind": "final-rows", "hudi_only": sorted(set(hudi_rows) - set(ours)),
-                            "model_only": sorted(set(ours) - set(hudi_rows)),
+        differences.append({"kind": "final-rows", "hudi_only": _minus(hudi_rows, ours),
+                            "model_only": _minus(ours, hudi_rows),
                             "fidelity": "the snapshot reader (model/nbcc/timeline_reader.py)"})
     rs_rows, rs_note = hudi_rs_rows(run_dir / "table")
     if hudi_rows is not None and rs_rows is not None and hudi_rows != rs_rows:
-        differences.append({"kind": "final-rows-hudi-rs", "hudi_only": sorted(set(hudi_rows) - set(rs_rows)),
-                            "hudi_rs_only": sorted(set(rs_rows) - set(hudi_rows)),
+        differences.append({"kind": "final-rows-hudi-rs", "hudi_only": _minus(hudi_rows, rs_rows),
+                            "hudi_rs_only": _minus(rs_rows, hudi_rows),
                             "fidelity": "hudi-rs 0.5.0's snapshot read (a second reader, not the model)"})
-    return {"attempts": [a.__dict__ | {"agrees": a.agrees} for a in attempts],
+    if hudi_rows is None:
+        notes.append("no writer read after the last write ended: the final rows are not compared")
+    return {"attempts": [a.__dict__ | {"agrees": a.agrees} for a in attempts], "notes": notes,
             "hudi_rows": hudi_rows, "model_rows": ours, "hudi_rs_rows": rs_rows, "hudi_rs": rs_note,
             "differences": differences, "agree": not differences}
+
+
+Row = tuple[str, str, int]
+
+
+def _minus(a: Sequence[Row], b: Sequence[Row]) -> list[Row]:
+    """The rows of ``a`` not in ``b``, counting copies (a row read twice where the other read it once)."""
+    return sorted((Counter(a) - Counter(b)).elements())
+
+
+def final_read(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """Hudi's read of the finished table: a read invoked after every write had ended (None: no writer
+    read after the last write ended, so no read shows the table the other readers read)."""
+    last_write = max((e["time"] for e in events if e.get("f") == "write" and e.get("type") in ("ok", "fail")),
+                     default=0.0)
+    invoked: dict[str, float] = {}
+    for e in events:
+        if e.get("f") == "read" and e.get("type") == "invoke":
+            invoked[e["process"]] = e["time"]
+        elif e.get("f") == "read" and e.get("type") == "ok" and invoked.get(e["process"], 0.0) > last_write:
+            return e
+    return None
 
 
 def hudi_rs_rows(table_dir: Path) -> tuple[list[tuple[str, str, int]] | None, str]:
