@@ -113,13 +113,15 @@ NOT_PINNED = ("the interleaving of the writers' JVMs (JVM start, thread timing, 
 
 def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3, keys: int = 3,
         workload: str | None = None, python: str | None = None,
-        entry: EntryPlans | None = None, scenario_toml: str = "", protocol: str = "occ") -> dict[str, Any]:
+        entry: EntryPlans | None = None, scenario_toml: str = "", protocol: str = "occ",
+        timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
     """Run a workload on Hudi ``version`` and write the run directory ``out``; the verdict.
 
     ``protocol``: ``occ`` (copy-on-write, workloads ``conflict`` (default) and ``duplicate-key``) or ``nbcc``
     (merge-on-read, NBCC, simple bucket index: ``overlap`` (default) and ``uncommitted-anchor``, whose
     writer fault the run injects; :mod:`engines.hudi_spark.nbcc`). ``entry``: a catalogue entry's plans
-    (:mod:`engines.hudi_spark.plans`, its TOML in ``scenario_toml``) instead of the fixed ``workload``."""
+    (:mod:`engines.hudi_spark.plans`, its TOML in ``scenario_toml``) instead of the fixed ``workload``.
+    Writers still running after ``timeout_s`` are killed (exit code None in metrics.json)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol={protocol!r}: one of {', '.join(PROTOCOLS)}")
     if entry is not None and protocol != "occ":
@@ -167,7 +169,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
                     "hadoop": {"fs.s3a.signing-algorithm": "S3SignerType"}}
             procs.append(start_writer(w, plan, out, python=python))
             injector.add(procs[-1])
-        codes = wait_all(procs, TIMEOUT_S)
+        codes = wait_all(procs, timeout_s)
         objects = list_table(ep, table_prefix)
     wall = time.monotonic() - t0
     for key, body in objects.items():
