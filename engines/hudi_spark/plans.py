@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from engines.hudi_spark.launch import WriterFault
 from model.config import ConfigError
 from model.timeline.config import TimelineScenario
 from model.timeline.hudi_writer import partition_of
@@ -45,6 +46,7 @@ class EntryPlans:
     batches: dict[str, list[dict[str, Any]]]
     options: dict[str, str]
     untranslated: list[str] = field(default_factory=list)
+    faults: tuple[WriterFault, ...] = ()  # writer pauses and kills at their requests (launch.py)
 
 
 def hudi_value(value: str) -> int:

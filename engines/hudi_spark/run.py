@@ -139,13 +139,15 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         names = [f"w{i}" for i in range(1, writers + 1)]
         make = PLANS[workload] if protocol == "occ" else NBCC_WORKLOADS[workload][0]
         plans, options = make(names, rounds, keys), {}
-    faults: list[WriterFault] = NBCC_WORKLOADS[workload][1](names) if protocol == "nbcc" else []
+    faults: list[WriterFault] = (list(entry.faults) if entry is not None
+                                 else NBCC_WORKLOADS[workload][1](names) if protocol == "nbcc" else [])
     for f in faults:
         f.check(names)
     hudi: dict[str, Any] = {"version": version, "workload": workload, "writers": names,
                             "not_pinned": NOT_PINNED, "plans": plans, "options": options}
     if entry is not None:
-        hudi |= {"entry": entry.entry, "seed": entry.seed, "untranslated": entry.untranslated}
+        hudi |= {"entry": entry.entry, "seed": entry.seed, "untranslated": entry.untranslated,
+                 "faults": [vars(f) for f in faults]}
     else:
         hudi |= {"rounds": rounds, "keys": keys, "protocol": protocol,
                  "faults": [vars(f) for f in faults]}
