@@ -7,9 +7,13 @@ cutoffs injected by the fault proxy (each node has its own proxy port).  The
 history has the simulated format; its store-side events are the clients' view
 of their successful writes (see ``backends/realworld.py``).
 
-Shortened timings are set with ``--set``, e.g. ``--set lock.validity_secs=4
---set lock.renew_interval_secs=1 --set lock.enforce_hudi_limits=false --set
-duration_ms=15000 --set storage.timeout_ms=400``; the defaults stay Hudi's.
+The catalogue's lock entries keep Hudi's timings (a 300 s lease) and run 7 to 30 minutes.
+``--time-scale N`` divides every time of the scenario by N, as ``hcc run --world hudi`` does
+(``scenarios/time_scale.py``: 30 gives Hudi's smallest lease, 10 s renewed every 1 s, within Hudi's
+limits, and rfc91-safe's 30 minutes become 60 s); ``--set`` values are in the entry's own units and
+are scaled with it (``--time-scale 30 --set duration_ms=600000`` runs 20 s).  Shorter still, outside
+Hudi's limits, with ``--set``, e.g. ``--set lock.validity_secs=4 --set lock.renew_interval_secs=1
+--set lock.enforce_hudi_limits=false --set duration_ms=15000 --set storage.timeout_ms=400``.
 
 A server that dies mid-run stops the run with a clear error; the history
 written so far stays in OUT/history.jsonl and is checked.
@@ -46,6 +50,7 @@ from model.metrics import lock_metrics
 from model.protocols import plugin
 from model.run_format import HISTORY, SCENARIO, RunHead, verdict_file
 from scenarios import loader
+from scenarios.time_scale import scale
 
 
 def register(subparsers: Any) -> None:
@@ -59,6 +64,8 @@ def register(subparsers: Any) -> None:
     add_backend(p, registry.NAMES, "hcc-realworld/", "table prefix, cleared before the run")
     add_set(p)
     p.add_argument("--seed", type=int, help="override the scenario's seed")
+    p.add_argument("--time-scale", type=int, default=1, metavar="N",
+                   help="divide the scenario's times by N (30: a 10 s lease renewed every 1 s; default 1)")
     p.add_argument("--latency", metavar="DIST",
                    help="latency added by the proxy each way: fixed:MS, uniform:LO:HI or exp:MEAN:CAP")
     add_out(p, "a new folder out/runs/SCENARIO-BACKEND/seedN-TIME")
@@ -87,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         registry.validate(args.backend)
     except ValueError as e:
         raise ConfigError("--backend", args.backend, str(e)) from e
-    scenario = loader.load(args.scenario, args.set or [])
+    scenario = scale(loader.load(args.scenario, args.set or []), args.time_scale)
     seed = scenario.seed if args.seed is None else args.seed
     latency = parse_dist(args.latency) if args.latency else None
     backend = redact_url(args.backend)  # what outputs may show of the backend
@@ -95,8 +102,10 @@ def run(args: argparse.Namespace) -> int:
     write_atomic(out / SCENARIO, loader.to_toml(map_scenario_keys(scenario, args.prefix)))
     error: str | None = None
     objects: dict[str, bytes] = {}
+    scaled = f", times / {args.time_scale}" if args.time_scale > 1 else ""
     head: RunHead = {"scenario": scenario.name, "protocol": "lock", "world": "real", "seed": seed,
-                     "expect": scenario.expect, "models": plugin("lock").models(scenario), "backend": backend}
+                     "expect": scenario.expect, "models": plugin("lock").models(scenario) + scaled,
+                     "backend": backend}
     steps = Steps(f"hcc realworld {scenario.name} on {backend}", quiet=args.quiet)
     bar: list[Progress | None] = []
 
@@ -146,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**summary, "metrics": metrics}, sort_keys=True))
     else:
-        print(f"scenario {scenario.name} on {backend} (real world)  seed {seed}  "
+        print(f"scenario {scenario.name} on {backend} (real world{scaled})  seed {seed}  "
               f"verdict {verdict.verdict} (expected {scenario.expect})  events {len(events)}  -> {out}")
         if actions:
             print(f"  proxy: {', '.join(f'{k} {v}' for k, v in sorted(actions.items()))}")
