@@ -23,6 +23,14 @@ from model.timeline.variants import COMMIT_VARIANTS, CommitVariant, commit_varia
 CC_MODES = ("none", "optimistic", "pessimistic")
 WORKLOADS = ("commits", "times")
 STRATEGIES = ("simple", "prefer-writer")
+CLUSTERING_UPDATES = ("reject", "allow")
+# Hypothetical writers, each with one of Hudi's replace handlings taken out (Hudi 1.2 has all three):
+# a conflict check that leaves pending clustering / replace instants out of its candidates; one that
+# does not count a completed replacecommit's replaced file ids as mutated; a writer's view that shows
+# replaced file groups.
+HYPOTHETICAL_REPLACE = ("ignore-pending-clustering", "ignore-replaced-ids", "show-replaced")
+# Hudi's class for each clustering_updates value (hoodie.clustering.updates.strategy).
+UPDATE_STRATEGY_CLASS = {"reject": "SparkRejectUpdateStrategy", "allow": "SparkAllowUpdateStrategy"}
 FAILED_WRITES = ("eager", "lazy")
 TIMELINE_CHECKERS = (
     "unique-times",
@@ -40,7 +48,8 @@ STRATEGY_CLASS = {
 }
 # Settings of one writer only: the field, and the variant writer that has it.
 _HUDI_ONLY = ("partitions", "preload", "small_file_records", "conflict_strategy", "failed_writes",
-              "heartbeat_interval_ms", "heartbeat_tolerable_misses", "unsupported_single_writer")
+              "heartbeat_interval_ms", "heartbeat_tolerable_misses", "unsupported_single_writer",
+              "clustering_writers", "overwrite_writers", "clustering_updates", "hypothetical_replace")
 _V5_ONLY = ("file_groups", "fg_lock_poll_ms")
 
 
@@ -75,6 +84,16 @@ class TimelineConfig:
     ``heartbeat_interval_ms`` and ``heartbeat_tolerable_misses`` (``hoodie.client.heartbeat.*``), and
     ``unsupported_single_writer`` (run several writers with ``cc = "none"``: Hudi's SINGLE_WRITER mode,
     which Hudi does not support for several writers).
+
+    ``hudi`` only, replacecommits (table version 8, SimpleConcurrentFileWrites, preloaded table):
+    ``clustering_writers`` (nodes whose operations are clusterings: each schedules a plan of a partition's
+    file groups under the lock as ``<t>.clustering.requested``, rewrites their rows into one new file
+    group and completes ``<t>_<c>.replacecommit`` replacing them), ``overwrite_writers`` (nodes whose
+    operations are insert_overwrites of the key's partition: the key's new value in a new file group, every
+    file group of the partition replaced), ``clustering_updates`` (``hoodie.clustering.updates.strategy``:
+    ``reject``, Hudi's inference under SimpleConcurrentFileWrites, or ``allow``) and
+    ``hypothetical_replace`` (a hypothetical writer with one of Hudi's replace handlings taken out, one of
+    :data:`HYPOTHETICAL_REPLACE`).
     """
 
     variant: str = "hudi"
@@ -98,6 +117,10 @@ class TimelineConfig:
     heartbeat_interval_ms: int | None = None
     heartbeat_tolerable_misses: int | None = None
     unsupported_single_writer: bool = False
+    clustering_writers: tuple[str, ...] = ()
+    overwrite_writers: tuple[str, ...] = ()
+    clustering_updates: str | None = None
+    hypothetical_replace: str | None = None
     ops_per_writer: int = 3
     delete_prob: float = 0.2
     fail_commit_prob: float = 0.0
@@ -180,6 +203,25 @@ class TimelineConfig:
             return self.spec.default_heartbeat_tolerable_misses
         return self.heartbeat_tolerable_misses
 
+    @property
+    def update_strategy(self) -> str:
+        """(hudi) ``hoodie.clustering.updates.strategy``: Hudi infers SparkAllowUpdateStrategy under
+        PreferWriter, SparkRejectUpdateStrategy otherwise (``HoodieClusteringConfig#UPDATES_STRATEGY``)."""
+        if self.clustering_updates is not None:
+            return self.clustering_updates
+        return "allow" if self.strategy == "prefer-writer" else "reject"
+
+    def role(self, node: str) -> str:
+        """(hudi) What ``node``'s operations are: ``clustering``, ``insert-overwrite`` or ``upsert``."""
+        if node in self.clustering_writers:
+            return "clustering"
+        return "insert-overwrite" if node in self.overwrite_writers else "upsert"
+
+    @property
+    def replaces(self) -> bool:
+        """Whether a run writes replacecommits (clusterings or insert_overwrites)."""
+        return bool(self.clustering_writers or self.overwrite_writers)
+
     # ---- validation -----------------------------------------------------------------------
 
     def validate(self) -> None:
@@ -216,7 +258,7 @@ class TimelineConfig:
     def _validate_v5(self) -> None:
         for name in _HUDI_ONLY:
             value = getattr(self, name)
-            if value not in (None, False):
+            if value not in (None, False, ()):
                 self._refuse(name, value, "a setting of the hudi writer (model/timeline/hudi_writer.py)")
         if self.metadata_table:
             self._refuse("metadata_table", True, "the specification's readers see the slices the store holds")
@@ -275,6 +317,35 @@ class TimelineConfig:
             raise ConfigError("timeline.preload", True, "needs workload = \"commits\" (there are no keys)")
         if self.unsupported_single_writer and self.cc != "none":
             raise ConfigError("timeline.unsupported_single_writer", True, "only with cc = \"none\"")
+        self._validate_replace()
+
+    def _validate_replace(self) -> None:
+        if self.clustering_updates is not None:
+            _require(self.clustering_updates in CLUSTERING_UPDATES, "clustering_updates",
+                     self.clustering_updates, f"must be one of {', '.join(CLUSTERING_UPDATES)}")
+        if self.hypothetical_replace is not None:
+            _require(self.hypothetical_replace in HYPOTHETICAL_REPLACE, "hypothetical_replace",
+                     self.hypothetical_replace, f"must be one of {', '.join(HYPOTHETICAL_REPLACE)}")
+        both = sorted(set(self.clustering_writers) & set(self.overwrite_writers))
+        _require(not both, "overwrite_writers", list(self.overwrite_writers),
+                 f"{', '.join(both)} also in timeline.clustering_writers (a node has one role)")
+        if not self.replaces:
+            for name in ("clustering_updates", "hypothetical_replace"):
+                if getattr(self, name) is not None:
+                    raise ConfigError(f"timeline.{name}", getattr(self, name),
+                                      "needs timeline.clustering_writers or timeline.overwrite_writers")
+            return
+        field = "clustering_writers" if self.clustering_writers else "overwrite_writers"
+        value = list(getattr(self, field))
+        _require(self.layout == "v8", field, value, "replacecommits are modelled in table version 8 only "
+                 "(layout v8: clustering as a clustering instant)")
+        _require(self.cc == "optimistic", field, value, "replacecommits are modelled under OCC only")
+        _require(self.strategy == "simple", field, value, "replacecommits are modelled with "
+                 "SimpleConcurrentFileWrites only (PreferWriter checks a clustering's own commit, "
+                 "not modelled)")
+        _require(self.workload == "commits" and self.preload, field, value,
+                 "needs workload = \"commits\" and preload = true (a clustering rewrites committed "
+                 "file groups)")
 
     # ---- what a run of it is ---------------------------------------------------------------
 
@@ -309,6 +380,11 @@ class TimelineScenario:
         self.timeline.validate()
         tl = self.timeline
         writers = self.scenario.workload.writers
+        nodes = self.scenario.workload.nodes()
+        for name in ("clustering_writers", "overwrite_writers"):
+            for node in getattr(tl, name):
+                if node not in nodes:
+                    raise ConfigError(f"timeline.{name}", node, f"not a writer node ({', '.join(nodes)})")
         if tl.spec.writer == "hudi" and tl.cc == "none" and writers > 1 and not tl.unsupported_single_writer:
             raise ConfigError("timeline.cc", "none", f"variant hudi with {writers} writers: Hudi's "
                               "SINGLE_WRITER mode does not support several writers; set "
@@ -328,6 +404,13 @@ def models_text(tl: TimelineConfig, writers: int) -> str:
         return f"{spec.models()}; {tl.reader_text()}"
     if tl.cc == "optimistic":
         mode = f"under OCC ({STRATEGY_CLASS[tl.strategy]})"
+        kinds = ((tl.clustering_writers, "clustering"), (tl.overwrite_writers, "insert_overwrite"))
+        roles = [f"{len(names)} {what}" for names, what in kinds if names]
+        if roles:
+            mode += f", {' and '.join(roles)} ({UPDATE_STRATEGY_CLASS[tl.update_strategy]})"
+        if tl.hypothetical_replace is not None:
+            return (f"a hypothetical writer ({tl.hypothetical_replace}) on {spec.models()} {mode}; "
+                    f"{tl.reader_text()}")
     elif writers > 1:
         mode = f"in SINGLE_WRITER mode, {writers} of them: a configuration Hudi does not support"
     else:

@@ -9,7 +9,11 @@ a ``HoodieWriteConflictException``.
 
 * ``simple`` (``SimpleConcurrentFileWritesConflictResolutionStrategy``, Hudi's default): completed
   instants of the commits timeline whose instant (requested) time is after the last instant completed
-  when the write started, plus pending clustering / replace commits (the model has none).
+  when the write started, plus the pending replace and clustering instants (every pending clustering;
+  a pending replacecommit only when requested after this commit's instant:
+  ``#getCandidateInstantsV8AndAbove`` and ``#isClusteringOrRecentlyRequestedInstant``).  A pending
+  clustering's mutated file groups are its plan's input slices; a completed replacecommit's are its
+  written file groups and its ``partitionToReplaceFileIds`` (``ConcurrentOperation#init``).
 * ``prefer-writer`` (``PreferWriterConflictResolutionStrategy``): for an ingestion commit, completed
   commit / replacecommit / compaction / deltacommit instants whose completion time is after this
   commit's instant time, in completion-time order.
@@ -66,6 +70,20 @@ def prefer_writer_candidates(instants: Iterable[Instant], current: int) -> list[
     return sorted(done, key=lambda i: (i.completed or 0, i.requested))
 
 
+def pending_replace_candidates(instants: Iterable[Instant], current: int) -> list[Instant]:
+    """SimpleConcurrentFileWrites (table version 8): the pending replace and clustering instants
+    (``filterPendingReplaceOrClusteringTimeline``) that are a clustering, or a replacecommit requested
+    after ``current`` (``isClusteringOrRecentlyRequestedInstant``), in instant-time order.  In table
+    version 8 a pending clustering is a ``clustering`` instant, a pending replacecommit an insert_overwrite
+    (``ClusteringUtils#isClusteringInstant``: a replacecommit is a clustering only with a plan)."""
+    pending = [
+        i for i in instants
+        if not i.is_completed and i.requested_action in ("clustering", "replacecommit")
+        and (i.requested_action == "clustering" or i.requested > current)
+    ]
+    return sorted(pending, key=lambda i: i.requested)
+
+
 def completed_during_write(instants: Iterable[Instant], pending: frozenset[int]) -> list[Instant]:
     """``getCompletedInstantsDuringCurrentWriteOperation``: completed commits-timeline instants that were
     pending when the write started."""
@@ -74,11 +92,16 @@ def completed_during_write(instants: Iterable[Instant], pending: frozenset[int])
 
 
 def candidate_instants(strategy: str, instants: Sequence[Instant], current: int, last: int | None,
-                       pending: frozenset[int]) -> list[Instant]:
+                       pending: frozenset[int], pending_replace: bool = True) -> list[Instant]:
     """The instants ``resolveWriteConflictIfAny`` checks, strategy's first (a stream concat: an instant
-    in both lists is checked twice, as in Hudi)."""
-    first = (prefer_writer_candidates(instants, current) if strategy == "prefer-writer"
-             else simple_candidates(instants, last))
+    in both lists is checked twice, as in Hudi).  ``pending_replace`` False: a hypothetical strategy that
+    leaves pending replace / clustering instants out (Hudi 1.2 includes them)."""
+    if strategy == "prefer-writer":
+        first = prefer_writer_candidates(instants, current)
+    else:
+        first = simple_candidates(instants, last)
+        if pending_replace:
+            first += pending_replace_candidates(instants, current)
     return first + completed_during_write(instants, pending)
 
 

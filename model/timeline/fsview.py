@@ -8,6 +8,18 @@ storage (a listing of the partition's folder, keeping base files of completed in
 differ only for a committed base file that was deleted: the metadata table still lists it (reading it
 fails), the storage listing does not (the file group falls back to its previous slice).
 
+Replaced file groups (``AbstractTableFileSystemView``, Hudi 1.2.0): the view reads every completed
+replacecommit's ``partitionToReplaceFileIds`` (``#resetFileGroupsReplaced``, lines 275-306) and its
+latest-base-file APIs leave a replaced file group out whatever its slices' instants
+(``#getLatestBaseFiles``, line 747; ``#getLatestFileSlices``, line 898; ``#isFileGroupReplaced``, lines
+1682-1684); the time-travel APIs leave it out from the replacecommit's instant time on
+(``#isFileGroupReplacedBeforeOrOn``, lines 1699-1706, used by ``#getLatestBaseFilesBeforeOrOn``, line
+792).  Only ``#getLatestFileSlicesIncludingInflight`` (lines 908-919, which Hudi's bucket index and
+metadata-table bootstrap use, neither modelled) keeps replaced groups: it has no such filter.  The
+model's writers read through :func:`view` (the latest base files, replaced groups hidden) and the
+clustering planner also skips file groups in a pending clustering plan
+(``ClusteringPlanStrategy#getFileSlicesEligibleForClustering``).
+
 The model's index is a stand-in for Hudi's SIMPLE (or BLOOM) index: it reads the keys of the latest
 committed base files of the key's partition (``HoodieSimpleIndex#tagLocation`` joins the incoming keys
 with those of the latest base files).  A new key goes to a small file group of the partition if there
@@ -26,7 +38,8 @@ from model.effects import Effect, ListPrefix, Read, StoreResult
 from model.explorable import Keyer
 from model.timeline.instants import list_instants
 from model.timeline.layout import Instant, State, instant_path, is_base_file_name, parse_base_file_name
-from model.timeline.metadata import decode_instant_metadata
+from model.timeline.metadata import decode_instant_metadata, plan_file_groups
+from model.timeline.modeldata import replaced_file_groups
 
 Gen = Generator[Effect, Any, Any]
 
@@ -78,7 +91,8 @@ class TimelineReader:
         return None if listed is None else latest_states(listed)
 
     def metadata(self, inst: Instant) -> Gen:
-        """The decoded metadata of a completed instant, or None when it could not be read."""
+        """The decoded metadata of a completed instant (or of a clustering's requested plan: it never
+        changes either), or None when it could not be read."""
         key = instant_path(self.base, self.layout, inst)
         if key in self.cache:
             return self.cache[key]
@@ -120,13 +134,44 @@ def slices_from_listing(keys: Iterable[str], base: str, completed: set[int]) -> 
     return out
 
 
-def latest_slices(slices: Iterable[BaseSlice], partition: str) -> list[BaseSlice]:
-    """The latest base file of each file group of ``partition`` (greatest instant), by file id."""
+def latest_slices(slices: Iterable[BaseSlice], partition: str,
+                  replaced: frozenset[tuple[str, str]] = frozenset()) -> list[BaseSlice]:
+    """The latest base file of each file group of ``partition`` (greatest instant), by file id; a file
+    group in ``replaced`` is left out (``getLatestBaseFiles``' ``!isFileGroupReplaced`` filter)."""
     latest: dict[str, BaseSlice] = {}
     for s in slices:
-        if s.partition == partition and (s.file_id not in latest or s.instant > latest[s.file_id].instant):
+        if (s.partition == partition and (s.partition, s.file_id) not in replaced
+                and (s.file_id not in latest or s.instant > latest[s.file_id].instant)):
             latest[s.file_id] = s
     return [latest[f] for f in sorted(latest)]
+
+
+def replaced_groups(reader: TimelineReader, instants: Sequence[Instant]) -> Gen:
+    """``AbstractTableFileSystemView#resetFileGroupsReplaced``: the (partition, fileId) pairs named by the
+    completed replacecommits' ``partitionToReplaceFileIds`` (their metadata read); None on a failed read."""
+    out: set[tuple[str, str]] = set()
+    _over = [i for i in instants if i.is_completed and i.action == "replacecommit"]
+    for _at, inst in enumerate(_over):  # _at: the loop's position
+        md = yield from reader.metadata(inst)
+        if md is None:
+            return None
+        out |= replaced_file_groups(md)
+    return frozenset(out)
+
+
+def pending_clustering_groups(reader: TimelineReader, instants: Sequence[Instant]) -> Gen:
+    """``getFileGroupsInPendingClustering``: the file groups of every pending clustering's plan, read from
+    its ``.clustering.requested`` file (``ClusteringUtils#getAllFileGroupsInPendingClusteringPlans``), as
+    {(partition, fileId): instant time}; None on a failed read."""
+    out: dict[tuple[str, str], int] = {}
+    _over = [i for i in instants if not i.is_completed and i.requested_action == "clustering"]
+    for _at, inst in enumerate(_over):  # _at: the loop's position
+        md = yield from reader.metadata(Instant(inst.requested, "clustering", State.REQUESTED))
+        if md is None:
+            return None
+        for fg in plan_file_groups(md):
+            out[fg] = inst.requested
+    return out
 
 
 def small_file(groups: Sequence[tuple[BaseSlice, Mapping[str, str]]], limit: int) -> BaseSlice | None:

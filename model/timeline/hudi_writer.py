@@ -84,7 +84,16 @@ from model.timeline.failed_writes import (
     is_expired,
     to_rollback,
 )
-from model.timeline.fsview import BaseSlice, TimelineReader, latest_slices, read_entries, small_file, view
+from model.timeline.fsview import (
+    BaseSlice,
+    TimelineReader,
+    latest_slices,
+    pending_clustering_groups,
+    read_entries,
+    replaced_groups,
+    small_file,
+    view,
+)
 from model.timeline.layout import (
     BaseFile,
     Instant,
@@ -97,8 +106,21 @@ from model.timeline.layout import (
     partition_metadata_key,
     properties_key,
 )
-from model.timeline.metadata import encode_rollback_metadata, partition_metadata_text, properties_text
-from model.timeline.modeldata import commit_body, mutated_file_groups, table_spec, write_stat
+from model.timeline.metadata import (
+    clustering_plan,
+    encode_clustering_plan,
+    encode_rollback_metadata,
+    partition_metadata_text,
+    plan_file_groups,
+    properties_text,
+)
+from model.timeline.modeldata import (
+    commit_body,
+    mutated_file_groups,
+    replaced_file_groups,
+    table_spec,
+    write_stat,
+)
 from model.timeline.timegen import TimeGenerator, release
 from model.timeline.txn_records import TxnRecording
 
@@ -211,14 +233,33 @@ class HudiWriter(TxnRecording):
         kind = "delete" if self.rng.random() < self.tl.delete_prob else "upsert"
         return {"key": key, "kind": kind, "value": f"{self.node}.{self.ops}"}
 
+    def _role(self) -> str:
+        """What this writer's operations are: ``upsert``, ``clustering``, ``insert-overwrite``, ``times``."""
+        return self.tl.role(self.node) if self.tl.workload == "commits" else "times"
+
     def operation(self) -> Gen:
         """One operation; returns ``ok``, ``aborted`` or ``failed`` (the writer died in the commit phase)."""
-        op = self._draw_op() if self.tl.workload == "commits" else {"kind": "times"}
+        role = self._role()
+        if role == "times":
+            op: dict[str, Any] = {"kind": "times"}
+        elif role == "clustering":  # the partitions in turn
+            op = {"kind": "cluster", "partition": f"p{(self.ops - 1) % self.tl.partition_count}"}
+        else:
+            op = self._draw_op()
+            if role == "insert-overwrite":
+                op["kind"] = "insert_overwrite"
         yield Record("op", "invoke", op)
-        self._txn_begin(op)
+        if role in ("upsert", "times"):
+            self._txn_begin(op)
+        else:  # replacecommits keep no transaction record (model/checkers/txn_from_runs.py reads upserts)
+            self.txn = None
         try:
-            if self.tl.workload == "commits":
+            if role == "upsert":
                 result = yield from self._commit_op(op)
+            elif role == "clustering":
+                result = yield from self._cluster_op(op)
+            elif role == "insert-overwrite":
+                result = yield from self._overwrite_op(op)
             else:
                 result = yield from self._times_op()
         except _Abort as a:
@@ -317,8 +358,9 @@ class HudiWriter(TxnRecording):
 
     # ---- the write ----------------------------------------------------------------------------
 
-    def _start_commit(self) -> Gen:
-        """BaseHoodieWriteClient#startCommit; returns the requested instant."""
+    def _start_commit(self, action: str = "commit") -> Gen:
+        """BaseHoodieWriteClient#startCommit (``action``: ``commit``, or ``replacecommit`` for an
+        insert_overwrite); returns the requested instant."""
         if self.policy == "eager":
             _over = to_rollback((yield from self._list()))
             for _at, victim in enumerate(_over):  # the loop's position
@@ -326,7 +368,7 @@ class HudiWriter(TxnRecording):
                     raise _Abort("rollback-failed")
         yield from self._begin()
         ts = yield from self.times.generate("instant", lock_held=True)
-        requested = Instant(ms_to_instant(ts), "commit", State.REQUESTED)
+        requested = Instant(ms_to_instant(ts), action, State.REQUESTED)
         yield from self._start_heartbeat(requested.requested)
         yield from self._create(requested, b"")
         yield from self._end()
@@ -335,11 +377,8 @@ class HudiWriter(TxnRecording):
     def _tag(self, op: dict[str, Any], listed: list[Instant]) -> Gen:
         """The key's file group: (slice or None, file id, entries, kind), as the index and partitioner say."""
         key, partition = op["key"], partition_of(op["key"], self.tl.partition_count)
-        slices = yield from view(self.reader, listed, [partition], self.tl.metadata_table_on)
-        if slices is None:
-            raise _Abort("view-read-failed")
+        _over = yield from self._latest_view(listed, partition)
         groups: list[tuple[BaseSlice, dict[str, str]]] = []
-        _over = latest_slices(slices, partition)
         for _at, s in enumerate(_over):  # the loop's position
             entries = yield from read_entries(self.base, s)
             if entries is None:
@@ -352,6 +391,9 @@ class HudiWriter(TxnRecording):
                 return s, s.file_id, dict(entries), ("delete" if op["kind"] == "delete" else "update")
         if op["kind"] == "delete":
             return None, None, {}, "delete-absent"
+        if self.tl.replaces:  # UpsertPartitioner#assignInserts: no small file of a pending clustering plan
+            clustering = yield from self._pending_clustering(listed)
+            groups = [(s, e) for s, e in groups if (s.partition, s.file_id) not in clustering]
         small = small_file(groups, self.tl.small_file_limit)
         if small is not None:
             self._txn_set(target=small.path)
@@ -364,6 +406,8 @@ class HudiWriter(TxnRecording):
         last, pending = last_completed(listed), pending_instants(listed, requested.requested)
         self._txn_set(instant=requested.id, snapshot=None if last is None else last.id)
         target, file_id, entries, kind = yield from self._tag(op, listed)
+        if self.tl.replaces and target is not None and kind in ("update", "delete"):
+            yield from self._clustering_handle_update(listed, target)
         inflight = Instant(requested.requested, "commit", State.INFLIGHT)
         yield from self._exists(requested, "requested-missing", in_commit=False)
         yield from self._create(inflight, b"")
@@ -411,8 +455,10 @@ class HudiWriter(TxnRecording):
         return path
 
     def _commit(self, requested: Instant, last: Instant | None, pending: frozenset[int],
-                model: dict[str, Any] | None, stats: dict[str, list[dict[str, Any]]]) -> Gen:
-        """commitStats: the heartbeat check, then in one lock hold the conflict check and the completion."""
+                model: dict[str, Any] | None, stats: dict[str, list[dict[str, Any]]],
+                operation: str = "UPSERT", replaced: dict[str, list[str]] | None = None) -> Gen:
+        """commitStats: the heartbeat check, then in one lock hold the conflict check and the completion
+        (of ``requested``'s action; an insert_overwrite's ``replaced``: its partitionToReplaceFileIds)."""
         hb = self.heartbeat
         if hb is not None:
             now: int = yield Now()
@@ -420,9 +466,9 @@ class HudiWriter(TxnRecording):
                 raise _Abort("heartbeat-expired")
         yield from self._begin()
         if self.locking:
-            yield from self._resolve_conflicts(requested, last, pending, stats)
-        yield from self._exists(Instant(requested.requested, "commit", State.INFLIGHT), "inflight-missing",
-                                in_commit=True)
+            yield from self._resolve_conflicts(requested, last, pending, stats, operation, replaced)
+        yield from self._exists(Instant(requested.requested, requested.action, State.INFLIGHT),
+                                "inflight-missing", in_commit=True)
         completion = None
         if self.layout == "v8":
             ms = yield from self.times.generate("completion", lock_held=True, force_increase=False)
@@ -432,8 +478,8 @@ class HudiWriter(TxnRecording):
             yield from self._stop_heartbeat(delete_file=False)  # the process died: its heartbeat file stays
             yield Record("writer-fail", "info", {"instant": requested.id})
             return "failed"
-        done = Instant(requested.requested, "commit", State.COMPLETED, completion)
-        data = commit_body(self.layout, self.spec, stats, model)
+        done = Instant(requested.requested, requested.action, State.COMPLETED, completion)
+        data = commit_body(self.layout, self.spec, stats, model, operation, replaced)
         completion_text = format_instant(completion) if completion is not None else None
         yield Record("write", "invoke", {"instant": requested.id, "completion": completion_text})
         self._txn_set(completing=True)
@@ -445,27 +491,160 @@ class HudiWriter(TxnRecording):
         return "committed"
 
     def _resolve_conflicts(self, requested: Instant, last: Instant | None, pending: frozenset[int],
-                           stats: dict[str, list[dict[str, Any]]]) -> Gen:
-        """TransactionUtils#resolveWriteConflictIfAny, the timeline refreshed inside the transaction."""
+                           stats: dict[str, list[dict[str, Any]]], operation: str = "UPSERT",
+                           replaced: dict[str, list[str]] | None = None) -> Gen:
+        """TransactionUtils#resolveWriteConflictIfAny, the timeline refreshed inside the transaction.
+
+        This commit's mutated file groups are its write stats' and, for an insert_overwrite, its replaced
+        ones (``ConcurrentOperation#init`` on commit metadata, lines 195-206)."""
         listed = yield from self._list(in_commit=True)
-        mine = Operation(requested.requested, "commit", "UPSERT",
-                         frozenset(mutated_file_groups({"partitionToWriteStats": stats})))
+        md_mine = {"partitionToWriteStats": stats, "partitionToReplaceFileIds": replaced or {}}
+        mine = Operation(requested.requested, requested.action, operation,
+                         frozenset(mutated_file_groups(md_mine) | replaced_file_groups(md_mine)))
         others = []
+        keep_pending = self.tl.hypothetical_replace != "ignore-pending-clustering"
         _over = candidate_instants(self.tl.strategy, listed, requested.requested,
-                                   None if last is None else last.requested, pending)
+                                   None if last is None else last.requested, pending, keep_pending)
         for _at, inst in enumerate(_over):  # the loop's position
-            md = yield from self.reader.metadata(inst)
-            if md is None:
-                raise _Abort("timeline-read-failed", in_commit=True)
-            operation = str(md.get("operationType") or "UPSERT")
-            mutated = frozenset(mutated_file_groups(md))
-            others.append(Operation(inst.requested, inst.action, operation, mutated))
+            other = yield from self._concurrent_operation(inst)
+            others.append(other)
         other = first_conflict(mine, others)
         if other is not None:
             fgs = sorted(f"{p}/{f}" for p, f in mine.mutated & other.mutated)
             yield Record("conflict", "info", {"instant": requested.id, "other": format_instant(other.instant),
                                               "fg": fgs})
             raise _Abort("occ-conflict", in_commit=True)
+
+    def _concurrent_operation(self, inst: Instant) -> Gen:
+        """``ConcurrentOperation(instant, metaClient)`` of a candidate: what it mutated, read from the
+        timeline (lines 121-187).  A completed commit: its write stats' file groups, and a replacecommit's
+        ``partitionToReplaceFileIds`` too (155-162); a pending clustering (requested or inflight: its
+        requested plan, 80-84): its plan's input file groups, operation CLUSTER (167-183); a pending
+        insert_overwrite: nothing (its requested file has no plan and the model's inflight file no
+        workload profile, which would name only its new file ids)."""
+        if not inst.is_completed:
+            if inst.requested_action != "clustering":
+                return Operation(inst.requested, inst.action, "UNKNOWN", frozenset())
+            plan = yield from self.reader.metadata(Instant(inst.requested, "clustering", State.REQUESTED))
+            if plan is None:
+                raise _Abort("timeline-read-failed", in_commit=True)
+            return Operation(inst.requested, inst.action, "CLUSTER", frozenset(plan_file_groups(plan)))
+        md = yield from self.reader.metadata(inst)
+        if md is None:
+            raise _Abort("timeline-read-failed", in_commit=True)
+        operation = str(md.get("operationType") or "UPSERT")
+        mutated = mutated_file_groups(md)
+        if self.tl.hypothetical_replace != "ignore-replaced-ids":
+            mutated |= replaced_file_groups(md)
+        return Operation(inst.requested, inst.action, operation, frozenset(mutated))
+
+    # ---- replacecommits: the view, clustering, insert_overwrite ---------------------------------
+
+    def _latest_view(self, listed: list[Instant], partition: str) -> Gen:
+        """``getLatestBaseFiles(partition)``: the latest committed base file of each file group of the
+        partition, replaced file groups left out (``model/timeline/fsview.py``; the hypothetical
+        ``show-replaced`` writer keeps them)."""
+        slices = yield from view(self.reader, listed, [partition], self.tl.metadata_table_on)
+        if slices is None:
+            raise _Abort("view-read-failed")
+        replaced: frozenset[tuple[str, str]] = frozenset()
+        if self.tl.replaces and self.tl.hypothetical_replace != "show-replaced":
+            got = yield from replaced_groups(self.reader, listed)
+            if got is None:
+                raise _Abort("view-read-failed")
+            replaced = got
+        return latest_slices(slices, partition, replaced)
+
+    def _pending_clustering(self, listed: list[Instant]) -> Gen:
+        """The file groups in a pending clustering plan (``getFileGroupsInPendingClustering``)."""
+        groups = yield from pending_clustering_groups(self.reader, listed)
+        if groups is None:
+            raise _Abort("view-read-failed")
+        return groups
+
+    def _clustering_handle_update(self, listed: list[Instant], target: BaseSlice) -> Gen:
+        """``BaseSparkCommitActionExecutor#clusteringHandleUpdate`` (1.2.0, lines 116-163), before the
+        write's inflight file: an update or delete of a file group in a pending clustering plan is refused
+        by SparkRejectUpdateStrategy (``HoodieClusteringUpdateException``, ``#handleUpdate`` lines 48-58);
+        SparkAllowUpdateStrategy lets it through (lines 130-131: the conflict check at commit decides)."""
+        clustering = yield from self._pending_clustering(listed)
+        if (target.partition, target.file_id) in clustering and self.tl.update_strategy == "reject":
+            yield Record("clustering-update", "info", {"fg": target.fg,
+                                                       "clustering": format_instant(clustering[
+                                                           (target.partition, target.file_id)])})
+            raise _Abort("clustering-update-rejected")
+
+    def _cluster_op(self, op: dict[str, Any]) -> Gen:
+        """A clustering of one partition's file groups (``BaseHoodieTableServiceClient``): schedule the plan
+        under the table lock (``<t>.clustering.requested``, the file groups not in a pending clustering:
+        ``ClusteringPlanStrategy#getFileSlicesEligibleForClustering``), go inflight, rewrite the plan's
+        slices into one new file group (base file of instant ``t``), then complete ``<t>_<c>.replacecommit``
+        with ``partitionToReplaceFileIds`` in a lock hold (``#completeClustering``: no conflict check
+        under SimpleConcurrentFileWrites, whose ``isPreCommitRequired`` is false).  No heartbeat
+        (``hoodie.clustering.enable.expirations`` is false by default) and no rollback of a failed one."""
+        partition = op["partition"]
+        yield from self._begin()  # scheduleTableService: the plan and its requested file in one lock hold
+        listed = yield from self._list()
+        latest = yield from self._latest_view(listed, partition)
+        clustering = yield from self._pending_clustering(listed)
+        eligible = [s for s in latest if (s.partition, s.file_id) not in clustering]
+        if not eligible:
+            yield from self._end()
+            return "nothing-to-cluster"
+        ts = yield from self.times.generate("instant", lock_held=True)
+        requested = Instant(ms_to_instant(ts), "clustering", State.REQUESTED)
+        plan = clustering_plan([(s.partition, s.file_id, s.path) for s in eligible])
+        yield from self._create(requested, encode_clustering_plan(plan))
+        yield from self._end()
+        inflight = Instant(requested.requested, "clustering", State.INFLIGHT)
+        yield from self._exists(requested, "requested-missing", in_commit=False)
+        yield from self._create(inflight, b"")
+        entries: dict[str, str] = {}
+        for _at, s in enumerate(eligible):  # _at: the loop's position; the plan's slices as planned
+            got = yield from read_entries(self.base, s)
+            if got is None:
+                raise _Abort("base-file-read-failed")
+            entries.update(got)
+        yield Sleep(draw(self.rng, self.workload.work_ms), interruptible=False)  # the clustering job's work
+        file_id = new_file_id(self.new_id())
+        path = yield from self._write_base_file(partition, file_id, requested.requested, entries)
+        stats = {partition: [write_stat(partition, file_id, path, None, len(entries), "insert")]}
+        replaced = {partition: [s.file_id for s in eligible]}
+        model = {"fg": f"{partition}/{file_id}", "slice": path, "merge": None, "aux": None}
+        yield from self._begin()  # completeClustering: beginStateChange
+        yield from self._exists(inflight, "inflight-missing", in_commit=True)
+        ms = yield from self.times.generate("completion", lock_held=True, force_increase=False)
+        done = Instant(requested.requested, "replacecommit", State.COMPLETED, ms_to_instant(ms))
+        data = commit_body(self.layout, self.spec, stats, model, "CLUSTER", replaced)
+        completion_text = format_instant(done.completed or 0)
+        yield Record("write", "invoke", {"instant": requested.id, "completion": completion_text})
+        yield from self._create(done, data)
+        yield from self._end()
+        return "committed"
+
+    def _overwrite_op(self, op: dict[str, Any]) -> Gen:
+        """An insert_overwrite of the key's partition (a ``replacecommit`` through the write client, as an
+        upsert goes): the key's new value in a new file group; every file group of the partition that the
+        write's view holds is replaced (``InsertOverwriteCommitActionExecutor#getAllExistingFileIds``:
+        ``getLatestFileSlices``); the commit's conflict check counts them as mutated."""
+        requested = yield from self._start_commit("replacecommit")
+        listed = yield from self._list()  # preWrite
+        last, pending = last_completed(listed), pending_instants(listed, requested.requested)
+        partition = partition_of(op["key"], self.tl.partition_count)
+        existing = yield from self._latest_view(listed, partition)
+        inflight = Instant(requested.requested, "replacecommit", State.INFLIGHT)
+        yield from self._exists(requested, "requested-missing", in_commit=False)
+        yield from self._create(inflight, b"")
+        yield Sleep(draw(self.rng, self.workload.work_ms), interruptible=False)  # the write job's work
+        file_id = new_file_id(self.new_id())
+        rows = {op["key"]: op["value"]}
+        path = yield from self._write_base_file(partition, file_id, requested.requested, rows)
+        model = {"fg": f"{partition}/{file_id}", "slice": path, "merge": None,
+                 "aux": {"key": op["key"], "kind": "insert", "value": op["value"]}}
+        stats = {partition: [write_stat(partition, file_id, path, None, 1, "insert")]}
+        replaced = {partition: [s.file_id for s in existing]}
+        result = yield from self._commit(requested, last, pending, model, stats, "INSERT_OVERWRITE", replaced)
+        return result
 
     # ---- failed writes -------------------------------------------------------------------------
 
@@ -512,7 +691,7 @@ class HudiWriter(TxnRecording):
         instant that completed meanwhile first reverts it to inflight, unpublishing the commit)."""
         yield from self._begin()  # scheduleRollback, under the lock (executeStateChangeWithInstant)
         listed = yield from self._list()
-        now = [i for i in listed if i.requested == victim.requested and i.action == "commit"]
+        now = [i for i in listed if i.requested == victim.requested and i.action == victim.action]
         if not now:
             yield from self._end()
             yield Record("rollback", "fail", {"instant": victim.id, "reason": "not-found"})
@@ -540,7 +719,7 @@ class HudiWriter(TxnRecording):
         yield from self._begin()  # finishRollback, under the lock
         _over3 = (State.INFLIGHT, State.REQUESTED)
         for _at3, state in enumerate(_over3):  # the loop's position
-            pending = Instant(victim.requested, "commit", state)
+            pending = Instant(victim.requested, victim.action, state)
             yield from self._delete(instant_path(self.base, self.layout, pending))
         completion = None
         if self.layout == "v8":

@@ -131,6 +131,50 @@ ROLLBACK_METADATA_SCHEMA: dict[str, Any] = {
 }
 
 
+# HoodieRequestedReplaceMetadata (a clustering's ``.clustering.requested`` file): the plan's input groups,
+# each the file slices it rewrites (HoodieClusteringPlan / HoodieClusteringGroup / HoodieSliceInfo).
+REQUESTED_REPLACE_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "HoodieRequestedReplaceMetadata",
+    "namespace": _NS,
+    "fields": [
+        _opt("operationType", _STRING),
+        _opt("clusteringPlan", {
+            "type": "record",
+            "name": "HoodieClusteringPlan",
+            "fields": [
+                _opt("inputGroups", {
+                    "type": "array",
+                    "items": {
+                        "type": "record",
+                        "name": "HoodieClusteringGroup",
+                        "fields": [
+                            _opt("slices", {
+                                "type": "array",
+                                "items": {
+                                    "type": "record",
+                                    "name": "HoodieSliceInfo",
+                                    "fields": [
+                                        _opt("dataFilePath", _STRING),
+                                        _opt("fileId", _STRING),
+                                        _opt("partitionPath", _STRING),
+                                    ],
+                                },
+                            }),
+                            _opt("numOutputFileGroups", "int"),
+                        ],
+                    },
+                }),
+                _opt("extraMetadata", {"type": "map", "values": _STRING}),
+                {"name": "version", "type": ["int", "null"], "default": 1},
+            ],
+        }),
+        _opt("extraMetadata", {"type": "map", "values": _STRING}),
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """What ``hoodie.properties`` says about a simulated table.
@@ -216,11 +260,13 @@ def commit_metadata(
     operation: str,
     extra: Mapping[str, str],
     compacted: bool = False,
+    replaced: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """A HoodieCommitMetadata value: write stats by partition, the operation, extra metadata."""
+    """A HoodieCommitMetadata value: write stats by partition, the operation, extra metadata; ``replaced``:
+    a replacecommit's ``partitionToReplaceFileIds`` (HoodieReplaceCommitMetadata)."""
     return {
         "partitionToWriteStats": {p: [dict(s) for s in ss] for p, ss in stats.items()},
-        "partitionToReplaceFileIds": {},
+        "partitionToReplaceFileIds": {p: list(ids) for p, ids in (replaced or {}).items()},
         "compacted": compacted,
         "extraMetadata": dict(extra),
         "version": 1,
@@ -239,14 +285,48 @@ def encode_commit_metadata(layout: str, metadata: Mapping[str, Any], text_safe: 
         return json.dumps(md, indent=2, sort_keys=True).encode()
     if not text_safe:
         return write_container(COMMIT_METADATA_SCHEMA, [md])
+    return _text_safe_container(COMMIT_METADATA_SCHEMA, md)
+
+
+def _text_safe_container(schema: Mapping[str, Any], md: Mapping[str, Any]) -> bytes:
+    """An Avro container of ``md`` made valid UTF-8 by padding its ``extraMetadata`` (a :data:`PAD_KEY`
+    entry; a ``schema`` entry padded to a text-safe length); ValueError when that is impossible."""
     extra = {k: _pad_json(v) if k == "schema" else v for k, v in (md.get("extraMetadata") or {}).items()}
     for pad in range(64):
-        data = write_container(
-            COMMIT_METADATA_SCHEMA, [{**md, "extraMetadata": {**extra, PAD_KEY: " " * pad}}]
-        )
+        data = write_container(schema, [{**md, "extraMetadata": {**extra, PAD_KEY: " " * pad}}])
         if is_text(data):
             return data
     raise ValueError("commit metadata cannot be written as text-safe Avro (a string of 64+ bytes?)")
+
+
+def clustering_plan(slices: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
+    """A HoodieRequestedReplaceMetadata of a clustering: one input group of ``slices`` (partition, file id,
+    base file path), rewritten into one output file group (``operationType`` CLUSTER)."""
+    infos = [{"dataFilePath": path, "fileId": fid, "partitionPath": p} for p, fid, path in slices]
+    plan = {"inputGroups": [{"slices": infos, "numOutputFileGroups": 1}], "extraMetadata": {}, "version": 1}
+    return {"operationType": "CLUSTER", "clusteringPlan": plan, "extraMetadata": {}, "version": 1}
+
+
+def encode_clustering_plan(plan: Mapping[str, Any]) -> bytes:
+    """A clustering's requested metadata as Hudi 1.x stores it: an Avro container (text-safe, so that a
+    history can carry it)."""
+    return _text_safe_container(REQUESTED_REPLACE_SCHEMA, plan)
+
+
+def plan_file_groups(metadata: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """``ConcurrentOperation#getPartitionAndFileIdsFromRequestedReplaceMetadata``: the (partition, fileId)
+    of every slice of a clustering plan's input groups (empty for a requested insert_overwrite, whose
+    requested file has no plan)."""
+    plan = metadata.get("clusteringPlan") or {}
+    return {(str(s["partitionPath"]), str(s["fileId"]))
+            for g in plan.get("inputGroups") or () for s in g.get("slices") or ()}
+
+
+def plan_slices(metadata: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The (partition, file id, base file path) of every slice a clustering plan rewrites, in plan order."""
+    plan = metadata.get("clusteringPlan") or {}
+    return [(str(s["partitionPath"]), str(s["fileId"]), str(s["dataFilePath"]))
+            for g in plan.get("inputGroups") or () for s in g.get("slices") or ()]
 
 
 def _pad_json(text: str) -> str:

@@ -49,16 +49,22 @@ def _fg(text: str) -> FgId:
 
 def model_body(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """The operation's model data in decoded commit metadata: ``{fg, slice, merge, aux}`` from its
-    ``hcc.*`` extra metadata, or ``{}`` (pending instants, the ``times`` workload, empty commits)."""
+    ``hcc.*`` extra metadata (a replacecommit's also ``replaced``: the ``<partition>/<fileId>`` of its
+    ``partitionToReplaceFileIds``), or ``{}``
+    (pending instants, the ``times`` workload, empty commits)."""
     extra = metadata.get("extraMetadata") or {}
     if "hcc.fg" not in extra:
         return {}
-    return {
+    body = {
         "fg": _fg(extra["hcc.fg"]),
         "slice": extra["hcc.slice"],
         "merge": extra["hcc.merge"] or None,
         "aux": json.loads(extra["hcc.aux"]),
     }
+    replaced = replaced_file_groups(metadata)
+    if replaced:
+        body["replaced"] = sorted(f"{p}/{f}" for p, f in replaced)
+    return body
 
 
 def write_stat(partition: str, file_id: str, path: str, prev_commit: str | None, entries: int,
@@ -77,11 +83,13 @@ def write_stat(partition: str, file_id: str, path: str, prev_commit: str | None,
 
 
 def commit_body(layout: str, spec: TableSpec, stats: Mapping[str, list[dict[str, Any]]],
-                model: Mapping[str, Any] | None) -> bytes:
+                model: Mapping[str, Any] | None, operation: str = "UPSERT",
+                replaced: Mapping[str, list[str]] | None = None) -> bytes:
     """A completed commit's metadata: its write stats, the schema, and the model data (``hcc.*``).
 
     ``model`` is ``{fg, slice, merge, aux}`` (None: a commit without model data, e.g. the ``times``
-    workload or an empty commit).
+    workload or an empty commit); a clustering's ``aux`` is None (it changes no value).  ``operation`` is
+    the WriteOperationType; ``replaced``: a replacecommit's ``partitionToReplaceFileIds``.
     """
     extra = {"schema": spec.record_schema()}
     if model:
@@ -91,7 +99,7 @@ def commit_body(layout: str, spec: TableSpec, stats: Mapping[str, list[dict[str,
             "hcc.merge": model["merge"] or "",
             "hcc.aux": json.dumps(model["aux"], separators=(",", ":"), sort_keys=True),
         }
-    md = commit_metadata(stats, "UPSERT", extra)
+    md = commit_metadata(stats, operation, extra, replaced=replaced)
     return encode_commit_metadata(layout, md, text_safe=True)
 
 
@@ -103,3 +111,11 @@ def mutated_file_groups(metadata: Mapping[str, Any]) -> set[tuple[str, str]]:
             if stat.get("fileId"):
                 out.add((str(stat.get("partitionPath") or partition), str(stat["fileId"])))
     return out
+
+
+def replaced_file_groups(metadata: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """A replacecommit's ``partitionToReplaceFileIds`` flattened
+    (``CommitUtils#flattenPartitionToReplaceFileIds``): the (partition, fileId) pairs it replaced (empty
+    for any other commit)."""
+    return {(str(p), str(f)) for p, ids in (metadata.get("partitionToReplaceFileIds") or {}).items()
+            for f in ids or ()}
