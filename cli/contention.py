@@ -47,11 +47,18 @@ def register(subparsers: Any) -> None:
                    help="spark: the harness's writers as Spark tasks (default); hudi: Hudi's own Spark "
                         "writers (PySpark 3.5 and the pinned Hudi bundle, tox -e hudi) on SeaweedFS, OCC "
                         "copy-on-write: an OCC entry's operations as its simulated run draws them "
-                        "(engines/hudi_spark/plans.py), or without SCENARIO the fixed conflict workload")
+                        "(engines/hudi_spark/plans.py), or without SCENARIO the fixed conflict workload "
+                        "(--protocol nbcc: merge-on-read writers under Hudi's NBCC)")
     c.add_argument("--hudi-version", default="1.2.0",
                    help="with --world hudi: the Hudi release whose Spark bundle runs (default 1.2.0)")
     c.add_argument("--max-ops", type=int, default=3,
                    help="with --world hudi and an entry: each writer's first N operations (default 3)")
+    c.add_argument("--protocol", choices=("occ", "nbcc"),
+                   help="with --world hudi and no entry: occ (copy-on-write, the default) or nbcc (Hudi's "
+                        "NBCC: merge-on-read, simple bucket index; engines/hudi_spark/nbcc.py)")
+    c.add_argument("--hudi-workload",
+                   help="with --world hudi and no entry: occ: conflict (default), duplicate-key; nbcc: "
+                        "overlap (default), uncommitted-anchor (2 writers, w1 killed mid-commit: #19774)")
     add_set(c)
     add_out(c, "a new folder out/runs/NAME-BACKEND/seedN-TIME")
     add_json(c)
@@ -62,6 +69,9 @@ def run_contention_cmd(args: argparse.Namespace) -> int:
     """hcc contention [SCENARIO] --backend NAME: exit 0 when the verdict is the expected one."""
     if args.world == "hudi":
         return _run_hudi(args)
+    for name, value in (("--protocol", args.protocol), ("--hudi-workload", args.hudi_workload)):
+        if value is not None:
+            raise ConfigError(name, value, "with --world hudi only")
     overrides = list(args.set or []) + ([f"workload.writers={args.writers}"] if args.writers else [])
     entry = catalogue.load(args.scenario, overrides) if args.scenario else None
     workload = args.workload or (entry.protocol if entry is not None else None)
@@ -93,6 +103,7 @@ def _run_hudi(args: argparse.Namespace) -> int:
     exit 0 when the verdict is the entry's expected one (no entry: when the checks pass)."""
     from engines.hudi_spark.classpath import writer_classpath
     from engines.hudi_spark.plans import entry_plans
+    from engines.hudi_spark.run import PROTOCOLS
     from engines.hudi_spark.run import run as run_hudi
 
     if args.workload is not None:
@@ -115,17 +126,28 @@ def _run_hudi(args: argparse.Namespace) -> int:
         toml, expect = entry.to_toml(), entry.config.scenario.expect
     elif args.set:
         raise ConfigError("--set", args.set, "--set changes an entry: give one")
+    protocol = args.protocol or "occ"
+    if args.scenario and (args.protocol or args.hudi_workload):
+        name = "--protocol" if args.protocol else "--hudi-workload"
+        raise ConfigError(name, args.protocol or args.hudi_workload,
+                          "an entry runs its own OCC plans (no --protocol or --hudi-workload)")
+    if args.hudi_workload is not None and args.hudi_workload not in PROTOCOLS[protocol]:
+        raise ConfigError("--hudi-workload", args.hudi_workload,
+                          f"under --protocol {protocol} one of {', '.join(PROTOCOLS[protocol])}")
+    if args.hudi_workload == "uncommitted-anchor" and args.writers not in (None, 2):
+        raise ConfigError("--writers", args.writers, "the uncommitted-anchor workload has 2 writers")
     writer_classpath(args.hudi_version)  # a version without a served bundle: exit 2 before any folder
     out = claim_out(Path(args.out), args.force)
     verdict = run_hudi(out, version=args.hudi_version, writers=args.writers or 2, entry=plans,
-                       scenario_toml=toml)
+                       scenario_toml=toml, protocol=protocol, workload=args.hudi_workload)
     matches = verdict["valid"] if expect is None else verdict["valid"] == (expect == "ok")
     if args.json:
         print(json.dumps({**verdict, "expect": expect, "matches_expectation": matches}, sort_keys=True))
     else:
         kinds = ", ".join(sorted({a["kind"] for a in verdict["anomalies"]}))
         judged = "" if expect is None else f"; expected {expect}: {'as' if matches else 'NOT as'} expected"
-        print(f"{verdict['real']}, {verdict['workload']}: {verdict['commits']} commits, "
+        print(f"{verdict['real']}, {verdict['protocol']} {verdict['workload']}: "
+              f"{verdict['commits']} commits, "
               f"{len(verdict['conflicts'])} write conflicts (HoodieWriteConflictException), "
               f"{len(verdict['anomalies'])} anomalies{f' ({kinds})' if kinds else ''}{judged}; run in {out}")
     return 0 if matches else 1

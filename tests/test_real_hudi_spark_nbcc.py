@@ -142,6 +142,28 @@ def test_fault_injector_pauses_then_resumes(tmp_path: Path) -> None:
         w1.proc.wait()
 
 
+def test_fsview_refuses_a_folder_without_a_table(tmp_path: Path) -> None:
+    from engines.hudi_spark.fsview import main
+
+    assert main([str(tmp_path)]) == 2
+
+
+def test_contention_cli_names_the_bad_protocol_option(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    base = ["contention", "--backend", "seaweedfs", "--out", str(tmp_path / "o")]
+    assert main([*base, "--protocol", "nbcc"]) == 2  # the spark world
+    assert main([*base, "--world", "hudi", "--protocol", "nbcc", "--hudi-workload", "conflict"]) == 2
+    assert main([*base, "--world", "hudi", "--protocol", "nbcc", "--hudi-workload", "uncommitted-anchor",
+                 "--writers", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--protocol = 'nbcc': with --world hudi only" in err
+    assert "--hudi-workload = 'conflict': under --protocol nbcc one of overlap, uncommitted-anchor" in err
+    assert "--writers = 3" in err
+    assert not (tmp_path / "o").exists()
+
+
 def test_fault_names_the_bad_field() -> None:
     with pytest.raises(ValueError, match=r"fault='crash'"):
         WriterFault("w1", "crash", "x").check(["w1"])
@@ -194,3 +216,13 @@ def test_uncommitted_anchor_hides_a_committed_row_on_hudi_120(tmp_path: Path) ->
     assert not verdict["valid"]
     assert [(a["kind"], a["key"], a["value"], a["expected"]) for a in verdict["anomalies"]] == \
         [("lost-update", key, None, plans["w2"][0]["rows"][0]["value"])]
+    # the same table under each release's own file-system view (engines/hudi_spark/fsview.py): 1.2.0 keys
+    # bucket 1's only slice on w1's pending instant and holds no committed slice of it; 1.2.1 (PR #19785's
+    # HoodieFileGroup#addLogFiles) opens it at w2's completed instant and its reader reads w2's log
+    views = json.loads((out / "fsview.json").read_text())
+    old, new = (views[v]["partitions"]["p0"] for v in ("1.2.0", "1.2.1"))
+    (g120,) = [g for g in old["file_groups"] if g["file_id"] == group]
+    assert [s["base_instant"] for s in g120["all_slices"]] == [pending] and g120["committed_slices"] == []
+    assert group not in {s["file_id"] for s in old["reader_slices"]}
+    (r121,) = [s for s in new["reader_slices"] if s["file_id"] == group]
+    assert r121["base_instant"] == w2_ok["instant"].split("_")[0] and r121["log_files"] == [logs[1]]

@@ -30,10 +30,12 @@ import tomli_w
 
 from backends.fault_proxy import fault_proxy
 from backends.hudi.artifacts import ArtifactError, check_version, spark_checksums
-from backends.launchers.process import LaunchError
+from backends.launchers.minio import cached_binary, minio
+from backends.launchers.process import LaunchError, Unavailable, which
 from backends.launchers.seaweedfs import seaweedfs
 from engines.hudi_spark.check import check_run, read_history
 from engines.hudi_spark.classpath import writer_classpath
+from engines.hudi_spark.fsview import reader_views
 from engines.hudi_spark.launch import FaultInjector, WriterFault, start_writer, wait_all
 from engines.hudi_spark.nbcc import WORKLOADS as NBCC_WORKLOADS
 from engines.hudi_spark.plans import EntryPlans
@@ -44,6 +46,7 @@ BUCKET = "hcc-hudi"
 PREFIX = "hcc-hudi-spark/"
 VERSION = "1.2.0"
 TIMEOUT_S = 600.0
+BACKENDS = {"seaweedfs": seaweedfs, "minio": minio}
 
 
 def conflict_plan(writers: list[str], rounds: int, keys: int) -> dict[str, list[dict[str, Any]]]:
@@ -114,14 +117,20 @@ NOT_PINNED = ("the interleaving of the writers' JVMs (JVM start, thread timing, 
 def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3, keys: int = 3,
         workload: str | None = None, python: str | None = None,
         entry: EntryPlans | None = None, scenario_toml: str = "", protocol: str = "occ",
-        timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
+        timeout_s: float = TIMEOUT_S, backend: str = "seaweedfs") -> dict[str, Any]:
     """Run a workload on Hudi ``version`` and write the run directory ``out``; the verdict.
 
     ``protocol``: ``occ`` (copy-on-write, workloads ``conflict`` (default) and ``duplicate-key``) or ``nbcc``
     (merge-on-read, NBCC, simple bucket index: ``overlap`` (default) and ``uncommitted-anchor``, whose
     writer fault the run injects; :mod:`engines.hudi_spark.nbcc`). ``entry``: a catalogue entry's plans
     (:mod:`engines.hudi_spark.plans`, its TOML in ``scenario_toml``) instead of the fixed ``workload``.
-    Writers still running after ``timeout_s`` are killed (exit code None in metrics.json)."""
+    Writers still running after ``timeout_s`` are killed (exit code None in metrics.json). ``backend``:
+    ``seaweedfs`` or ``minio`` (the build of backends/install.sh or one on PATH; Unavailable naming why
+    not)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}: one of {', '.join(BACKENDS)}")
+    if backend == "minio" and cached_binary()[0] is None and which("minio") is None:
+        raise Unavailable(cached_binary()[1] or "no minio binary")
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol={protocol!r}: one of {', '.join(PROTOCOLS)}")
     if entry is not None and protocol != "occ":
@@ -158,7 +167,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     history.unlink(missing_ok=True)
     injector = FaultInjector(faults, history)
     t0 = time.monotonic()
-    with seaweedfs(out / "server", bucket=BUCKET) as ep, \
+    with BACKENDS[backend](out / "server", bucket=BUCKET) as ep, \
             fault_proxy(str(ep.url), names, dialect="s3", log_path=out / "proxy.log",
                         on_exchange=injector if faults else None) as proxy:
         procs = []
@@ -168,7 +177,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
                     "classpath": classpath, "history": str(history), "batches": plans[w],
                     "read_at_end": True, "options": options, "protocol": protocol,
                     # SigV2: SeaweedFS without S3 auth refuses the SDK v1's streaming (chunked) SigV4 PUTs
-                    "hadoop": {"fs.s3a.signing-algorithm": "S3SignerType"}}
+                    "hadoop": {"fs.s3a.signing-algorithm": "S3SignerType"} if backend == "seaweedfs" else {}}
             procs.append(start_writer(w, plan, out, python=python))
             injector.add(procs[-1])
         codes = wait_all(procs, timeout_s)
@@ -179,6 +188,10 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)
     timeline = timeline_of(objects, table_prefix)
+    if protocol == "nbcc":  # the file slices Hudi 1.2.0's and 1.2.1's readers build of the table left
+        views = reader_views(out / "table", sorted({r["partition"] for b in plans.values() for x in b
+                                                    for r in x["rows"]}))
+        write_atomic(out / "fsview.json", json.dumps(views, indent=1))
     write_atomic(out / "timeline.json", json.dumps(timeline, indent=1))
     events = read_history(history)
     checks = check_run(events, timeline, ordering="event-time" if protocol == "nbcc" else "completion")
@@ -187,9 +200,11 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     verdict = {"world": "hudi", "workload": workload, "version": version, "real": f"Hudi {version} (real)",
                "protocol": protocol,
                "table_type": "MERGE_ON_READ" if protocol == "nbcc" else "COPY_ON_WRITE",
-               "backend": "seaweedfs", "jars": spark_checksums(version),
+               "backend": backend, "jars": spark_checksums(version),
                "lock_client": "the harness's transcription of hudi-aws's S3StorageLockClient "
                               "(hudi-aws is not served)", **checks}
+    if protocol == "nbcc":
+        verdict["file_slices"] = {v: x.get("summary", x) for v, x in views.items()}
     if verdict["protocol"] == "occ":  # Elle on the commits (the records view reads copy-on-write base files)
         verdict["isolation"] = isolation(out)
     write_atomic(out / "verdict.json", json.dumps(verdict, indent=1, sort_keys=True))
@@ -206,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keys", type=int, default=3)
     ap.add_argument("--protocol", choices=tuple(PROTOCOLS), default="occ")
+    ap.add_argument("--backend", choices=tuple(BACKENDS), default="seaweedfs")
     ap.add_argument("--workload", help="occ: conflict (default), duplicate-key; nbcc: overlap (default), "
                                        "uncommitted-anchor")
     a = ap.parse_args(argv)
@@ -219,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     try:
         verdict = run(a.out, version=a.hudi_version, writers=a.writers, rounds=a.rounds, keys=a.keys,
-                      workload=a.workload, protocol=a.protocol)
+                      workload=a.workload, protocol=a.protocol, backend=a.backend)
     except ArtifactError as e:
         print(f"hudi run: {e}", file=sys.stderr)
         return 2
