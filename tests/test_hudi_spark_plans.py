@@ -48,11 +48,26 @@ def test_prefer_writer_becomes_hudis_strategy_class() -> None:
     ("tl-occ-put-if-absent", "timeline.variant"),
     ("tl-lock-long-pause", "timeline.workload"),
     ("tl-hudi-lazy-rollback-safe", "timeline.fail_commit_prob"),
-    ("tl-hudi-heartbeat-expiry-rollback", "faults.pauses"),
+    ("tl-lock-long-pause", "timeline.workload"),
 ])
 def test_entries_hudi_cannot_run_are_refused_by_field(name: str, field: str) -> None:
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
         _plans(name)
+
+
+def test_a_pause_at_the_completion_write_pauses_the_jvm_after_its_inflight_check() -> None:
+    p = _plans("tl-hudi-heartbeat-expiry-rollback")
+    (fault,) = p.faults
+    # w1 seeded the table: its first operation's commit is its second, whose in-flight check is its 4th HEAD
+    assert (fault.writer, fault.fault, fault.method, fault.nth) == ("w1", "pause", "HEAD", 4)
+    assert p.batches["w2"][0]["after_info"] == {"process": "w1", "f": "pause"}
+    assert p.options["hoodie.write.lock.storage.validity.timeout.secs"] == "10"
+    assert any("the pause" in u for u in p.untranslated)
+
+
+def test_a_pause_with_another_trigger_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"faults\.pauses\[0\]\.trigger"):
+        _plans("tl-hudi-heartbeat-expiry-rollback", "faults.pauses.0.trigger=time")
 
 
 def test_values() -> None:

@@ -64,7 +64,11 @@ def _refuse_untranslatable(ts: TimelineScenario) -> None:
         raise ConfigError("timeline.workload", tl.workload, "instant times only: no rows for Hudi to write")
     if tl.cc != "optimistic":
         raise ConfigError("timeline.cc", tl.cc, "the hudi world runs OCC writers only")
-    for name in ("pauses", "errors", "crashes", "writer_deaths", "cutoffs", "heartbeat_start_failures",
+    for i, pause in enumerate(sc.faults.pauses):
+        if pause.trigger != "write" or i > 0:
+            raise ConfigError(f"faults.pauses[{i}].trigger", pause.trigger,
+                              "the hudi world translates one pause, triggered at a write (in the commit)")
+    for name in ("errors", "crashes", "writer_deaths", "cutoffs", "heartbeat_start_failures",
                  "shutdowns"):
         if getattr(sc.faults, name):
             raise ConfigError(f"faults.{name}", len(getattr(sc.faults, name)),
@@ -114,4 +118,38 @@ def entry_plans(name: str, ts: TimelineScenario, max_ops: int = MAX_OPS) -> Entr
                     "work, think and start times are Hudi's own (the plan fixes each writer's order only)"]
     if cut:
         untranslated.append(f"each writer's first {max_ops} operations only (the entry runs more)")
-    return EntryPlans(name, seed, batches, hudi_write_options(ts), untranslated)
+    options = hudi_write_options(ts)
+    faults: tuple[WriterFault, ...] = ()
+    if sc.faults.pauses:
+        node = sc.faults.pauses[0].node
+        faults = _commit_pause(node, tl.preload and node == "w1", batches, options, untranslated)
+    return EntryPlans(name, seed, batches, options, untranslated, faults)
+
+
+# A pause in the commit, scaled: the lock's validity, its renewal and the writers' heartbeat at Hudi's
+# smallest settings (StorageBasedLockConfig: validity >= 10 s and >= 10 x renew, renew >= 1 s), so a
+# pause of PAUSE_S outlasts the lock and the heartbeat as the entry's does at full scale
+PAUSE_S = 60.0
+PAUSE_OPTIONS = {"hoodie.write.lock.storage.validity.timeout.secs": "10",
+                 "hoodie.write.lock.storage.renew.interval.secs": "1",
+                 "hoodie.client.heartbeat.interval_in_ms": "2000",
+                 "hoodie.client.heartbeat.tolerable.misses": "1"}
+
+
+def _commit_pause(node: str, seeded: bool, batches: dict[str, list[dict[str, Any]]],
+                  options: dict[str, str], untranslated: list[str]) -> tuple[WriterFault, ...]:
+    """The entry's pause at a write (the model pauses a writer at its completion write, decided, not yet
+    sent) as a pause of ``node``'s JVM in its first operation's commit, after Hudi's in-flight check: at
+    its HEAD of ``.hoodie/timeline/<instant>.inflight``, the second of each commit (the first is the
+    write's start), so the n-th is 2 x (its commits so far + 1: ``seeded``, it wrote the preload); the
+    other writers start their batches once it is paused, as the entry's other writers go on during the
+    pause."""
+    options.update(PAUSE_OPTIONS)
+    for w, todo in batches.items():
+        if w != node and todo:
+            todo[0]["after_info"] = {"process": node, "f": "pause"}
+    untranslated.append(f"the pause: {node}'s JVM stopped for {PAUSE_S:g} s at its commit's in-flight check "
+                        "(HEAD of its .inflight), with the lock's validity 10 s (renewal 1 s) and the "
+                        "heartbeat 2 s x 1 miss, Hudi's smallest settings, in place of the entry's durations")
+    inflight = r"table/\.hoodie/timeline/\d{17}\.inflight$"
+    return (WriterFault(node, "pause", inflight, "HEAD", 4 if seeded else 2, PAUSE_S),)
