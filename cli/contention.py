@@ -58,7 +58,8 @@ def register(subparsers: Any) -> None:
                         "NBCC: merge-on-read, simple bucket index; engines/hudi_spark/nbcc.py)")
     c.add_argument("--hudi-workload",
                    help="with --world hudi and no entry: occ: conflict (default), duplicate-key; nbcc: "
-                        "overlap (default), uncommitted-anchor (2 writers, w1 killed mid-commit: #19774)")
+                        "overlap (default), uncommitted-anchor (2 writers, w1 killed mid-commit: #19774), "
+                        "anchor-first (its control: no earlier commit)")
     add_set(c)
     add_out(c, "a new folder out/runs/NAME-BACKEND/seedN-TIME")
     add_json(c)
@@ -134,8 +135,8 @@ def _run_hudi(args: argparse.Namespace) -> int:
     if args.hudi_workload is not None and args.hudi_workload not in PROTOCOLS[protocol]:
         raise ConfigError("--hudi-workload", args.hudi_workload,
                           f"under --protocol {protocol} one of {', '.join(PROTOCOLS[protocol])}")
-    if args.hudi_workload == "uncommitted-anchor" and args.writers not in (None, 2):
-        raise ConfigError("--writers", args.writers, "the uncommitted-anchor workload has 2 writers")
+    if args.hudi_workload in ("uncommitted-anchor", "anchor-first") and args.writers not in (None, 2):
+        raise ConfigError("--writers", args.writers, f"the {args.hudi_workload} workload has 2 writers")
     writer_classpath(args.hudi_version)  # a version without a served bundle: exit 2 before any folder
     out = claim_out(Path(args.out), args.force)
     verdict = run_hudi(out, version=args.hudi_version, writers=args.writers or 2, entry=plans,

@@ -12,6 +12,10 @@ bucket 1, a file group no write has touched yet, and is killed on its PUT of tha
 same bucket-1 key and commits, and reads the table (storage listing, no metadata table). In Hudi 1.2.0
 ``HoodieFileGroup#getBaseInstantTime`` keys the group's first slice on w1's pending log, and
 ``isFileSliceCommitted`` hides the slice with w2's committed log in it (model/nbcc/filegroup.py).
+
+``anchor-first`` (:func:`anchor_first_plan`, the control): the same without w1's first commit, so the
+pending instant precedes every completed one; ``HoodieTimeline#containsOrBeforeTimelineStarts`` then calls
+the slice committed and w2's row is read (the model's condition: an earlier completed instant).
 """
 
 from __future__ import annotations
@@ -73,6 +77,14 @@ def anchor_plan(writers: list[str], rounds: int, keys: int) -> dict[str, list[di
     }
 
 
+def anchor_first_plan(writers: list[str], rounds: int, keys: int) -> dict[str, list[dict[str, Any]]]:
+    """The ``uncommitted-anchor`` batches without w1's first commit (the control)."""
+    plans = anchor_plan(writers, rounds, keys)
+    w1, w2 = writers
+    return {w1: [{k: v for k, v in plans[w1][1].items() if k != "after_commits"}],
+            w2: [{k: v for k, v in plans[w2][0].items() if k != "after_commits"}]}
+
+
 def anchor_faults(writers: list[str]) -> list[WriterFault]:
     """w1 killed on its first PUT of a log file of bucket 1's file group (a log file's name starts with a
     dot: ``.<fileId>_<instant>.log.<version>_<token>``, ``HoodieLogFile``; not its marker under
@@ -89,4 +101,5 @@ def no_faults(writers: list[str]) -> list[WriterFault]:
 Plans = Callable[[list[str], int, int], dict[str, list[dict[str, Any]]]]
 # workload -> (its plans, its writer faults); the first is the default
 WORKLOADS: dict[str, tuple[Plans, Callable[[list[str]], list[WriterFault]]]] = {
-    "overlap": (overlap_plan, no_faults), "uncommitted-anchor": (anchor_plan, anchor_faults)}
+    "overlap": (overlap_plan, no_faults), "uncommitted-anchor": (anchor_plan, anchor_faults),
+    "anchor-first": (anchor_first_plan, anchor_faults)}

@@ -1,12 +1,15 @@
-"""Two or more Hudi Spark writers (real Hudi bytecode) on one copy-on-write table under OCC, on SeaweedFS
-through the fault proxy, and the run directory they leave.
+"""Two or more Hudi Spark writers (real Hudi bytecode) on one table (copy-on-write under OCC, or merge-on-read
+under NBCC), on SeaweedFS (or MinIO: ``--backend minio``) through the fault proxy, and the run directory they
+leave.
 
 ``python -m engines.hudi_spark.run --out DIR [--rounds N] [--keys K] [--hudi-version V] [--workload W]``
 runs the conflict workload (:func:`conflict_plan`, the default; ``--workload duplicate-key`` runs
 :func:`duplicate_plan`): ``w1`` seeds the table, then every writer upserts the same keys (one file group)
 ``N`` times, so Hudi's OCC must abort some of them with HoodieWriteConflictException.
 ``--protocol nbcc`` runs merge-on-read writers under Hudi's NBCC (:mod:`engines.hudi_spark.nbcc`:
-``--workload overlap``, the default, or ``uncommitted-anchor``, which kills ``w1`` mid-commit).
+``--workload overlap``, the default, ``uncommitted-anchor``, which kills ``w1`` mid-commit, or its control
+``anchor-first``); such a run also writes ``fsview.json``, the file slices Hudi 1.2.0's and 1.2.1's own
+readers build of the table (:mod:`engines.hudi_spark.fsview`).
 Every writer reads the table at its end. The run directory holds ``history.jsonl`` (each writer's
 invoke/ok/fail lines, Hudi's exception class and message on a failure), ``table/`` (every object Hudi
 wrote under the run's prefix, the lock file under ``.hoodie/.locks`` among them), ``timeline.json`` (the
@@ -121,9 +124,10 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     """Run a workload on Hudi ``version`` and write the run directory ``out``; the verdict.
 
     ``protocol``: ``occ`` (copy-on-write, workloads ``conflict`` (default) and ``duplicate-key``) or ``nbcc``
-    (merge-on-read, NBCC, simple bucket index: ``overlap`` (default) and ``uncommitted-anchor``, whose
-    writer fault the run injects; :mod:`engines.hudi_spark.nbcc`). ``entry``: a catalogue entry's plans
-    (:mod:`engines.hudi_spark.plans`, its TOML in ``scenario_toml``) instead of the fixed ``workload``.
+    (merge-on-read, NBCC, simple bucket index: ``overlap`` (default), ``uncommitted-anchor`` and its control
+    ``anchor-first``, whose writer fault the run injects; :mod:`engines.hudi_spark.nbcc`). ``entry``: a
+    catalogue entry's plans (:mod:`engines.hudi_spark.plans`, its TOML in ``scenario_toml``) instead of the
+    fixed ``workload``.
     Writers still running after ``timeout_s`` are killed (exit code None in metrics.json). ``backend``:
     ``seaweedfs`` or ``minio`` (the build of backends/install.sh or one on PATH; Unavailable naming why
     not)."""
@@ -223,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--protocol", choices=tuple(PROTOCOLS), default="occ")
     ap.add_argument("--backend", choices=tuple(BACKENDS), default="seaweedfs")
     ap.add_argument("--workload", help="occ: conflict (default), duplicate-key; nbcc: overlap (default), "
-                                       "uncommitted-anchor")
+                                       "uncommitted-anchor, anchor-first")
     a = ap.parse_args(argv)
     if a.workload is not None and a.workload not in PROTOCOLS[a.protocol]:
         print(f"hudi run: --workload={a.workload}: under --protocol {a.protocol} one of "
