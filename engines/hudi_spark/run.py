@@ -144,6 +144,8 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         raise ValueError(f"workload={workload!r}: under {protocol} one of {', '.join(PROTOCOLS[protocol])}")
     check_version(version)
     classpath = [str(p) for p in writer_classpath(version)]  # ArtifactError: no bundle for the version
+    if (out / "table").exists():  # a second run would copy its table over the first's: two runs in one
+        raise ValueError(f"out={str(out)!r}: holds a run already (table/): give a new or empty folder")
     out.mkdir(parents=True, exist_ok=True)
     if entry is not None:
         plans, options, workload = entry.batches, entry.options, f"entry {entry.entry}"
