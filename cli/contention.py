@@ -59,7 +59,8 @@ def register(subparsers: Any) -> None:
     c.add_argument("--hudi-workload",
                    help="with --world hudi and no entry: occ: conflict (default), duplicate-key; nbcc: "
                         "overlap (default), uncommitted-anchor (2 writers, w1 killed mid-commit: #19774), "
-                        "anchor-first (its control: no earlier commit)")
+                        "anchor-first (its control: no earlier commit), overlap-pause (w2 stopped 20 s "
+                        "mid-commit)")
     add_set(c)
     add_out(c, "a new folder out/runs/NAME-BACKEND/seedN-TIME")
     add_json(c)

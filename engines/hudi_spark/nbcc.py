@@ -5,6 +5,9 @@ NBCC resolves no conflict (``HoodieWriteConfig#needResolveWriteConflict``, 1.2.0
 2999-3015), so every write commits, and the snapshot read merges the logs by event time (the ordering
 field ``ts``, which is the row's value: value ``1000 * round + writer`` orders rounds, then writers).
 
+``overlap-pause``: ``overlap`` with the second writer stopped for 20 s on its first PUT of a log file
+(mid-commit: its data written, its instant not completed) and resumed (:func:`pause_faults`).
+
 ``uncommitted-anchor`` (:func:`anchor_plan`, the catalogue's ``nbcc-uncommitted-anchor``, Hudi issue
 #19774): ``w1`` commits a key of bucket 0 (so the timeline has a completed instant), then upserts a key of
 bucket 1, a file group no write has touched yet, and is killed on its PUT of that group's log file
@@ -93,6 +96,12 @@ def anchor_faults(writers: list[str]) -> list[WriterFault]:
     return [WriterFault(writers[0], "kill", log)]
 
 
+def pause_faults(writers: list[str]) -> list[WriterFault]:
+    """The second writer paused for 20 s on its first PUT of a log file (not a marker under ``.hoodie``)."""
+    return [WriterFault(writers[1], "pause", rf"^(?!.*/\.hoodie/).*/{PARTITION}/\.[^/]*\.log\.",
+                        resume_after_s=20.0)]
+
+
 def no_faults(writers: list[str]) -> list[WriterFault]:
     """No writer fault."""
     return []
@@ -102,4 +111,4 @@ Plans = Callable[[list[str], int, int], dict[str, list[dict[str, Any]]]]
 # workload -> (its plans, its writer faults); the first is the default
 WORKLOADS: dict[str, tuple[Plans, Callable[[list[str]], list[WriterFault]]]] = {
     "overlap": (overlap_plan, no_faults), "uncommitted-anchor": (anchor_plan, anchor_faults),
-    "anchor-first": (anchor_first_plan, anchor_faults)}
+    "anchor-first": (anchor_first_plan, anchor_faults), "overlap-pause": (overlap_plan, pause_faults)}

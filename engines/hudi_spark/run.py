@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--protocol", choices=tuple(PROTOCOLS), default="occ")
     ap.add_argument("--backend", choices=tuple(BACKENDS), default="seaweedfs")
     ap.add_argument("--workload", help="occ: conflict (default), duplicate-key; nbcc: overlap (default), "
-                                       "uncommitted-anchor, anchor-first")
+                                       "uncommitted-anchor, anchor-first, overlap-pause")
     a = ap.parse_args(argv)
     if a.workload is not None and a.workload not in PROTOCOLS[a.protocol]:
         print(f"hudi run: --workload={a.workload}: under --protocol {a.protocol} one of "
