@@ -18,6 +18,12 @@ ground truth) and the writers' ``delete`` ok events (the store records writes on
   ``model/cow/invariants.py`` on the store's state).  Readers list files through the metadata
   table (a deleted committed file reads as empty) or storage (it is gone), as the run says.
 - ``duplicate-key``: no record key in the newest committed slices of two file groups.
+
+Both read as Hudi's readers do (``AbstractTableFileSystemView``, 1.2.0): a file group named by a
+completed replacecommit's ``partitionToReplaceFileIds`` is hidden from the replacecommit's instant time on
+(``#isFileGroupReplacedBeforeOrOn``), whatever slices it gets later, and the newest snapshot hides it
+(``#isFileGroupReplaced``); an insert_overwrite deletes the keys of the groups it replaced that it does
+not write.  A clustered row in the old and the new file group is one row to them.
 - ``requested-order``: requested instants reach the store in instant-time order.
 """
 
@@ -218,6 +224,18 @@ class _Replay:
         self.deleted: set[tuple[Any, int, str]] = set()  # committed-or-not slices whose file was deleted
         self.kv_log: dict[str, list[tuple[int, str, int]]] = {}  # key -> [(op, value, time)] in commit order
 
+    def replaced(self) -> dict[Any, tuple[int, str]]:
+        """The file groups replaced by a completed replacecommit on the store: fg -> (its instant time, salt);
+        a group replaced twice keeps the later instant (``#resetFileGroupsReplaced``, lines 301-304)."""
+        out: dict[Any, tuple[int, str]] = {}
+        for inst, body in self.instants.values():
+            if inst.state != "completed":
+                continue
+            for fg in body.get("replaced") or ():
+                if fg not in out or inst.requested > out[fg][0]:
+                    out[fg] = (inst.requested, inst.salt)
+        return out
+
     def apply(self, e: Event, kind: str, parsed: Any) -> None:
         if kind == "deleted":
             # an instant file deleted (a rollback unpublishing a commit): readers no longer see it, while
@@ -235,11 +253,22 @@ class _Replay:
             self.deleted.discard(ident)
             return
         body = instant_body(e.value["body"])
+        if parsed.state == "completed" and body.get("replaced"):
+            self._overwritten(parsed, body)
         self.instants[e.value["key"]] = (parsed, body)
         aux = body.get("aux")
         if parsed.state == "completed" and aux:
             op = {"delete": DELETE, "insert": INSERT}.get(aux["kind"], UPDATE)
             self.kv_log.setdefault(aux["key"], []).append((op, aux["value"] or "", parsed.requested))
+
+    def _overwritten(self, inst: Instant, body: dict[str, Any]) -> None:
+        """A replacecommit completes: each key of the groups it replaces that its own slice lacks is deleted
+        at its instant time (an insert_overwrite's dropped rows; a clustering carries every row over)."""
+        written = self.slices.get((body.get("fg"), inst.requested, inst.salt), {})
+        before = self.latest()
+        gone = sorted({k for fg in body["replaced"] for k in before.get(fg, {}) if k not in written})
+        for key in gone:
+            self.kv_log.setdefault(key, []).append((DELETE, "", inst.requested))
 
     def _visible(self, inst: Instant, body: dict[str, Any]) -> dict[str, str] | None:
         """The records a reader finds for a completed instant's slice (None: it sees no slice of it)."""
@@ -251,10 +280,12 @@ class _Replay:
         return None
 
     def latest(self) -> dict[Any, dict[str, str]]:
-        """What a reader of the newest snapshot sees: each file group's newest committed slice."""
+        """What a reader of the newest snapshot sees: each file group's newest committed slice, replaced
+        file groups left out."""
         newest: dict[Any, tuple[int, dict[str, str]]] = {}
+        replaced = self.replaced()
         for inst, body in self.instants.values():
-            if inst.state != "completed" or "fg" not in body:
+            if inst.state != "completed" or "fg" not in body or body["fg"] in replaced:
                 continue
             entries = self._visible(inst, body)
             if entries is not None and (body["fg"] not in newest or inst.requested > newest[body["fg"]][0]):
@@ -269,10 +300,15 @@ class _Replay:
         """
         visible: dict[tuple[Any, int, str], dict[str, str]] = dict(self.slices)
         completed: list[tuple[Instant, Any]] = []
+        replaced = self.replaced()
+        for fg, (at, salt) in replaced.items():  # from its replacecommit on, the group reads as empty
+            visible[(fg, at, salt)] = {}
         for inst, body in self.instants.values():
             if inst.state != "completed":
                 continue
             fg = body.get("fg", 0)
+            if fg in replaced and inst.requested > replaced[fg][0]:
+                continue  # a slice committed to a group already replaced: hidden from every reader
             entries = self._visible(inst, body) if "fg" in body else None
             if entries is None:
                 continue  # no slice a reader sees (the "times" workload, a deleted file on storage listing)
@@ -291,6 +327,7 @@ class _Replay:
         )
         vidx = {v: i for i, v in enumerate(values)}
         timeline = [(rank[inst.requested], COMPLETED, srank[inst.salt], gidx[fg]) for inst, fg in completed]
+        timeline += [(rank[at], COMPLETED, srank[salt], gidx[fg]) for fg, (at, salt) in replaced.items()]
         timeline += [
             (rank[inst.requested], _STATE_CODE[inst.state], srank[inst.salt], 0)
             for inst, _ in self.instants.values() if inst.state != "completed"

@@ -404,10 +404,11 @@ def models_text(tl: TimelineConfig, writers: int) -> str:
         return f"{spec.models()}; {tl.reader_text()}"
     if tl.cc == "optimistic":
         mode = f"under OCC ({STRATEGY_CLASS[tl.strategy]})"
-        kinds = ((tl.clustering_writers, "clustering"), (tl.overwrite_writers, "insert_overwrite"))
+        kinds = ((tl.clustering_writers, f"clustering ({UPDATE_STRATEGY_CLASS[tl.update_strategy]})"),
+                 (tl.overwrite_writers, "insert_overwrite"))
         roles = [f"{len(names)} {what}" for names, what in kinds if names]
         if roles:
-            mode += f", {' and '.join(roles)} ({UPDATE_STRATEGY_CLASS[tl.update_strategy]})"
+            mode += f", {' and '.join(roles)}"
         if tl.hypothetical_replace is not None:
             return (f"a hypothetical writer ({tl.hypothetical_replace}) on {spec.models()} {mode}; "
                     f"{tl.reader_text()}")
