@@ -25,7 +25,18 @@ files, then under the lock deletes its inflight and requested files and complete
 the model leaves out (the metadata table's own writes, markers, early conflict detection, cleaning of
 old file versions, archival) is listed in ``docs/fidelity.md``.
 
+Replacecommits (``timeline.clustering_writers`` / ``overwrite_writers``; read in Hudi 1.2.0's sources,
+``docs/fidelity.md``): a clustering writer schedules a plan of a partition's file groups under the lock
+(``<t>.clustering.requested``), rewrites them into one new file group and completes
+``<t>_<c>.replacecommit`` with ``partitionToReplaceFileIds`` (:meth:`HudiWriter._cluster_op`); an
+insert_overwrite commits the key's new value in a new file group as a replacecommit replacing every file
+group of the partition (:meth:`HudiWriter._overwrite_op`).  An upsert of a file group in a pending
+clustering plan is refused at write time (SparkRejectUpdateStrategy) or left to the conflict check
+(SparkAllowUpdateStrategy); the check takes pending clusterings as candidates and a replacecommit's
+replaced file ids as mutated; the writers' view hides replaced file groups.
+
 History events: ``op`` invoke / ok / fail ``{reason}`` (as the specification's writer), ``conflict``,
+``clustering-update`` (an update refused for a file group being clustered),
 ``rollback`` invoke / ok / fail, ``delete`` ok ``{key}`` (a file this writer deleted), ``time``.
 
 Transactions: given a ``txn_log`` (a list), each operation of the ``commits`` workload appends one
