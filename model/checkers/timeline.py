@@ -226,7 +226,7 @@ class _Replay:
 
     def replaced(self) -> dict[Any, tuple[int, str]]:
         """The file groups replaced by a completed replacecommit on the store: fg -> (its instant time, salt);
-        a group replaced twice keeps the later instant (``#resetFileGroupsReplaced``, lines 301-304)."""
+        a group replaced twice keeps the later instant (``#resetFileGroupsReplaced``, lines 303-305)."""
         out: dict[Any, tuple[int, str]] = {}
         for inst, body in self.instants.values():
             if inst.state != "completed":

@@ -9,7 +9,7 @@ differ only for a committed base file that was deleted: the metadata table still
 fails), the storage listing does not (the file group falls back to its previous slice).
 
 Replaced file groups (``AbstractTableFileSystemView``, Hudi 1.2.0): the view reads every completed
-replacecommit's ``partitionToReplaceFileIds`` (``#resetFileGroupsReplaced``, lines 275-306) and its
+replacecommit's ``partitionToReplaceFileIds`` (``#resetFileGroupsReplaced``, lines 275-310) and its
 latest-base-file APIs leave a replaced file group out whatever its slices' instants
 (``#getLatestBaseFiles``, line 747; ``#getLatestFileSlices``, line 898; ``#isFileGroupReplaced``, lines
 1682-1684); the time-travel APIs leave it out from the replacecommit's instant time on
