@@ -8,8 +8,8 @@ runs the conflict workload (:func:`conflict_plan`, the default; ``--workload dup
 ``N`` times, so Hudi's OCC must abort some of them with HoodieWriteConflictException.
 ``--protocol nbcc`` runs merge-on-read writers under Hudi's NBCC (:mod:`engines.hudi_spark.nbcc`:
 ``--workload overlap``, the default, ``uncommitted-anchor``, which kills ``w1`` mid-commit, or its control
-``anchor-first``); such a run also writes ``fsview.json``, the file slices Hudi 1.2.0's and 1.2.1's own
-readers build of the table (:mod:`engines.hudi_spark.fsview`).
+``anchor-first``); a run with a writer fault also writes ``fsview.json``, the file slices Hudi 1.2.0's and
+1.2.1's own readers build of the table (:mod:`engines.hudi_spark.fsview`).
 Every writer reads the table at its end. The run directory holds ``history.jsonl`` (each writer's
 invoke/ok/fail lines, Hudi's exception class and message on a failure), ``table/`` (every object Hudi
 wrote under the run's prefix, the lock file under ``.hoodie/.locks`` among them), ``timeline.json`` (the
@@ -194,7 +194,9 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(body)
     timeline = timeline_of(objects, table_prefix)
-    if protocol == "nbcc":  # the file slices Hudi 1.2.0's and 1.2.1's readers build of the table left
+    # the file slices Hudi 1.2.0's and 1.2.1's readers build of a table a writer fault left pending files in
+    views: dict[str, Any] = {}
+    if protocol == "nbcc" and faults:
         views = reader_views(out / "table", sorted({r["partition"] for b in plans.values() for x in b
                                                     for r in x["rows"]}))
         write_atomic(out / "fsview.json", json.dumps(views, indent=1))
@@ -209,7 +211,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
                "backend": backend, "jars": spark_checksums(version),
                "lock_client": "the harness's transcription of hudi-aws's S3StorageLockClient "
                               "(hudi-aws is not served)", **checks}
-    if protocol == "nbcc":
+    if views:
         verdict["file_slices"] = {v: x.get("summary", x) for v, x in views.items()}
     if verdict["protocol"] == "occ":  # Elle on the commits (the records view reads copy-on-write base files)
         verdict["isolation"] = isolation(out)
