@@ -15,12 +15,22 @@ import pandas as pd
 MAX_ROWS = 200  # rows of a violation or finding table; report.json keeps them all
 
 
+@dataclass(frozen=True)
+class Clock:
+    """A clock reading or a Hudi instant in a table cell, as ms since the run's start on that clock
+    (``reports/times.py`` says why one format): shown as ``t<ms>``."""
+
+    ms: int
+
+
 def cell_text(value: Any) -> str:
     """A table cell as both renderers show it: nothing for an absent value (None, NaN), a whole number
     without ``.0`` (a count in a column pandas made float), other numbers to 3 significant digits (at
-    least one decimal from 100 up), everything else as ``str``."""
+    least one decimal from 100 up), a :class:`Clock` as ``t<ms>``, everything else as ``str``."""
     if value is None or (isinstance(value, float) and pd.isna(value)):
         return ""
+    if isinstance(value, Clock):
+        return f"t{value.ms}"
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, float):

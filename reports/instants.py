@@ -16,6 +16,7 @@ from model.clock import EPOCH_MS
 from model.history import Event
 from model.timeline.commits import instant_body
 from model.timeline.layout import format_instant, instant_to_ms, parse_instant_path
+from reports.document import Clock, cell_text
 from reports.interactive import Item
 
 
@@ -54,7 +55,12 @@ class Generation:
 
 
 def fmt_instant(instant: int | None) -> str:
-    return "-" if instant is None else format_instant(instant)
+    """An instant as a report shows it: ``t<ms since the run's start>`` (:func:`rel_ms`), Hudi's 17 digits
+    when it is no date (the specification's instants are counters), ``-`` for none."""
+    if instant is None:
+        return "-"
+    shown = rel_ms(instant)
+    return shown if shown.startswith("t") else format_instant(instant)
 
 
 def span_item(s: InstantSpan, lane: str, kind: str, label: str, details: Sequence[tuple[str, object]],
@@ -63,12 +69,12 @@ def span_item(s: InstantSpan, lane: str, kind: str, label: str, details: Sequenc
     never completed), with the hover details every instant timeline shows: the instant's own, the
     report's ``details``, the violations that cite it and its events."""
     fields: list[tuple[str, object]] = [
-        ("instant", format_instant(s.instant)),
+        ("instant", fmt_instant(s.instant)),
         ("action", s.action),
         ("writer", s.writer),
         ("state", "completed" if s.completed else "never completed"),
-        ("requested at", f"{s.requested_at} ms"),
-        ("completed at", f"{s.completed_at} ms" if s.completed else "-"),
+        ("requested at", f"{s.requested_at} ms since start"),
+        ("completed at", f"{s.completed_at} ms since start" if s.completed else "-"),
         ("completion time", fmt_instant(s.completion)),
         *details,
         *[("violation", f"{v['kind']}: {v['message']}") for v in cited],
@@ -95,9 +101,10 @@ def op_text(op: dict[str, Any] | None) -> str:
 
 
 def rel_ms(instant: int) -> str:
-    """An instant as ms since the run's epoch (``t<ms>``), or its digits when it is no date."""
+    """An instant as ms since the run's start on its writer's clock (``t<ms>``, ``reports/times.py``), or
+    its digits when it is no date."""
     try:
-        return f"t{instant_to_ms(instant) - EPOCH_MS}"
+        return cell_text(Clock(instant_to_ms(instant) - EPOCH_MS))
     except ValueError:
         return str(instant)
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import pandas as pd
 
+from model.history import Event
 from model.metrics import acquire_latencies
 from model.run_format import AuditSummary, ViolationEntry
 from reports import interactive, plots, tables
-from reports.document import MAX_ROWS, Report, Section
+from reports.document import MAX_ROWS, Report, Section, cell_text
 from reports.interactive import Item
 from reports.load import RunData
 from reports.lock_holders import (
@@ -25,6 +26,7 @@ from reports.lock_holders import (
     owner_nodes,
     store_leases,
 )
+from reports.times import NOTE
 
 MAX_GROUP_FIGURES = 6
 
@@ -178,6 +180,29 @@ def lock_items(all_holds: list[Hold], leases: list[Lease], faults: list[Fault],
     return items
 
 
+HOLDERS_TEXT = ("One lane per writer: the thin light bar is the store's lock file naming that writer's owner "
+                "(until overwritten or its validity ran out), the thick bar the time the writer believed it "
+                "held the lock; shaded windows are faults on that node; red is two holders at once.")
+
+
+def holder_timeline(uid: str, lanes: list[str], events: Sequence[Event], violations: Sequence[ViolationEntry],
+                    title: str) -> tuple[str, bytes]:
+    """The lock-holder timeline of a history from its start to its last event: the interactive HTML
+    fragment (element ids prefixed ``uid``) and the static PNG titled ``title``.  Holds, the store's
+    leases and fault windows come from ``events`` (``reports/lock_holders.py``); an overlap of
+    ``violations`` (``details``: owners, start, end) is drawn in red on both owners' lanes."""
+    all_holds, leases, faults = holds(events), store_leases(events), fault_windows(events)
+    window = (0, events[-1].time if events else 0)
+    overlaps = [(int(v["details"]["start"]), int(v["details"]["end"])) for v in violations
+                if v["kind"] == "overlap"]
+    static = plots.timeline(lanes, all_holds, leases, faults, overlaps, window, title)
+    fragment = interactive.timeline_html(
+        uid, [*lanes, *sorted({f.node for f in faults} - set(lanes))],
+        lock_items(all_holds, leases, faults, violations, owner_nodes(events)), LOCK_COLOURS, window,
+        "ms since start (true time)", LOCK_LEGEND, stroke={"lease": "none", "overlap": "#d62728"})
+    return fragment, static
+
+
 def build_lock_report(run: RunData) -> Report:
     """The report of a lock run (``hcc run``)."""
     events = run.events
@@ -198,31 +223,22 @@ def build_lock_report(run: RunData) -> Report:
         f"({'as expected' if matches else 'NOT as expected'}).",
         *([str(run.scenario["description"])] if run.scenario.get("description") else []),
         f"{len(run.verdict['violations'])} violation(s) in {len(groups)} group(s); "
-        f"{len(run.verdict['findings'])} finding(s). All times are simulated (true) time.",
+        f"{len(run.verdict['findings'])} finding(s). All times are simulated (true) time. {NOTE}",
         *_audit_text(run.verdict.get("audit")),
     ])
     head.tables.append(("Checkers", tables.checker_table(run)))
     head.details.append(("Settings (resolved scenario)", tables.settings_table(run)))
     sections = [head]
 
-    overlaps_all = [(int(v["details"]["start"]), int(v["details"]["end"])) for v in run.verdict["violations"]
-                    if v["kind"] == "overlap"]
-    end = events[-1].time
-    overview = Section("Lock-holder timeline", [
-        "One lane per writer: the thin light bar is the store's lock file naming that writer's owner "
-        "(until overwritten or its validity ran out), the thick bar the time the writer believed it held "
-        "the lock; shaded windows are faults on that node; red is two holders at once."])
-    static = plots.timeline(lanes, all_holds, leases, faults, overlaps_all, (0, end),
-                            f"{run.name} (seed {run.seed}): whole run")
-    fragment = interactive.timeline_html(
-        "lock-holders", [*lanes, *sorted({f.node for f in faults} - set(lanes))],
-        lock_items(all_holds, leases, faults, run.verdict["violations"], nodes), LOCK_COLOURS, (0, end),
-        "ms (true time)", LOCK_LEGEND, stroke={"lease": "none", "overlap": "#d62728"})
+    overview = Section("Lock-holder timeline", [HOLDERS_TEXT])
+    fragment, static = holder_timeline("lock-holders", lanes, events, run.verdict["violations"],
+                                       f"{run.name} (seed {run.seed}): whole run")
     overview.interactive.append(("Lock-holder timeline of the whole run (hover a bar for its details)",
                                  fragment, static))
     if faults:
         overview.tables.append(("Fault windows", pd.DataFrame(
-            [{"node": f.node, "fault": f.kind, "start_ms": f.start, "end_ms": f.end} for f in faults])))
+            [{"node": f.node, "fault": f.kind, "start (ms since start)": f.start,
+              "end (ms since start)": f.end} for f in faults])))
     sections.append(overview)
 
     for n, (g, s) in enumerate(zip(groups, group_summaries, strict=True), start=1):
@@ -243,7 +259,8 @@ def build_lock_report(run: RunData) -> Report:
     acq = Section("Retries, precondition failures, unknown outcomes, conflicts (per acquisition)",
                   tables=[("Per acquisition, per writer", per_acq.reset_index())],
                   images=[("Per-acquisition counts per writer", plots.per_acquisition(per_acq))])
-    fair = Section("Fairness", [f"Jain's index over acquisitions per writer: {metrics.get('fairness_jain')} "
+    jain = cell_text(metrics.get("fairness_jain"))
+    fair = Section("Fairness", [f"Jain's index over acquisitions per writer: {jain} "
                                 "(1 = equal shares, 1/n = one writer got everything)."],
                    images=[("Acquisitions per writer", plots.fairness(
                        dict(metrics.get("acquisitions_per_writer", {})), metrics.get("fairness_jain")))])

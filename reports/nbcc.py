@@ -39,6 +39,7 @@ from reports.instants import InstantSpan, fmt_instant, instant_spans, span_item
 from reports.interactive import Item
 from reports.load import RunData, RunDirError
 from reports.occ import violation_tables
+from reports.times import NOTE
 
 TABLE = "table"
 COLOURS = {
@@ -175,7 +176,7 @@ def static_slices(lanes: Sequence[str], items: Sequence[Item], end: int, title: 
 
     rows = [f"{lane[:8]} {part}" for lane in lanes for part in ("slices", "logs")]
     return plots.bars(rows, [(row(it), it.start, it.end, SLICE_COLOURS[it.kind]) for it in items], (0, end),
-                      title, SLICE_LEGEND, "instant and completion times (s since the run's epoch)")
+                      title, SLICE_LEGEND, "instant and completion times (s since start)")
 
 
 def plans_table(table: HudiTable, objects: dict[str, bytes], base: str) -> pd.DataFrame:
@@ -351,8 +352,8 @@ def build_nbcc_report(run: RunData) -> Report:
             "HoodieFileGroup (model/nbcc/filegroup.py: 1.2.0's, and PR #19785's, which 1.2.1 ships); "
             "completion-time is the harness's own rule (variant pr-19786, hypothetical) and instant-time is"
             " table version 6's (variant v6-instant-time, hypothetical), run to show what they would get "
-            "wrong. The mis-sliced groups compare each rule with the harness's completion-time rule. Times "
-            "are t<ms since the run's epoch>.",
+            "wrong. The mis-sliced groups compare each rule with the harness's completion-time rule.",
+            NOTE,
         ],
     )
     head.tables.append(
@@ -408,7 +409,7 @@ def build_nbcc_report(run: RunData) -> Report:
         sec.interactive.append((
             "File groups over the table's time: slices, base files and logs (hover an element for details)",
             interactive.timeline_html("nbcc-slices", fg_lanes, fg_items, SLICE_COLOURS, (0, fg_end),
-                                      "ms (instant and completion times, since the run's epoch)",
+                                      "ms since start (instant and completion times)",
                                       SLICE_LEGEND),
             static_slices(fg_lanes, fg_items, fg_end, f"{run.name} (seed {run.seed}): file groups under the "
                           f"{rule.value} rule")))
@@ -474,7 +475,8 @@ def build_nbcc_report(run: RunData) -> Report:
         (
             "Instant timeline (hover a bar for its details)",
             interactive.timeline_html(
-                "nbcc-instants", lanes, items, COLOURS, (0, end), "ms (true time)", LEGEND, STROKES
+                "nbcc-instants", lanes, items, COLOURS, (0, end), "ms since start (true time)", LEGEND,
+                STROKES,
             ),
             static,
         )

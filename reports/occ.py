@@ -37,6 +37,7 @@ from reports.instants import (
 )
 from reports.interactive import Item
 from reports.load import RunData
+from reports.times import NOTE, TIME, instant_text, run_epoch, value_text
 
 # Violation kinds about the order of times, and the checker that finds each kind.
 CHECKER_OF = {
@@ -100,11 +101,11 @@ class LostUpdate:
 
     def sentence(self) -> str:
         op = self.lost.op or {}
-        merged = "no slice" if self.by.merge is None else f"the slice of {format_instant(self.by.merge)}"
+        merged = "no slice" if self.by.merge is None else f"the slice of {fmt_instant(self.by.merge)}"
         return (
             f"{self.lost.writer}'s {op.get('kind', '?')} of {op.get('key', '?')} (instant "
-            f"{format_instant(self.lost.instant)}, completed {fmt_instant(self.lost.completion)}) is lost: "
-            f"{self.by.writer}'s commit {format_instant(self.by.instant)} (completed "
+            f"{fmt_instant(self.lost.instant)}, completed {fmt_instant(self.lost.completion)}) is lost: "
+            f"{self.by.writer}'s commit {fmt_instant(self.by.instant)} (completed "
             f"{fmt_instant(self.by.completion)}) rewrote {fg_name(self.by.fg)} from {merged}, older than the "
             "lost instant, and its slice is newer, so every later read of the file group misses that change."
         )
@@ -166,18 +167,18 @@ def per_writer_table(outs: Sequence[Outcome]) -> pd.DataFrame:
     )
 
 
-def _compact(e: Event) -> str:
+def _compact(e: Event, epoch: int) -> str:
     v = e.value
     if e.f == "object" and isinstance(v, dict):
         return f"writes {v.get('key')} ({v.get('size', '?')} bytes)"
-    return "" if v is None else str(v)[:200]
+    return value_text(v, epoch)[:200]
 
 
 def violation_tables(violations: Sequence[ViolationEntry],
                      events: Sequence[Event]) -> list[tuple[str, pd.DataFrame]]:
     """The violations (the first ``MAX_ROWS``) and the events they cite, as two captioned tables."""
     shown = violations[:MAX_ROWS]
-    table = pd.DataFrame([{"kind": v["kind"], "message": v["message"],
+    table = pd.DataFrame([{"kind": v["kind"], "message": instant_text(v["message"]),
                            "events": ", ".join(map(str, v["events"]))} for v in shown])
     cited = sorted({i for v in shown for i in v["events"]})
     return [("Violations (each with the history events that prove it)", table),
@@ -185,17 +186,19 @@ def violation_tables(violations: Sequence[ViolationEntry],
 
 
 def events_table(events: Sequence[Event], indices: Sequence[int]) -> pd.DataFrame:
-    """The cited events, one row each; store writes by key and size (their bodies are large)."""
+    """The cited events, one row each; store writes by key and size (their bodies are large); times in ms
+    since the run's start (``reports/times.py``)."""
+    epoch = run_epoch(events)
     return pd.DataFrame(
         [
             {
                 "index": e.index,
-                "time_ms": e.time,
+                TIME: e.time,
                 "node": e.node,
                 "process": e.process,
                 "type": e.type,
                 "f": e.f,
-                "what": _compact(e),
+                "what": _compact(e, epoch),
             }
             for e in (events[i] for i in sorted(set(indices)))
         ]
@@ -271,9 +274,9 @@ def timeline_items(
         if s.fg is not None:
             details += [("file group", fg_name(s.fg)), ("merged slice of", fmt_instant(s.merge))]
         if s.instant in lost_of:
-            details.append(("LOST", f"overwritten by {format_instant(lost_of[s.instant].by.instant)}"))
+            details.append(("LOST", f"overwritten by {fmt_instant(lost_of[s.instant].by.instant)}"))
         for u in by_of.get(s.instant, []):
-            details.append(("overwrote", f"{format_instant(u.lost.instant)} ({u.lost.writer})"))
+            details.append(("overwrote", f"{fmt_instant(u.lost.instant)} ({u.lost.writer})"))
         lane = f"{s.writer} instants"
         items.append(span_item(s, lane, kind, rel_ms(s.instant), details, cited, end, "occ"))
     for g in gens:
@@ -299,6 +302,24 @@ def timeline_items(
             )
         )
     return items
+
+
+INSTANTS_TEXT = ("Per writer, one lane of instants (a bar from its .requested file to its completed file in "
+                 "the store; dashed: never completed) and one of time generations (invoke to return).")
+
+
+def instant_timeline(uid: str, writers: Sequence[str], spans: Sequence[InstantSpan],
+                     gens: Sequence[Generation], violations: Sequence[ViolationEntry],
+                     lost: Sequence[LostUpdate], end: int, title: str) -> tuple[str, bytes]:
+    """The instant timeline (per writer a lane of instants and one of time generations) from 0 to ``end``:
+    the interactive HTML fragment (element ids prefixed ``uid``) and the static PNG titled ``title``."""
+    lanes = [lane for w in writers for lane in (f"{w} instants", f"{w} times")]
+    items = timeline_items(spans, gens, violations, lost, end)
+    static = plots.bars(lanes, [(it.lane, it.start, it.end, COLOURS[it.kind]) for it in items], (0, end),
+                        title, [(c, t) for c, t in LEGEND])
+    fragment = interactive.timeline_html(uid, lanes, items, COLOURS, (0, end), "ms since start (true time)",
+                                         LEGEND, STROKES)
+    return fragment, static
 
 
 def build_occ_report(run: RunData) -> Report:
@@ -332,7 +353,7 @@ def build_occ_report(run: RunData) -> Report:
             f"update(s) of stored objects (the harness's lost-update checker: a commit's change overwritten "
             f"in the store; Elle's lost update, in the isolation section, is about a record's reads and "
             f"writes); {len(run.verdict['findings'])} finding(s). Times on the axes are simulated true "
-            "time (ms).",
+            f"time (ms). {NOTE}",
             "The writers are this harness's sans-I/O models "
             "(model/timeline/hudi_writer.py for Hudi's commit path, model/timeline/v5.py for the "
             "specification), not Hudi's code; the violations are the checkers' (model/checkers/timeline.py) "
@@ -343,31 +364,21 @@ def build_occ_report(run: RunData) -> Report:
     head.details.append(("Settings (resolved scenario)", tables.settings_table(run)))
     sections = [head]
 
-    lanes = [lane for w in writers for lane in (f"{w} instants", f"{w} times")]
-    items = timeline_items(spans, gens, violations + run.verdict["findings"], lost, end)
-    static = plots.bars(
-        lanes,
-        [(it.lane, it.start, it.end, COLOURS[it.kind]) for it in items],
-        (0, end),
-        f"{run.name} (seed {run.seed}): instants and time generations per writer",
-        [(c, t) for c, t in LEGEND],
-    )
+    fragment, static = instant_timeline(
+        "occ-instants", writers, spans, gens, violations + run.verdict["findings"], lost, end,
+        f"{run.name} (seed {run.seed}): instants and time generations per writer")
     tsec = Section(
         "Timeline of instants",
         [
-            "Per writer, one lane of instants (a bar from its .requested file to its completed file in the "
-            "store; dashed: never completed) and one of time generations (invoke to return). Red: cited by a "
-            "violation (duplicate or backward times, completions out of order, an inconsistent read); "
-            "orange: a lost update, purple: the commit that overwrote it. Hover a bar for the instant's "
-            "times, operation and merge base."
+            f"{INSTANTS_TEXT} Red: cited by a violation (duplicate or backward times, completions out of "
+            "order, an inconsistent read); orange: a lost update, purple: the commit that overwrote it. "
+            "Hover a bar for the instant's times, operation and merge base."
         ],
     )
     tsec.interactive.append(
         (
             "Instant timeline (hover a bar for its details)",
-            interactive.timeline_html(
-                "occ-instants", lanes, items, COLOURS, (0, end), "ms (true time)", LEGEND, STROKES
-            ),
+            fragment,
             static,
         )
     )
@@ -393,11 +404,11 @@ def build_occ_report(run: RunData) -> Report:
             pd.DataFrame(
                 [
                     {
-                        "instant": format_instant(s.instant),
+                        "instant": fmt_instant(s.instant),
                         "writer": s.writer,
                         "action": s.action,
-                        "requested_ms": s.requested_at,
-                        "completed_ms": s.completed_at,
+                        "requested (ms since start)": s.requested_at,
+                        "completed (ms since start)": s.completed_at,
                         "completion": fmt_instant(s.completion),
                         "fg": s.fg,
                         "merged": fmt_instant(s.merge),
@@ -411,7 +422,7 @@ def build_occ_report(run: RunData) -> Report:
     sections.append(tsec)
 
     if violations:
-        sec = Section("Violations", [f"{v['kind']}: {v['message']}" for v in violations[:20]])
+        sec = Section("Violations", [f"{v['kind']}: {instant_text(v['message'])}" for v in violations[:20]])
         sec.tables.extend(violation_tables(violations, events))
         sections.append(sec)
 
@@ -423,11 +434,11 @@ def build_occ_report(run: RunData) -> Report:
                 pd.DataFrame(
                     [
                         {
-                            "lost instant": format_instant(u.lost.instant),
+                            "lost instant": fmt_instant(u.lost.instant),
                             "lost by": u.lost.writer,
                             "operation": f"{(u.lost.op or {}).get('kind')} {(u.lost.op or {}).get('key')}",
                             "completed": fmt_instant(u.lost.completion),
-                            "overwritten by": format_instant(u.by.instant),
+                            "overwritten by": fmt_instant(u.by.instant),
                             "overwriter": u.by.writer,
                             "its merge base": fmt_instant(u.by.merge),
                             "file group": fg_name(u.by.fg),
@@ -496,7 +507,7 @@ def build_occ_report(run: RunData) -> Report:
                 "operation": u.lost.op,
                 "overwritten_by": format_instant(u.by.instant),
                 "overwriter": u.by.writer,
-                "merge_base": fmt_instant(u.by.merge),
+                "merge_base": "-" if u.by.merge is None else format_instant(u.by.merge),  # Hudi's id
                 "file_group": u.by.fg,
             }
             for u in lost

@@ -18,6 +18,7 @@ import pandas as pd
 from model.protocols import PROTOCOLS
 from reports.document import Report, Section
 from reports.load import RunData
+from reports.times import with_times
 
 ORACLE = "oracle.json"
 TITLE = "Second oracle: hudi-rs reads the table back"
@@ -93,8 +94,9 @@ def oracle_section(run: RunData) -> Section | None:
                         "checkers report no violation: a possible bug in the model (see 'model differs').")
     sec.tables.append(("Keys by outcome, over every read point", pd.DataFrame(
         [{"outcome": k, "keys": v, "meaning": _meaning(k)} for k, v in sorted(outcomes.items())])))
-    rows = [{"read point": c["point"], "key": d["key"], "outcome": d["outcome"], "expected": d["expected"],
-             "model reader": d["model"], "hudi-rs": d["hudi_rs"]}
+    rows = [{"read point": with_times(c["point"]), "key": d["key"], "outcome": d["outcome"],
+             "expected": with_times(d["expected"]), "model reader": with_times(d["model"]),
+             "hudi-rs": with_times(d["hudi_rs"])}
             for c in oracle.get("comparisons") or () for d in c["differences"]]
     if rows:
         first = f" (the first {MAX_ROWS} of {len(rows)})" if len(rows) > MAX_ROWS else ""

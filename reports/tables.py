@@ -12,8 +12,10 @@ import pandas as pd
 from model.config import CHECKERS
 from model.history import Event
 from model.metrics import percentile
+from reports.document import Clock
 from reports.load import RunData
 from reports.lock_holders import Group
+from reports.times import TIME, run_epoch, value_text
 
 
 def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
@@ -123,9 +125,12 @@ def group_table(group: Group, limit: int = 200) -> pd.DataFrame:
 
 
 def events_table(events: Sequence[Event], indices: Sequence[int]) -> pd.DataFrame:
-    """The cited events, as rows (index, true time, node, process, type, f, clock, value)."""
-    rows = [{"index": e.index, "time_ms": e.time, "node": e.node, "process": e.process, "type": e.type,
-             "f": e.f, "clock": e.clock, "value": "" if e.value is None else str(e.value)}
+    """The cited events, as rows (index, true time, node, process, type, f, the node's clock, value), every
+    time in ms since the run's start (``reports/times.py``: a clock reading as ``t<ms>``)."""
+    epoch = run_epoch(events)
+    rows = [{"index": e.index, TIME: e.time, "node": e.node, "process": e.process, "type": e.type,
+             "f": e.f, "clock (ms since start)": None if e.clock is None else Clock(e.clock - epoch),
+             "value": value_text(e.value, epoch)}
             for e in (events[i] for i in sorted(set(indices)))]
     return pd.DataFrame(rows)
 

@@ -19,7 +19,7 @@ pytest.importorskip("matplotlib")
 
 from cli.main import main  # noqa: E402
 from engines.rundir import execute  # noqa: E402
-from reports.instants import InstantSpan  # noqa: E402
+from reports.instants import InstantSpan, rel_ms  # noqa: E402
 from reports.interactive import Item, timeline_html  # noqa: E402
 from reports.load import RunDirError, load_run  # noqa: E402
 from reports.occ import lost_updates  # noqa: E402
@@ -105,11 +105,13 @@ def test_occ_report_names_the_lost_update_and_its_instants(runs: dict[str, Path]
     (u,) = [u for u in summary["lost_updates"] if u["overwritten_by"] == at]
     assert u["operation"]["key"] == key and u["operation"]["kind"] == "delete"
     assert u["merge_base"] < u["lost"] < u["overwritten_by"]  # the overwriter merged a slice older than it
+    # the report shows an instant as ms since the run's start (t<ms>); report.json keeps Hudi's ids
+    lost_t, by_t = rel_ms(int(u["lost"])), rel_ms(int(u["overwritten_by"]))
     for text in (md, html):
-        assert f"instant {u['lost']}" in text and f"commit {u['overwritten_by']}" in text
+        assert f"instant {lost_t}" in text and f"commit {by_t}" in text
         assert "is lost" in text
     # the instant timeline marks both, with their details for the tooltip
-    assert re.search(rf'<g class="ev lost" id="occ-i{u["lost"]}"[^>]*data-tip="instant: {u["lost"]}', html)
+    assert re.search(rf'<g class="ev lost" id="occ-i{u["lost"]}"[^>]*data-tip="instant: {lost_t}', html)
     assert f'class="ev violated" id="occ-i{at}"' in html
     # the Markdown links the static image of the interactive timeline, a PNG file beside it (no data: URI,
     # no "hover" in its alt text: that is the HTML page's)
@@ -140,7 +142,7 @@ def test_occ_report_highlights_the_time_order_violations(runs: dict[str, Path]) 
         time = re.search(r"generated (\d{17}) after", v["message"])
         assert time
         named = re.search(rf'<g class="ev ([a-z-]+)" id="occ-i\d+"[^>]*data-tip="[^"]*'
-                          rf'(instant|completion time): {time.group(1)}', html)
+                          rf'(instant|completion time): {rel_ms(int(time.group(1)))}', html)
         assert named and named.group(1) == "violated", v
     assert html.count('class="ev generation-violated"') >= len(backward)
 
