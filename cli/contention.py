@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from backends import registry
+from backends.launchers.process import LaunchError
 from cli.options import add_backend, add_json, add_out, add_set
 from engines.rundir import claim_out
 from engines.spark_worlds import SPARK_WORLDS, SparkRequest
@@ -111,8 +113,8 @@ def _run_hudi(args: argparse.Namespace) -> int:
     if args.workload is not None:
         raise ConfigError("--workload", args.workload, "--world hudi runs its own OCC copy-on-write writers "
                                                        "(no --workload)")
-    if args.backend != "seaweedfs":
-        raise ConfigError("--backend", args.backend, "--world hudi runs on seaweedfs only")
+    if args.backend not in ("seaweedfs", "minio"):
+        raise ConfigError("--backend", args.backend, "--world hudi runs on seaweedfs or minio")
     if args.writers is not None and args.writers < 2:
         raise ConfigError("--writers", args.writers, "--world hudi needs 2 writers or more")
     if not args.out:
@@ -140,8 +142,13 @@ def _run_hudi(args: argparse.Namespace) -> int:
         raise ConfigError("--writers", args.writers, f"the {args.hudi_workload} workload has 2 writers")
     writer_classpath(args.hudi_version)  # a version without a served bundle: exit 2 before any folder
     out = claim_out(Path(args.out), args.force)
-    verdict = run_hudi(out, version=args.hudi_version, writers=args.writers or 2, entry=plans,
-                       scenario_toml=toml, protocol=protocol, workload=args.hudi_workload)
+    try:
+        verdict = run_hudi(out, version=args.hudi_version, writers=args.writers or 2, entry=plans,
+                           scenario_toml=toml, protocol=protocol, workload=args.hudi_workload,
+                           backend=args.backend)
+    except LaunchError as e:  # Unavailable too: no MinIO build here
+        print(f"hcc contention: backend {args.backend} did not start: {e}", file=sys.stderr)
+        return 2
     matches = verdict["valid"] if expect is None else verdict["valid"] == (expect == "ok")
     if args.json:
         print(json.dumps({**verdict, "expect": expect, "matches_expectation": matches}, sort_keys=True))
