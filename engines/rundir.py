@@ -55,7 +55,7 @@ from model.run_format import (
     check,
     verdict_file,
 )
-from reports.isolation import write_isolation
+from reports.isolation import anomaly_counts, write_isolation
 from reports.report import write_report
 from scenarios.catalogue import Entry
 
@@ -346,7 +346,9 @@ def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None
                                             write_json)
         if plugin.audit_trail:
             audit, seen = audit_of_run(table, verdict)
-    write_isolation(out, entry.protocol, run.events, write_atomic)  # occ, nbcc: isolation.json
+    isolation = write_isolation(out, entry.protocol, run.events, write_atomic)  # occ, nbcc: isolation.json
+    if isolation is not None:
+        metrics["isolation"] = anomaly_counts(isolation)
     result = RunResult(entry, seed, out, verdict, metrics, audit, seen, table_info)
     finish_run(out, result.verdict_file(), metrics, report)
     return result

@@ -17,7 +17,9 @@ groups with committed rows a reader of the final table cannot see, the explorer'
 depth and shortest counterexample. Tolerances live in the file and survive ``--update``. Only
 counts, ratios and simulated-time figures are gated, never wall-clock seconds. A run also fails when
 its verdict differs from the scenario's expectation, when it shows a violation kind the baseline did
-not record, or when its seed differs from the baseline's.
+not record, when Elle's check of its transactions (OCC, NBCC; ``metrics.json``'s ``isolation``) finds an
+anomaly kind in a view that the baseline's ``isolation_kinds`` did not record, or when its seed differs
+from the baseline's.
 """
 
 from __future__ import annotations
@@ -151,7 +153,28 @@ def gate_run(run: RunData, baseline: dict[str, Any]) -> list[Check]:
     checks.append(Check(name, "violation kinds", ",".join(entry["violation_kinds"]) or "-",
                         ",".join(kinds) or "-", "", "no new kind", not new,
                         f"unexpected safety violation(s): {', '.join(new)}" if new else ""))
-    return checks + _metric_checks(name, entry, flatten(run.metrics), run.path)
+    return checks + _isolation_checks(name, entry, run) + _metric_checks(name, entry, flatten(run.metrics),
+                                                                          run.path)
+
+
+def _isolation_kinds(metrics: Mapping[str, Any]) -> dict[str, list[str]]:
+    return {view: sorted(kinds) for view, kinds in (metrics.get("isolation") or {}).items()}
+
+
+def _isolation_checks(name: str, entry: dict[str, Any], run: RunData) -> list[Check]:
+    """Elle's anomaly kinds per view: one the baseline did not record fails (a baseline without them,
+    from before they were recorded, is no baseline)."""
+    if "isolation_kinds" not in entry:
+        return []
+    checks = []
+    now = _isolation_kinds(run.metrics)
+    for view in sorted(set(now) | set(entry["isolation_kinds"])):
+        base, got = entry["isolation_kinds"].get(view, []), now.get(view, [])
+        new = [k for k in got if k not in base]
+        checks.append(Check(name, f"isolation kinds ({view})", ",".join(base) or "-", ",".join(got) or "-",
+                            "", "no new kind", not new,
+                            f"a new isolation anomaly in view {view}: {', '.join(new)}" if new else ""))
+    return checks
 
 
 def gate_missing(baseline: dict[str, Any], seen: set[str]) -> list[Check]:
@@ -170,8 +193,11 @@ def baseline_entry(run: RunData, old: dict[str, Any] | None) -> dict[str, Any]:
             kept = old["metrics"][metric]
             spec = {k: kept[k] for k in ("worse", "rel", "abs") if k in kept}
         metrics[metric] = {**spec, "baseline": flat.get(metric)}
-    return {"protocol": run.protocol, "seed": run.seed, "expect": run.expect,
-            "violation_kinds": sorted({v["kind"] for v in run.verdict["violations"]}), "metrics": metrics}
+    entry = {"protocol": run.protocol, "seed": run.seed, "expect": run.expect,
+             "violation_kinds": sorted({v["kind"] for v in run.verdict["violations"]}), "metrics": metrics}
+    if "isolation" in run.metrics:
+        entry["isolation_kinds"] = _isolation_kinds(run.metrics)
+    return entry
 
 
 def update_baseline(runs: list[RunData], old: dict[str, Any] | None) -> dict[str, Any]:

@@ -8,10 +8,11 @@ serializability (so real-time edges are inferred too): the anomalies found, one 
 and the consistency models they rule out.
 
 :func:`write_isolation` writes ``isolation.json`` (and each view's history as ``hcc check-history``
-reads it, ``isolation-<view>.jsonl``) into the run directory with the run directory's atomic writer;
-:func:`add_isolation` adds the section to a built report (``reports/build.py``), reading
-``isolation.json`` when the run has one, else checking the history it was given.  Nothing here moves a
-verdict or a metric: the section reports.
+reads it, ``isolation-<view>.jsonl``) into the run directory with the run directory's atomic writer,
+and :func:`anomaly_counts` its anomalies by kind, which the run records in ``metrics.json`` and the gate
+gates (a kind its baseline did not record fails); :func:`add_isolation` adds the section to a built
+report (``reports/build.py``), reading ``isolation.json`` when the run has one, else checking the history
+it was given.
 """
 
 from __future__ import annotations
@@ -87,20 +88,28 @@ def isolation_of_run(protocol: str, events: Sequence[Event]) -> tuple[dict[str, 
 
 
 def write_isolation(out: Path, protocol: str, events: Sequence[Event],
-                    write: Callable[[Path, str], None]) -> list[Path]:
+                    write: Callable[[Path, str], None]) -> dict[str, Any] | None:
     """Write ``isolation.json`` and the views' histories into run directory ``out`` with ``write`` (the
-    run directory's atomic writer); nothing for a protocol without transactions."""
+    run directory's atomic writer); the summary written, None for a protocol without transactions."""
     found = isolation_of_run(protocol, events)
     if found is None:
-        return []
+        return None
     summary, files = found
-    paths = []
     for name, text in files.items():
         write(out / name, text)
-        paths.append(out / name)
     write(out / ISOLATION, json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n")
-    paths.append(out / ISOLATION)
-    return paths
+    return summary
+
+
+# what Elle reports beside anomalies: no dependency to judge, a search cut short (not anomalies)
+NOT_ANOMALIES = frozenset({"empty-transaction-graph", "cycle-search-timeout"})
+
+
+def anomaly_counts(summary: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """``metrics.json``'s ``isolation``: for each view, each anomaly kind Elle found and its cases."""
+    return {v["view"]: {k: len(v["elle"]["anomalies"].get(k) or ()) or 1
+                        for k in v["anomalies"] if k not in NOT_ANOMALIES}
+            for v in summary["views"]}
 
 
 def load_isolation(run: RunData) -> dict[str, Any] | None:

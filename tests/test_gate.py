@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("pandas")
 
 from cli.main import main  # noqa: E402
-from engines.rundir import execute  # noqa: E402
-from scenarios import loader  # noqa: E402
+from engines.rundir import execute, execute_entry  # noqa: E402
+from scenarios import catalogue, loader  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +126,21 @@ def test_bad_input_exits_2_naming_the_problem(runs: Path, baseline: Path, tmp_pa
     (broken / "verdict.json").write_text("{")
     assert main(["gate", str(broken), "--baseline", str(baseline)]) == 2
     assert "verdict.json is not valid JSON" in capsys.readouterr().err
+
+
+def test_a_new_isolation_anomaly_kind_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Elle finds a lost update in the duplicate-key entry's records view (both inserts read k1 absent)
+    out = tmp_path / "runs"
+    execute_entry(catalogue.load("tl-hudi-occ-duplicate-key"), None, out / "tl-hudi-occ-duplicate-key",
+                  report=False)
+    metrics = json.loads((out / "tl-hudi-occ-duplicate-key" / "metrics.json").read_text())
+    assert metrics["isolation"]["records"]["lost-update"] >= 1
+    path = tmp_path / "baseline.json"
+    assert main(["gate", str(out), "--baseline", str(path), "--update"]) == 0
+    assert "lost-update" in json.loads(path.read_text())["scenarios"]["tl-hudi-occ-duplicate-key"][
+        "isolation_kinds"]["records"]
+    assert main(["gate", str(out), "--baseline", str(path)]) == 0
+    # a baseline that recorded no anomaly in that view: the run's lost update is new
+    _edit(path, "tl-hudi-occ-duplicate-key", lambda e: e["isolation_kinds"].update(records=[]))
+    assert main(["gate", str(out), "--baseline", str(path)]) == 1
+    assert "a new isolation anomaly in view records: G2-item, lost-update" in capsys.readouterr().err

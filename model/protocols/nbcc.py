@@ -58,6 +58,8 @@ class NbccMetrics(TypedDict):
     aborts_per_commit: NotRequired[float | None]
     abort_reasons: NotRequired[dict[str, int]]
     lock_timeouts_per_node: NotRequired[dict[str, int]]
+    # Elle's check of the run's transactions (engines/rundir.py): view -> anomaly kind -> cases
+    isolation: NotRequired[dict[str, dict[str, int]]]
     commit_latency_ms: NotRequired[Percentiles]
     compaction_outcomes: NotRequired[dict[str, int]]  # committed, failed, planned, nothing_to_compact
     objects: NotRequired[int]  # objects the run left under its prefix

@@ -78,6 +78,8 @@ class OccMetrics(TypedDict):
     cc: NotRequired[str]
     variant: NotRequired[str]
     models: NotRequired[str]
+    # Elle's check of the run's transactions (engines/rundir.py): view -> anomaly kind -> cases
+    isolation: NotRequired[dict[str, dict[str, int]]]
 
 
 def occ_metrics(events: Sequence[Event]) -> OccMetrics:
