@@ -38,7 +38,7 @@ from model.oracle.points import (
 from model.timeline.fsview import BaseSlice, latest_states, slices_from_listing, slices_from_metadata
 from model.timeline.layout import Instant, format_instant, parse_instant_path
 from model.timeline.metadata import decode_instant_metadata
-from model.timeline.modeldata import instant_body, replaced_file_groups
+from model.timeline.modeldata import instant_body
 
 
 @dataclass(frozen=True)
@@ -115,18 +115,15 @@ class _Store:
 
     def rows(self, commits: Sequence[Instant], metadata_table: bool) -> list[tuple[str, str]]:
         """The records (key, value) of the latest base file of each file group among ``commits``, listed
-        as asked; a file group replaced by one of them left out."""
+        as asked."""
         if metadata_table:
             slices = slices_from_metadata((i, self.metadata[i.key]) for i in commits)
         else:
             slices = slices_from_listing(self.data_keys, self.base, {i.requested for i in commits})
-        # AbstractTableFileSystemView#isFileGroupReplaced: the file groups a replacecommit among them replaced
-        replaced = set().union(*(replaced_file_groups(self.metadata[i.key]) for i in commits
-                                 if i.action == "replacecommit"))
         latest: dict[tuple[str, str], BaseSlice] = {}
         for s in slices:
             g = (s.partition, s.file_id)
-            if g not in replaced and (g not in latest or s.instant > latest[g].instant):
+            if g not in latest or s.instant > latest[g].instant:
                 latest[g] = s
         return [(k, v) for g in sorted(latest) for k, v in self.entries(latest[g]).items()]
 
