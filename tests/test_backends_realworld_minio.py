@@ -50,12 +50,12 @@ def test_rfc91_safe_on_minio_never_has_two_holders(minio_endpoint: Endpoint,  # 
 
 def test_a_pause_longer_than_the_lease_is_caught_on_minio(minio_endpoint: Endpoint,  # noqa: F811
                                                           tmp_path: Path) -> None:
-    # w1 pauses at its first write after 1 s for 13.3 s; its 10 s lease runs out and another writer
+    # w1 pauses at its first write after 0.5 s for 13.3 s; its 10 s lease runs out and another writer
     # acquires while w1 still believes it holds the lock.  w1 runs alone until 1 s and thinks for no
-    # time, so it holds the lock when the pause comes (the others poll once a second).  Times are the
+    # time, so it holds the lock when the pause comes, before anyone else starts.  Times are the
     # entry's, divided by 30.
     code, verdict, events = _run(minio_endpoint, tmp_path / "pause", "rfc91-long-pause", "duration_ms=480000",
-                                 "faults.pauses[0].at_ms=30000", "workload.think_ms.hi=0",
+                                 "faults.pauses[0].at_ms=15000", "workload.think_ms.hi=0",
                                  "workload.node_start_ms.w1=0", "workload.node_start_ms.w2=30000",
                                  "workload.node_start_ms.w3=30000")
     assert verdict["verdict"] == "violation" and code == 0
@@ -63,6 +63,9 @@ def test_a_pause_longer_than_the_lease_is_caught_on_minio(minio_endpoint: Endpoi
     assert overlaps, verdict["violations"]
     pause = next(e for e in events if e.f == "pause-start")
     assert pause.node == "w1"
+    # it paused holding the lock, before the others started
+    assert not any(e.f == "acquire" and e.type == "ok" and e.node != "w1" and e.time < pause.time
+                   for e in events)
     assert all("w1" in v["message"] for v in overlaps)
 
 
