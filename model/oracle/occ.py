@@ -29,6 +29,7 @@ from model.history import Event
 from model.oracle.points import (
     MAX_AS_OF,
     MAX_WINDOWS,
+    REPLACED_LATER,
     REQUEST_TIME,
     STORAGE_LISTING,
     ReadPoint,
@@ -36,9 +37,10 @@ from model.oracle.points import (
     reading,
 )
 from model.timeline.fsview import BaseSlice, latest_states, slices_from_listing, slices_from_metadata
+from model.timeline.hudi_writer import partition_of
 from model.timeline.layout import Instant, format_instant, parse_instant_path
 from model.timeline.metadata import decode_instant_metadata
-from model.timeline.modeldata import instant_body
+from model.timeline.modeldata import instant_body, replaced_file_groups
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,10 @@ def committed_ops(events: Sequence[Event], base: str, layout: str) -> list[Op]:
         if aux:
             at = inst.completed if inst.completed is not None else inst.requested
             value = aux.get("value")
-            ops.append(Op(at, e.index, inst.requested, str(aux["key"]), str(aux["kind"]),
+            # an insert_overwrite is a replacecommit requested as such (a clustering's is requested as
+            # clustering and carries no operation of a key)
+            kind = "insert_overwrite" if inst.requested_action == "replacecommit" else str(aux["kind"])
+            ops.append(Op(at, e.index, inst.requested, str(aux["key"]), kind,
                           None if value is None else str(value)))
     return sorted(ops, key=lambda o: (o.at, o.index))
 
@@ -113,17 +118,22 @@ class _Store:
             return {}
         return {str(k): str(v) for k, v in json.loads(body)["entries"].items()}
 
-    def rows(self, commits: Sequence[Instant], metadata_table: bool) -> list[tuple[str, str]]:
+    def rows(self, commits: Sequence[Instant], metadata_table: bool,
+             replaced_by: Sequence[Instant] | None = None) -> list[tuple[str, str]]:
         """The records (key, value) of the latest base file of each file group among ``commits``, listed
-        as asked."""
+        as asked; a file group replaced by one of them (or of ``replaced_by``, when given) left out."""
         if metadata_table:
             slices = slices_from_metadata((i, self.metadata[i.key]) for i in commits)
         else:
             slices = slices_from_listing(self.data_keys, self.base, {i.requested for i in commits})
+        # AbstractTableFileSystemView#isFileGroupReplaced: the file groups a replacecommit among them replaced
+        replaced = set().union(*(replaced_file_groups(self.metadata[i.key])
+                                 for i in (commits if replaced_by is None else replaced_by)
+                                 if i.action == "replacecommit"))
         latest: dict[tuple[str, str], BaseSlice] = {}
         for s in slices:
             g = (s.partition, s.file_id)
-            if g not in latest or s.instant > latest[g].instant:
+            if g not in replaced and (g not in latest or s.instant > latest[g].instant):
                 latest[g] = s
         return [(k, v) for g in sorted(latest) for k, v in self.entries(latest[g]).items()]
 
@@ -135,13 +145,27 @@ def _join(rows: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {k: " | ".join(sorted(v)) for k, v in out.items()}
 
 
+def overwritten(ops: Sequence[Op], partitions: int) -> list[Op]:
+    """``ops`` with an insert_overwrite's replaced keys deleted at its commit: every other key of its
+    partition (the overwrite replaces every file group there and writes only its own key)."""
+    keys = sorted({o.key for o in ops})
+    out: list[Op] = []
+    for o in ops:
+        if o.kind == "insert_overwrite":
+            part = partition_of(o.key, partitions)
+            out += [Op(o.at, o.index, o.instant, k, "delete", None) for k in keys
+                    if k != o.key and partition_of(k, partitions) == part]
+        out.append(o)
+    return out
+
+
 def occ_points(events: Sequence[Event], objects: Mapping[str, bytes], base: str, layout: str,
-               metadata_table: bool) -> list[ReadPoint]:
+               metadata_table: bool, partitions: int = 1) -> list[ReadPoint]:
     """Every read point of the run: the snapshot, time travel as of each completed commit's instant and
     completion time, and (table version 8) incremental reads of each range between consecutive
     completion times (at most :data:`~model.oracle.points.MAX_AS_OF` and
     :data:`~model.oracle.points.MAX_WINDOWS`, evenly chosen)."""
-    ops = committed_ops(events, base, layout)
+    ops = overwritten(committed_ops(events, base, layout), partitions)
     store = _Store(objects, base, layout)
 
     def expected(upto: int | None) -> dict[str, str]:
@@ -177,10 +201,13 @@ def occ_points(events: Sequence[Event], objects: Mapping[str, bytes], base: str,
         want = {k: o.value or "" for k, o in _state(ops, end).items()
                 if o.kind != "delete" and start < o.at <= end}
         s, e = format_instant(start), format_instant(end)
+        upto = [i for i in store.completed if store.at(i) <= end]
+        hidden_later = changed(store.rows(upto, metadata_table, replaced_by=store.completed))
         points.append(ReadPoint(f"incremental ({s}, {e}]", "incremental", want, changed(model_rows(end)),
                                 start=s, end=e,
-                                explained={STORAGE_LISTING: changed(model_rows(end, False))} if metadata_table
-                                else {}))
+                                explained={**({STORAGE_LISTING: changed(model_rows(end, False))}
+                                              if metadata_table else {}),
+                                           REPLACED_LATER: hidden_later}))
     return points
 
 

@@ -53,6 +53,9 @@ LATE_WRITES = ("incremental merge of the range's writes requested after its star
 PENDING_COMPACTION = ("incremental merge of the range's writes, less those in logs late for a compaction "
                       "still pending at the range's end (their slice is keyed on that compaction)")
 
+REPLACED_LATER = ("incremental reads hide a file group replaced after the range's end (the range's writes "
+                  "into it are not read)")
+
 MAX_AS_OF = 80  # time-travel points per run (evenly chosen when there are more)
 MAX_WINDOWS = 80  # incremental ranges per run
 

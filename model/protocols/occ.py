@@ -135,7 +135,7 @@ class OccTable:
         """Snapshot, time travel at every completed commit, incremental reads (table version 8)."""
         tl = config.timeline
         return oracle.occ_points(run.events, run.objects, run.base, tl.layout,
-                                 tl.metadata_table_on)
+                                 tl.metadata_table_on, tl.partition_count)
 
     def reading(self, rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
         """hudi-rs's rows as key -> value."""
