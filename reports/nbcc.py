@@ -176,7 +176,7 @@ def static_slices(lanes: Sequence[str], items: Sequence[Item], end: int, title: 
 
     rows = [f"{lane[:8]} {part}" for lane in lanes for part in ("slices", "logs")]
     return plots.bars(rows, [(row(it), it.start, it.end, SLICE_COLOURS[it.kind]) for it in items], (0, end),
-                      title, SLICE_LEGEND, "instant and completion times (s since start)")
+                      title, SLICE_LEGEND, "instant and completion times (ms since start)")
 
 
 def plans_table(table: HudiTable, objects: dict[str, bytes], base: str) -> pd.DataFrame:

@@ -16,6 +16,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from reports.lock_holders import Fault, Hold, Lease  # noqa: E402
 
@@ -24,6 +25,15 @@ LEASE_COLOUR = "#aec7e8"
 HOLD_COLOUR = "#1f77b4"
 FOCUS_COLOUR = "#ff7f0e"
 OVERLAP_COLOUR = "#d62728"
+
+
+TIME_AXIS = "true time (ms since start)"
+
+
+def _ms_ticks(ax: Axes) -> None:
+    """Label the x axis, drawn in seconds, in ms: the unit of every time in the report's text and tables
+    (``reports/times.py``); matplotlib still places its ticks at round seconds."""
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x * 1000:.0f}"))
 
 
 def png(fig: Figure, dpi: int = 100) -> bytes:
@@ -101,7 +111,8 @@ def timeline(lanes: Sequence[str], holds: Sequence[Hold], leases: Sequence[Lease
     ax.set_ylim(-0.6, len(lanes) - 0.4 + 0.3 * len({m[1] for m in marks}) + (0.1 if marks else 0))
     ax.set_yticks(range(len(lanes)), list(lanes))
     ax.invert_yaxis()
-    ax.set_xlabel("true time (simulated s)")
+    ax.set_xlabel(TIME_AXIS)
+    _ms_ticks(ax)
     ax.set_title(title, fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     legend: list[Artist] = [Patch(facecolor=HOLD_COLOUR, label="writer believes it holds the lock"),
@@ -128,7 +139,8 @@ def latency_cdf(samples: dict[str, list[int]]) -> bytes:
     for q in (0.5, 0.9, 0.99):
         ax.axhline(q, color="grey", linewidth=0.6, linestyle="--")
         ax.text(0, q, f"p{round(q * 100)}", fontsize=7, color="grey", va="bottom")
-    ax.set_xlabel("acquire latency (simulated s)")
+    ax.set_xlabel("acquire latency (ms, simulated time)")
+    _ms_ticks(ax)
     ax.set_ylabel("fraction of acquisitions")
     ax.set_title("Acquire latency distribution per writer", fontsize=10)
     ax.grid(alpha=0.3)
@@ -148,7 +160,8 @@ def throughput(rates: pd.DataFrame, faults: Sequence[Fault]) -> bytes:
     handles, labels = ax.get_legend_handles_labels()
     handles += [Patch(facecolor="#7f7f7f", alpha=0.3, label=k) for k in kinds]
     ax.legend(handles=handles, fontsize=8, loc="upper right")
-    ax.set_xlabel("true time (simulated s)")
+    ax.set_xlabel(TIME_AXIS)
+    _ms_ticks(ax)
     ax.set_ylabel("writes / s")
     ax.set_title("Throughput (applied register writes), fault windows shaded", fontsize=10)
     ax.grid(alpha=0.3)
@@ -197,7 +210,7 @@ def heatmap(rates: pd.DataFrame, x: str, y: str, title: str) -> bytes:
 
 def bars(lanes: Sequence[str], bars: Sequence[tuple[str, float, float, str]], window: tuple[int, int],
          title: str, legend: Sequence[tuple[str, str]] = (),
-         xlabel: str = "true time (simulated s)") -> bytes:
+         xlabel: str = TIME_AXIS) -> bytes:
     """A static timeline: (lane, start ms, end ms, colour) bars on one row per lane (the PNG twin of an
     interactive timeline, for the Markdown report)."""
     lo, hi = window
@@ -215,6 +228,7 @@ def bars(lanes: Sequence[str], bars: Sequence[tuple[str, float, float, str]], wi
     ax.set_yticks(range(len(lanes)), list(lanes))
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
+    _ms_ticks(ax)
     ax.set_title(title, fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     if legend:
@@ -238,7 +252,8 @@ def cumulative(points: Sequence[tuple[str, str, int]], end: int) -> bytes:
         ys = [0] + list(range(1, len(times) + 1)) + [len(times)]
         ax.step(xs, ys, where="post", linestyle=styles.get(outcome, "-"),
                 color=colours[writers.index(writer) % len(colours)], label=f"{writer} {outcome}")
-    ax.set_xlabel("true time (simulated s)")
+    ax.set_xlabel(TIME_AXIS)
+    _ms_ticks(ax)
     ax.set_ylabel("operations (cumulative)")
     ax.grid(alpha=0.3)
     if series:
