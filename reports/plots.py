@@ -221,7 +221,9 @@ def bars(lanes: Sequence[str], bars: Sequence[tuple[str, float, float, str]], wi
         if lane in y:
             width = max(end - start, (hi - lo) / 800)  # a point stays visible
             by_style.setdefault((lane, colour), []).append((start / 1000, width / 1000))
-    for (lane, colour), spans in by_style.items():
+    # the widest first: a short bar on a lane (an instant that completed) stays visible over a long one
+    # (one never completed, drawn to the end)
+    for (lane, colour), spans in sorted(by_style.items(), key=lambda kv: -max(w for _, w in kv[1])):
         ax.broken_barh(spans, (y[lane] - 0.35, 0.7), facecolors=colour, edgecolor="#555", linewidth=0.3)
     ax.set_xlim(lo / 1000, max(hi, lo + 1) / 1000)
     ax.set_ylim(-0.6, len(lanes) - 0.4)
