@@ -8,6 +8,7 @@ the binary the module is skipped with the reason.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,9 @@ def test_rfc91_safe_on_minio_never_has_two_holders(minio_endpoint: Endpoint,  # 
     holders = [e for e in events if e.f == "acquire" and e.type == "ok"]
     assert len({e.node for e in holders}) >= 2 and len(holders) >= 5
     assert verdict["proxy"].get("forward", 0) > 0  # the plan's 503s and timeouts went through the proxy
+    # its report counts real time from the run's start, the clocks' readings too (t<ms>, not epoch ms)
+    md = (tmp_path / "safe" / "report.md").read_text()
+    assert "All times are real (true) time" in md and not re.search(r"\b17\d{11}\b", md)
 
 
 def test_a_pause_longer_than_the_lease_is_caught_on_minio(minio_endpoint: Endpoint,  # noqa: F811
