@@ -22,6 +22,7 @@ from cli.options import add_backend, add_json, add_out, add_set
 from engines.rundir import claim_out
 from engines.spark_worlds import SPARK_WORLDS, SparkRequest
 from model.config import ConfigError
+from model.timeline.config import TimelineScenario
 from scenarios import catalogue
 
 
@@ -123,7 +124,7 @@ def _run_hudi(args: argparse.Namespace) -> int:
     if args.scenario:
         overrides = list(args.set or []) + ([f"workload.writers={args.writers}"] if args.writers else [])
         entry = catalogue.load(args.scenario, overrides)
-        if entry.protocol != "occ":
+        if not isinstance(entry.config, TimelineScenario):
             raise ConfigError("scenario", args.scenario, f"a {entry.protocol} entry: --world hudi runs OCC "
                                                          "(timeline) entries")
         plans = entry_plans(entry.config.name, entry.config, args.max_ops)

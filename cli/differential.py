@@ -35,6 +35,7 @@ from backends.launchers.process import LaunchError, Unavailable
 from cli.options import add_backend, add_json, add_out
 from engines.rundir import prepare_out, write_atomic
 from model.config import ConfigError
+from model.timeline.config import TimelineScenario
 
 
 def register(subparsers: Any) -> None:
@@ -148,7 +149,7 @@ def _run_writers(args: argparse.Namespace) -> int:
     if not args.entry:
         raise ConfigError("entry", None, "differential writers needs an OCC catalogue entry")
     entry = catalogue.load(args.entry)
-    if entry.protocol != "occ":
+    if not isinstance(entry.config, TimelineScenario):
         raise ConfigError("entry", args.entry, f"a {entry.protocol} entry: differential writers takes OCC "
                                                "(timeline) entries")
     tl = entry.config.timeline

@@ -26,6 +26,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +78,37 @@ def duplicate_plan(writers: list[str], rounds: int, keys: int) -> dict[str, list
 
 
 PLANS = {"conflict": conflict_plan, "duplicate-key": duplicate_plan}
+
+
+def _no_faults(writers: list[str]) -> list[WriterFault]:
+    return []
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A protocol as Hudi's Spark writers run it: its workloads (each a plan maker and the writer faults it
+    injects, the first the default), the table type, which acknowledged write of a key a read must show
+    (``check.ORDERINGS``), whether catalogue entries run under it (engines/hudi_spark/plans.py), whether
+    Elle's records view reads its tables (copy-on-write base files), and whether a run with a writer
+    fault also records Hudi 1.2.0's and 1.2.1's file slices (``fsview.json``)."""
+
+    workloads: Mapping[str, tuple[Callable[..., dict[str, list[dict[str, Any]]]],
+                                  Callable[[list[str]], list[WriterFault]]]]
+    table_type: str
+    ordering: str
+    entries: bool
+    isolation: bool
+    reader_views: bool
+
+
+SETUPS = {
+    "occ": Setup({name: (make, _no_faults) for name, make in PLANS.items()}, "COPY_ON_WRITE", "completion",
+                 entries=True, isolation=True, reader_views=False),
+    "nbcc": Setup(dict(NBCC_WORKLOADS), "MERGE_ON_READ", "event-time",
+                  entries=False, isolation=False, reader_views=True),
+}
 # protocol -> its workloads, the first the default (NBCC's: engines/hudi_spark/nbcc.py)
-PROTOCOLS = {"occ": tuple(PLANS), "nbcc": tuple(NBCC_WORKLOADS)}
+PROTOCOLS = {name: tuple(s.workloads) for name, s in SETUPS.items()}
 
 
 def list_table(ep: Any, prefix: str) -> dict[str, bytes]:
@@ -137,8 +168,10 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         raise Unavailable(cached_binary()[1] or "no minio binary")
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol={protocol!r}: one of {', '.join(PROTOCOLS)}")
-    if entry is not None and protocol != "occ":
-        raise ValueError(f"protocol={protocol!r}: catalogue entries run under occ")
+    setup = SETUPS[protocol]
+    if entry is not None and not setup.entries:
+        raise ValueError(f"protocol={protocol!r}: catalogue entries run under "
+                         f"{', '.join(n for n, s in SETUPS.items() if s.entries)}")
     workload = workload or PROTOCOLS[protocol][0]
     if entry is None and workload not in PROTOCOLS[protocol]:
         raise ValueError(f"workload={workload!r}: under {protocol} one of {', '.join(PROTOCOLS[protocol])}")
@@ -152,10 +185,9 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         names = sorted(plans)
     else:
         names = [f"w{i}" for i in range(1, writers + 1)]
-        make = PLANS[workload] if protocol == "occ" else NBCC_WORKLOADS[workload][0]
+        make, inject = setup.workloads[workload]
         plans, options = make(names, rounds, keys), {}
-    faults: list[WriterFault] = (list(entry.faults) if entry is not None
-                                 else NBCC_WORKLOADS[workload][1](names) if protocol == "nbcc" else [])
+    faults: list[WriterFault] = list(entry.faults) if entry is not None else inject(names)
     for f in faults:
         f.check(names)
     hudi: dict[str, Any] = {"version": version, "workload": workload, "writers": names,
@@ -196,24 +228,24 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     timeline = timeline_of(objects, table_prefix)
     # the file slices Hudi 1.2.0's and 1.2.1's readers build of a table a writer fault left pending files in
     views: dict[str, Any] = {}
-    if protocol == "nbcc" and faults:
+    if setup.reader_views and faults:
         views = reader_views(out / "table", sorted({r["partition"] for b in plans.values() for x in b
                                                     for r in x["rows"]}))
         write_atomic(out / "fsview.json", json.dumps(views, indent=1))
     write_atomic(out / "timeline.json", json.dumps(timeline, indent=1))
     events = read_history(history)
-    checks = check_run(events, timeline, ordering="event-time" if protocol == "nbcc" else "completion")
+    checks = check_run(events, timeline, ordering=setup.ordering)
     metrics = {"wall_s": round(wall, 3), "exit_codes": codes,
                "peak_rss_mb": {p.name: round(p.peak_rss_kb / 1024) for p in procs}, **checks.pop("metrics")}
     verdict = {"world": "hudi", "workload": workload, "version": version, "real": f"Hudi {version} (real)",
                "protocol": protocol,
-               "table_type": "MERGE_ON_READ" if protocol == "nbcc" else "COPY_ON_WRITE",
+               "table_type": setup.table_type,
                "backend": backend, "jars": spark_checksums(version),
                "lock_client": "the harness's transcription of hudi-aws's S3StorageLockClient "
                               "(hudi-aws is not served)", **checks}
     if views:
         verdict["file_slices"] = {v: x.get("summary", x) for v, x in views.items()}
-    if verdict["protocol"] == "occ":  # Elle on the commits (the records view reads copy-on-write base files)
+    if setup.isolation:  # Elle on the commits
         verdict["isolation"] = isolation(out)
     write_atomic(out / "verdict.json", json.dumps(verdict, indent=1, sort_keys=True))
     write_atomic(out / "metrics.json", json.dumps(metrics, indent=1, sort_keys=True))

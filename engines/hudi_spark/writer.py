@@ -60,7 +60,28 @@ def load_plan(path: Path) -> dict[str, Any]:
     return plan
 
 
-PROTOCOLS = ("occ", "nbcc")
+# protocol -> the options it adds to the OCC copy-on-write base, and the base's options it drops
+PROTOCOL_OPTIONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    # the last committed write of a key wins, as the OCC checks (ordering "completion") and the model
+    # assume: with an ordering field Hudi 1.2 infers EVENT_TIME_ORDERING
+    # (HoodieTableConfig#handleMergeModeConfigs), where an upsert of a smaller ``ts`` loses to the stored
+    # row (seen on tl-skew-adjusting-safe: w2's later 2003 under w3's 3002)
+    "occ": ({"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
+             "hoodie.write.record.merge.mode": "COMMIT_TIME_ORDERING"}, ()),
+    "nbcc": ({
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+        # the write config's own table type too: NBCC's check reads it (HoodieWriteConfig#getTableType,
+        # 1515-1518: "hoodie.table.type", default COPY_ON_WRITE), and the first write to a new table
+        # gets it from no hoodie.properties: without it that write fails the check (IllegalArgument...)
+        "hoodie.table.type": "MERGE_ON_READ",
+        "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
+        "hoodie.index.type": "BUCKET",  # HoodieIndexConfig.java:74
+        "hoodie.index.bucket.engine": "SIMPLE",  # HoodieIndexConfig.java:280
+        "hoodie.clean.failed.writes.policy": "LAZY",
+        "hoodie.compact.inline": "false",
+    }, ("hoodie.cleaner.policy.failed.writes",)),  # the same option under its old name
+}
+PROTOCOLS = tuple(PROTOCOL_OPTIONS)
 
 
 def hudi_options(plan: dict[str, Any]) -> dict[str, str]:
@@ -95,27 +116,12 @@ def hudi_options(plan: dict[str, Any]) -> dict[str, str]:
         "hoodie.write.lock.hcc.s3.secret.key": plan.get("secret_key", "any"),
         "hoodie.write.lock.hcc.s3.region": plan.get("region", "us-east-1"),
     }
-    if protocol == "occ":
-        # the last committed write of a key wins, as the OCC checks (ordering "completion") and the model
-        # assume: with an ordering field Hudi 1.2 infers EVENT_TIME_ORDERING
-        # (HoodieTableConfig#handleMergeModeConfigs), where an upsert of a smaller ``ts`` loses to the
-        # stored row (seen on tl-skew-adjusting-safe: w2's later 2003 under w3's 3002)
-        opts["hoodie.record.merge.mode"] = opts["hoodie.write.record.merge.mode"] = "COMMIT_TIME_ORDERING"
-    if protocol == "nbcc":
-        opts.update({
-            "hoodie.datasource.write.table.type": "MERGE_ON_READ",
-            # the write config's own table type too: NBCC's check reads it (HoodieWriteConfig#getTableType,
-            # 1515-1518: "hoodie.table.type", default COPY_ON_WRITE), and the first write to a new table
-            # gets it from no hoodie.properties: without it that write fails the check (IllegalArgument...)
-            "hoodie.table.type": "MERGE_ON_READ",
-            "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
-            "hoodie.index.type": "BUCKET",  # HoodieIndexConfig.java:74
-            "hoodie.index.bucket.engine": "SIMPLE",  # HoodieIndexConfig.java:280
-            "hoodie.bucket.index.num.buckets": str(plan.get("buckets", 4)),  # HoodieIndexConfig.java:293
-            "hoodie.clean.failed.writes.policy": "LAZY",
-            "hoodie.compact.inline": "false",
-        })
-        del opts["hoodie.cleaner.policy.failed.writes"]  # the same option under its old name
+    extra, dropped = PROTOCOL_OPTIONS[protocol]
+    opts.update(extra)
+    if opts.get("hoodie.index.type") == "BUCKET":  # the plan's bucket count, HoodieIndexConfig.java:293
+        opts["hoodie.bucket.index.num.buckets"] = str(plan.get("buckets", 4))
+    for key in dropped:
+        del opts[key]
     opts.update({str(k): str(v) for k, v in (plan.get("options") or {}).items()})
     return opts
 
