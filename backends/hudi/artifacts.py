@@ -23,6 +23,7 @@ import tempfile
 import tomllib
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -182,28 +183,37 @@ def require_tool(name: str) -> str:
     return found
 
 
-def driver_classpath(version: str) -> list[Path]:
-    """The lock driver's classpath for Hudi ``version``: its classes (compiled here once) and the jars."""
-    jars = lock_jars(version)
-    sources = sorted(DRIVER_SOURCES.rglob("*.java"))
+def compiled(name: str, what: str, version: str, root: Path, jars: Sequence[str | Path], marker: str) -> Path:
+    """The Java sources under ``root`` compiled with ``javac`` against ``jars``, once per Hudi ``version``
+    and sources: ``cache_root()/name/<version>-<digest>`` (built in a temporary folder and moved in, so a
+    concurrent build or a crash leaves no half-built folder); ``marker`` is a class file's path in it.
+    ArtifactError naming ``what`` when javac fails."""
+    sources = sorted(root.rglob("*.java"))
     digest = hashlib.sha256(version.encode())
     for src in sources:
-        digest.update(src.relative_to(DRIVER_SOURCES).as_posix().encode() + b"\0" + src.read_bytes())
-    classes = cache_root() / "hudi-driver" / f"{version}-{digest.hexdigest()[:16]}"
-    if not (classes / "hcc" / "driver" / "LockDriver.class").is_file():
+        digest.update(src.relative_to(root).as_posix().encode() + b"\0" + src.read_bytes())
+    classes = cache_root() / name / f"{version}-{digest.hexdigest()[:16]}"
+    if not (classes / marker).is_file():
         javac = require_tool("javac")
         build = Path(tempfile.mkdtemp(prefix=".build-", dir=_mkdir(classes.parent)))
         try:
             proc = subprocess.run([javac, "-nowarn", "-d", str(build), "-cp", os.pathsep.join(map(str, jars)),
                                    *map(str, sources)], capture_output=True, text=True, check=False)
             if proc.returncode != 0:
-                raise ArtifactError(f"javac could not build the lock driver against Hudi {version}:\n"
+                raise ArtifactError(f"javac could not build {what} against Hudi {version}:\n"
                                     f"{proc.stderr.strip()}")
             if not classes.exists():  # another process may have built it meanwhile
                 build.replace(classes)
         finally:
             shutil.rmtree(build, ignore_errors=True)
-    return [classes, *jars]
+    return classes
+
+
+def driver_classpath(version: str) -> list[Path]:
+    """The lock driver's classpath for Hudi ``version``: its classes (compiled here once) and the jars."""
+    jars = lock_jars(version)
+    return [compiled("hudi-driver", "the lock driver", version, DRIVER_SOURCES, jars,
+                     "hcc/driver/LockDriver.class"), *jars]
 
 
 def checksums(version: str) -> dict[str, str]:

@@ -13,19 +13,16 @@ bundle served (1.2.1) is read this way on a table Hudi 1.2.0's writers wrote.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from backends.hudi.artifacts import ArtifactError, cache_root, hudi_jar, require_tool
+from backends.hudi.artifacts import ArtifactError, compiled, hudi_jar, require_tool
 
-SOURCE = Path(__file__).with_name("fsview") / "hcc" / "fsview" / "FsViewDump.java"
+SOURCES = Path(__file__).with_name("fsview")  # hcc/fsview/FsViewDump.java
 MODULES = ("hudi-common", "hudi-io", "hudi-hadoop-common")
 
 
@@ -42,22 +39,7 @@ def fsview_classpath(version: str) -> list[str]:
     """The classpath of ``FsViewDump`` on Hudi ``version``, the class compiled if needed (ArtifactError
     naming the coordinate or the tool when something is missing)."""
     jars = [str(hudi_jar(version, m)) for m in MODULES] + [str(_spark_jars() / "*")]
-    digest = hashlib.sha256(version.encode() + b"\0" + SOURCE.read_bytes()).hexdigest()[:16]
-    classes = cache_root() / "hudi-fsview" / f"{version}-{digest}"
-    if not (classes / "hcc" / "fsview" / "FsViewDump.class").is_file():
-        classes.parent.mkdir(parents=True, exist_ok=True)
-        build = Path(tempfile.mkdtemp(prefix=".build-", dir=classes.parent))
-        try:
-            proc = subprocess.run([require_tool("javac"), "-nowarn", "-d", str(build), "-cp",
-                                   os.pathsep.join(jars), str(SOURCE)], capture_output=True, text=True,
-                                  check=False)
-            if proc.returncode != 0:
-                raise ArtifactError(f"javac could not build FsViewDump against Hudi {version}:\n"
-                                    f"{proc.stderr.strip()}")
-            if not classes.exists():  # another process may have built it meanwhile
-                build.replace(classes)
-        finally:
-            shutil.rmtree(build, ignore_errors=True)
+    classes = compiled("hudi-fsview", "FsViewDump", version, SOURCES, jars, "hcc/fsview/FsViewDump.class")
     return [str(classes), *jars]
 
 
