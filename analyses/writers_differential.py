@@ -33,14 +33,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engines.hudi_spark.check import read_history
 from model.timeline.conflicts import Operation, candidate_instants, first_conflict, last_completed
-from model.timeline.layout import Instant, State, parse_instant_name
+from model.timeline.layout import Instant, State, is_base_file_name, parse_base_file_name, parse_instant_name
 
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
 _PROXY_PUT = re.compile(r"^\d+ (?P<node>\S+) PUT '(?P<key>[^']+)' forward 2\d\d$")
-_BASE = re.compile(r"(?P<file_id>[^/_]+(?:-\d+)?)_\d+-\d+-\d+_(?P<instant>\d{17})\.parquet$")
-_INFLIGHT = re.compile(r"first operation = ConcurrentOperation\(actionState=\w+, actionType=\w+, "
-                       r"instantTime=(?P<instant>\d{17})\)")
+# HoodieWriteConflictException's message names both operations: the aborted one first
+_OPERATION = (r"{} operation = ConcurrentOperation\(actionState=\w+, actionType=\w+, "
+              r"instantTime=(?P<instant>\d{{17}})\)")
+_INFLIGHT = re.compile(_OPERATION.format("first"))
+_OTHER = re.compile(_OPERATION.format("second"))
 # the fidelity rows the conflict check rests on (docs/fidelity.md)
 CONFLICT_ROWS = "O3 (reference points), O5/O7 (candidates), O6 (pending at preWrite), O8 (hasConflict)"
 
@@ -87,9 +90,9 @@ def mutated_by_instant(proxy_log: Iterable[str], table_prefix: str) -> dict[int,
         if rel.startswith(".hoodie/"):
             continue
         partition, _, name = rel.rpartition("/")
-        b = _BASE.fullmatch(name)
-        if b:
-            out.setdefault(int(b["instant"]), set()).add((partition, b["file_id"]))
+        if is_base_file_name(name):
+            b = parse_base_file_name(name)
+            out.setdefault(b.instant, set()).add((partition, b.file_id))
     return {k: frozenset(v) for k, v in out.items()}
 
 
@@ -125,9 +128,8 @@ def judge(events: Sequence[Mapping[str, Any]], instants: Sequence[Instant],
         elif e["error"]["class"] == CONFLICT:
             m = _INFLIGHT.search(e["error"]["message"])
             own, hudi = (int(m["instant"]) if m else None), "abort"
-            w = re.search(r"second operation = ConcurrentOperation\(actionState=\w+, actionType=\w+, "
-                          r"instantTime=(\d{17})\)", e["error"]["message"])
-            hudi_with = int(w.group(1)) if w else None
+            w = _OTHER.search(e["error"]["message"])
+            hudi_with = int(w["instant"]) if w else None
         else:
             continue  # another failure: not a conflict decision
         batch = int(e["value"]["batch"])
@@ -168,8 +170,7 @@ def model_rows(table_dir: Path, metadata_table: bool) -> list[tuple[str, str, in
 
 def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool = True) -> dict[str, Any]:
     """The differences between Hudi's run in ``run_dir`` and the model's judgement of it (see the module)."""
-    lines = (run_dir / "history.jsonl").read_text().splitlines()
-    events = [json.loads(line) for line in lines if line.strip()]
+    events = read_history(run_dir / "history.jsonl")
     names = [p.name for p in (run_dir / "table" / ".hoodie" / "timeline").iterdir() if p.is_file()]
     instants = timeline_instants(names)
     prefix = _table_prefix(run_dir)

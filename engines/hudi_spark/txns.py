@@ -16,12 +16,12 @@ Pure but for reading the run directory's files.
 
 from __future__ import annotations
 
-import json
 import math
 import posixpath
 from pathlib import Path
 from typing import Any
 
+from engines.hudi_spark.check import read_history
 from engines.rundir import write_atomic
 from model.checkers.txn_from_runs import RunView
 from model.checkers.txn_history import FAIL, OK, READ, RW_REGISTER, WRITE, Mop, Txn, TxnHistory
@@ -58,8 +58,7 @@ class _Table:
 
 def view(run_dir: Path) -> RunView:
     """The records view of the run in ``run_dir`` (``history.jsonl`` and the table under ``table/``)."""
-    events = [json.loads(line) for line in (run_dir / "history.jsonl").read_text().splitlines()
-              if line.strip()]
+    events = read_history(run_dir / "history.jsonl")  # a killed writer's torn last line left out
     table = _Table(run_dir / "table")
     notes: list[str] = []
     tombstones: dict[str, dict[str, str]] = {}  # base file path -> key -> tombstone in its lineage
