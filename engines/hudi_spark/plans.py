@@ -102,18 +102,16 @@ def entry_plans(name: str, ts: TimelineScenario, max_ops: int = MAX_OPS) -> Entr
         if e.f == "op" and e.type == "invoke" and e.process in ops:
             ops[e.process].append(dict(e.value))
     cut = any(len(v) > max_ops for v in ops.values())
-    batches: dict[str, list[dict[str, Any]]] = {}
-    for w, todo in ops.items():
-        seed_batch = []
-        if tl.preload:
-            keys = [f"k{j}" for j in range(1, tl.keys + 1)]
-            rows = [{"key": k, "partition": partition_of(k, tl.partition_count), "value": 0} for k in keys]
-            seed_batch = [{"op": "upsert", "rows": rows}] if w == "w1" else []
-        batches[w] = seed_batch + [
-            {"op": op["kind"], "after_commits": 1 if tl.preload else 0,
-             "rows": [{"key": op["key"], "partition": partition_of(op["key"], tl.partition_count),
-                       "value": hudi_value(op["value"])}]}
-            for op in todo[:max_ops]]
+
+    def row(key: str, value: int) -> dict[str, Any]:
+        return {"key": key, "partition": partition_of(key, tl.partition_count), "value": value}
+
+    # the preloaded table: one seed commit of every key by the first writer, which the others wait for
+    seed_rows = [row(f"k{j}", 0) for j in range(1, tl.keys + 1)] if tl.preload else []
+    batches = {w: ([{"op": "upsert", "rows": seed_rows}] if seed_rows and w == "w1" else [])
+               + [{"op": op["kind"], "after_commits": 1 if tl.preload else 0,
+                   "rows": [row(op["key"], hudi_value(op["value"]))]} for op in todo[:max_ops]]
+               for w, todo in ops.items()}
     untranslated = ["the writers' JVMs share the host's clock: the entry's clocks (skew, drift) do not apply",
                     "work, think and start times are Hudi's own (the plan fixes each writer's order only)"]
     if cut:
