@@ -149,12 +149,17 @@ def gate_run(run: RunData, baseline: dict[str, Any]) -> list[Check]:
               f"expected {run.expect}, got {run.outcome}: "
               + ("; ".join(v["message"] for v in run.verdict["violations"][:3]) or "no violation found")),
     ]
-    new = [k for k in kinds if k not in entry["violation_kinds"]]
-    checks.append(Check(name, "violation kinds", ",".join(entry["violation_kinds"]) or "-",
-                        ",".join(kinds) or "-", "", "no new kind", not new,
-                        f"unexpected safety violation(s): {', '.join(new)}" if new else ""))
+    checks.append(_kinds_check(name, "violation kinds", entry["violation_kinds"], kinds,
+                               "unexpected safety violation(s)"))
     return checks + _isolation_checks(name, entry, run) + _metric_checks(name, entry, flatten(run.metrics),
                                                                           run.path)
+
+
+def _kinds_check(name: str, check: str, base: list[str], got: list[str], what: str) -> Check:
+    """Fails when ``got`` has a kind ``base`` did not record (``what: kinds`` says which)."""
+    new = [k for k in got if k not in base]
+    return Check(name, check, ",".join(base) or "-", ",".join(got) or "-", "", "no new kind", not new,
+                 f"{what}: {', '.join(new)}" if new else "")
 
 
 def _isolation_kinds(metrics: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -166,15 +171,10 @@ def _isolation_checks(name: str, entry: dict[str, Any], run: RunData) -> list[Ch
     from before they were recorded, is no baseline)."""
     if "isolation_kinds" not in entry:
         return []
-    checks = []
-    now = _isolation_kinds(run.metrics)
-    for view in sorted(set(now) | set(entry["isolation_kinds"])):
-        base, got = entry["isolation_kinds"].get(view, []), now.get(view, [])
-        new = [k for k in got if k not in base]
-        checks.append(Check(name, f"isolation kinds ({view})", ",".join(base) or "-", ",".join(got) or "-",
-                            "", "no new kind", not new,
-                            f"a new isolation anomaly in view {view}: {', '.join(new)}" if new else ""))
-    return checks
+    base, now = entry["isolation_kinds"], _isolation_kinds(run.metrics)
+    return [_kinds_check(name, f"isolation kinds ({view})", base.get(view, []), now.get(view, []),
+                         f"a new isolation anomaly in view {view}")
+            for view in sorted(set(now) | set(base))]
 
 
 def gate_missing(baseline: dict[str, Any], seen: set[str]) -> list[Check]:
