@@ -22,7 +22,6 @@ from cli.options import add_backend, add_json, add_out, add_set
 from engines.rundir import claim_out
 from engines.spark_worlds import SPARK_WORLDS, SparkRequest
 from model.config import ConfigError
-from model.timeline.config import TimelineScenario
 from scenarios import catalogue
 
 
@@ -107,7 +106,7 @@ def _run_hudi(args: argparse.Namespace) -> int:
     """``--world hudi``: Hudi's own Spark writers, on an OCC entry's plans or the fixed conflict workload;
     exit 0 when the verdict is the entry's expected one (no entry: when the checks pass)."""
     from engines.hudi_spark.classpath import writer_classpath
-    from engines.hudi_spark.plans import entry_plans
+    from engines.hudi_spark.plans import entry_plans, load_occ_entry
     from engines.hudi_spark.run import PROTOCOLS
     from engines.hudi_spark.run import run as run_hudi
 
@@ -123,10 +122,7 @@ def _run_hudi(args: argparse.Namespace) -> int:
     plans, toml, expect = None, "", None
     if args.scenario:
         overrides = list(args.set or []) + ([f"workload.writers={args.writers}"] if args.writers else [])
-        entry = catalogue.load(args.scenario, overrides)
-        if not isinstance(entry.config, TimelineScenario):
-            raise ConfigError("scenario", args.scenario, f"a {entry.protocol} entry: --world hudi runs OCC "
-                                                         "(timeline) entries")
+        entry = load_occ_entry("scenario", args.scenario, overrides)
         plans = entry_plans(entry.config.name, entry.config, args.max_ops)
         toml, expect = entry.to_toml(), entry.config.scenario.expect
     elif args.set:

@@ -35,7 +35,6 @@ from backends.launchers.process import LaunchError, Unavailable
 from cli.options import add_backend, add_json, add_out
 from engines.rundir import prepare_out, write_atomic
 from model.config import ConfigError
-from model.timeline.config import TimelineScenario
 
 
 def register(subparsers: Any) -> None:
@@ -144,14 +143,11 @@ def run(args: argparse.Namespace) -> int:
 def _run_writers(args: argparse.Namespace) -> int:
     """``differential writers``: run (or take) a Hudi run of an OCC entry and compare the model with it."""
     from analyses.writers_differential import compare_run
-    from scenarios import catalogue
+    from engines.hudi_spark.plans import entry_plans, load_occ_entry
 
     if not args.entry:
         raise ConfigError("entry", None, "differential writers needs an OCC catalogue entry")
-    entry = catalogue.load(args.entry)
-    if not isinstance(entry.config, TimelineScenario):
-        raise ConfigError("entry", args.entry, f"a {entry.protocol} entry: differential writers takes OCC "
-                                               "(timeline) entries")
+    entry = load_occ_entry("entry", args.entry)
     tl = entry.config.timeline
     if args.run:
         out = Path(args.run)
@@ -161,7 +157,6 @@ def _run_writers(args: argparse.Namespace) -> int:
         if ran is not None and ran != entry.config.name:
             raise ConfigError("--run", args.run, f"a run of {ran}, not of {entry.config.name}")
     else:
-        from engines.hudi_spark.plans import entry_plans
         from engines.hudi_spark.run import run as run_hudi
 
         plans = entry_plans(entry.config.name, entry.config, args.max_ops)

@@ -18,6 +18,7 @@ faults, pauses or crashes (not translated yet).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ from model.config import ConfigError
 from model.timeline.config import TimelineScenario
 from model.timeline.hudi_writer import partition_of
 from model.timeline.run import run_timeline
+from scenarios import catalogue
+from scenarios.catalogue import Entry
 
 # Hudi's class for each of the model's conflict resolution strategies
 # (hoodie.write.lock.conflict.resolution.strategy)
@@ -88,6 +91,16 @@ def hudi_write_options(ts: TimelineScenario) -> dict[str, str]:
     if tl.heartbeat_tolerable_misses is not None:
         opts["hoodie.client.heartbeat.tolerable.misses"] = str(tl.heartbeat_tolerable_misses)
     return opts
+
+
+def load_occ_entry(field: str, name: str, overrides: Sequence[str] = ()) -> Entry:
+    """Catalogue entry ``name`` (a name or path, ``--set`` overrides applied) when it is an OCC (timeline)
+    entry, the kind Hudi's Spark writers run; else ConfigError naming ``field`` and ``name``."""
+    entry = catalogue.load(name, overrides)
+    if not isinstance(entry.config, TimelineScenario):
+        raise ConfigError(field, name, f"a {entry.protocol} entry: Hudi's Spark writers run OCC (timeline) "
+                                       "entries")
+    return entry
 
 
 def entry_plans(name: str, ts: TimelineScenario, max_ops: int = MAX_OPS) -> EntryPlans:
