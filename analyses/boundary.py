@@ -20,8 +20,8 @@ from engines.cells import Task
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Violation
 from model.config import ConfigError, FaultPlan, Scenario, describe_faults
-from model.history import Event
-from model.sim import run_scenario
+from model.runtime.history import Event
+from model.runtime.sim import run_scenario
 from scenarios import loader
 from scenarios.grid import toml_literal
 

@@ -49,10 +49,10 @@ from model.config import (
     WorkloadConfig,
     describe_faults,
 )
-from model.history import Event
-from model.lock_variants import VARIANTS
-from model.lock_variants import variant as variant_of
-from model.sim import run_scenario
+from model.lock.variants import VARIANTS
+from model.lock.variants import variant as variant_of
+from model.runtime.history import Event
+from model.runtime.sim import run_scenario
 from scenarios import loader
 
 VALIDITY_MS = 10_000

@@ -7,7 +7,7 @@ fault space of the bug search, each an error rule of the fault proxy on a node, 
 reads or writes, a status or a lost reply or a timeout, for its first one or two hits; a clock offset
 per node within RFC-91's 500 ms), and the same schedule runs twice against the same launched server,
 under fresh prefixes: once in the thread world with the model's provider
-(:class:`model.storage_lock.StorageLockProvider`) and once in the hudi world with Hudi's
+(:class:`model.lock.provider.StorageLockProvider`) and once in the hudi world with Hudi's
 (:class:`backends.hudi.world.HudiLockProvider`, a JVM per node, kept across schedules). Both run the
 same script writer (:func:`script_writer`), so the steps start in the same order.
 
@@ -58,10 +58,10 @@ from backends.realworld import (
     seed_lock_table,
 )
 from model.config import ClockSpec, ErrorRule, FaultPlan, LockConfig, Scenario, StorageConfig, WorkloadConfig
-from model.effects import Effect, Now, Record, Sleep
-from model.history import Event
-from model.kernel import WriterContext
-from model.storage_lock import StorageLockProvider
+from model.lock.provider import StorageLockProvider
+from model.runtime.effects import Effect, Now, Record, Sleep
+from model.runtime.history import Event
+from model.runtime.kernel import WriterContext
 from model.workloads.lock import LockWorkload
 
 NODES = ("w1", "w2", "w3")

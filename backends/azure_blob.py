@@ -23,7 +23,7 @@ from typing import Any
 
 from backends.base import Backend, StorageError
 from backends.secrets import redact_url
-from model.effects import Outcome, StoreResult
+from model.runtime.effects import Outcome, StoreResult
 
 AZURITE_ACCOUNT = "devstoreaccount1"
 AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

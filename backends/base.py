@@ -1,7 +1,7 @@
 """The interpreter interface: a backend performs the model's storage effects on a real service.
 
 Every backend has ``perform(effect) -> StoreResult`` for the storage effects of
-:mod:`model.effects`.  The service's answers are mapped to :class:`Outcome`
+:mod:`model.runtime.effects`.  The service's answers are mapped to :class:`Outcome`
 exactly: 412, 409, 404, 429, any 5xx to UNAVAILABLE, and a timeout or a broken
 connection to TIMEOUT (the request may have been applied).  Any other answer
 (400, 403, ...) is not a protocol outcome but a misconfiguration or a refused
@@ -12,7 +12,7 @@ between the client and the server, and confines every key under a table
 prefix (:mod:`backends.keys`).
 
 SDK-level automatic retries are off in every client and ``perform`` makes exactly
-one attempt: retries are the client policy's (``model/client.py``), applied by the
+one attempt: retries are the client policy's (``model/runtime/client.py``), applied by the
 runtime kernel in every world, or by :func:`backends.client.call` for code that
 talks to a backend directly.
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backends.keys import KeyGuard
-from model.effects import (
+from model.runtime.effects import (
     CreateIfAbsent,
     Delete,
     FencedPut,
@@ -42,7 +42,7 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
-from model.frozen import fills_dict
+from model.runtime.frozen import fills_dict
 
 
 class StorageError(RuntimeError):

@@ -1,4 +1,4 @@
-"""The client policy (``model/client.py``) applied to a backend called directly, with real sleeps.
+"""The client policy (``model/runtime/client.py``) applied to a backend called directly, with real sleeps.
 
 The runtime kernel retries inside every world; code that talks to a backend
 outside a run (the conformance suite, benchmarks, tests) uses :func:`call`.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 
 from backends.base import Backend
-from model.client import Call, RetryPolicy
-from model.effects import StorageEffect, StoreResult
+from model.runtime.client import Call, RetryPolicy
+from model.runtime.effects import StorageEffect, StoreResult
 
 
 def call(backend: Backend, effect: StorageEffect, policy: RetryPolicy) -> StoreResult:

@@ -14,7 +14,7 @@ Properties (each passes or fails, with a counterexample when it fails):
 - ``replace-race``: N clients race replace-if-match from the same tag: likewise.
 - ``lost-reply-retry[CLIENT]``: a conditional write whose reply is lost (the
   server applied it) and that the harness's client policy retries once
-  (``model/client.py``) sees 412, flagged ``ambiguous`` with 2 attempts; the
+  (``model/runtime/client.py``) sees 412, flagged ``ambiguous`` with 2 attempts; the
   object holds our body.
 
 Separately from failures, every *deviation* from the documented behaviour of
@@ -46,8 +46,8 @@ from backends.base import Backend, StorageError
 from backends.client import call
 from backends.endpoint import Endpoint
 from model.checkers import linearizable as lin
-from model.client import RetryPolicy
-from model.effects import (
+from model.runtime.client import RetryPolicy
+from model.runtime.effects import (
     CreateIfAbsent,
     ListPrefix,
     Outcome,

@@ -11,7 +11,7 @@ A framing bug would look like a storage fault the server never produced.
 Each request is read whole before anything is decided; the object key is read
 from the URL (S3 path style, Azure ``/account/container/key``, GCS JSON API incl.
 the ``name`` of a multipart upload), and the run's fault plan decides what
-happens, through the simulated network's own :class:`model.faults.FaultMatcher`
+happens, through the simulated network's own :class:`model.runtime.faults.FaultMatcher`
 (node, key class ``lock`` / ``register`` / ``any`` or a key prefix, method
 ``read`` / ``write``, window in ms since the run started, ``prob`` from a seeded
 RNG, ``count``):
@@ -24,7 +24,7 @@ RNG, ``count``):
   a broken connection or a timeout, an SDK retry then sees 412;
 - a :class:`model.config.Cutoff` of the node: like ``timeout`` during its window;
 - S3's 409 window (``conflict_window_ms``, ``conflict_prob``: the scenario's ``storage.conflict_*``, as
-  :class:`model.sim.SimNetwork` applies them; the S3 dialect only): a write of a key that a write
+  :class:`model.runtime.sim.SimNetwork` applies them; the S3 dialect only): a write of a key that a write
   succeeded on within the window is answered ``409`` with that probability (``conflict``), not forwarded;
 - latency: a fixed or drawn (:class:`model.config.Dist`, seeded) delay before
   forwarding and again before replying.
@@ -59,8 +59,8 @@ from typing import TYPE_CHECKING
 
 from backends.launchers.process import HOST
 from model.config import Cutoff, Dist, ErrorRule
-from model.faults import FaultMatcher
-from model.sampling import draw
+from model.runtime.faults import FaultMatcher
+from model.runtime.sampling import draw
 
 if TYPE_CHECKING:  # h11 is imported where it is used: the command line loads this module without it
     import h11

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backends.base import Backend
-from model.effects import ListPrefix, Read
-from model.history import Event
+from model.runtime.effects import ListPrefix, Read
+from model.runtime.history import Event
 
 AUDIT_DIR = ".hoodie/.locks/audit"
 STATES = ("START", "RENEW", "END")

@@ -1,10 +1,10 @@
 """The real world: a workload's generators on threads, real clocks and real storage servers.
 
-The protocol code and the runtime kernel (``model/kernel.py``) are the simulated
+The protocol code and the runtime kernel (``model/runtime/kernel.py``) are the simulated
 world's, unchanged: the kernel builds each node's writer from the same workload
 with the same per-incarnation RNG streams, applies the same fault plan
-(``model/faults.py``) and retries with the same client policy
-(``model/client.py``).  This module gives the kernel its world
+(``model/runtime/faults.py``) and retries with the same client policy
+(``model/runtime/client.py``).  This module gives the kernel its world
 (:class:`backends.threadworld.ThreadWorld`: threads and a trampoline) and says
 what differs from simulation:
 
@@ -57,12 +57,12 @@ from backends.threadworld import ThreadWorld
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Dist, Scenario, client_settings
-from model.effects import CreateIfAbsent, FencedPut, Put, ReplaceIfMatch, StorageEffect, StoreResult
-from model.history import Event
-from model.kernel import Kernel, Node, Workload, WorldError
-from model.lock_audit import enable_body, enable_key
-from model.sim import node_clocks, retry_policy
-from model.taskloop import interrupt_policy
+from model.lock.audit import enable_body, enable_key
+from model.runtime.effects import CreateIfAbsent, FencedPut, Put, ReplaceIfMatch, StorageEffect, StoreResult
+from model.runtime.history import Event
+from model.runtime.kernel import Kernel, Node, Workload, WorldError
+from model.runtime.sim import node_clocks, retry_policy
+from model.runtime.taskloop import interrupt_policy
 from model.workloads.lock import LockWorkload
 
 _OBSERVED = frozenset({CreateIfAbsent, ReplaceIfMatch, Put, FencedPut})  # body writes: a success is recorded
@@ -100,7 +100,8 @@ class RealWorld:
     one); ``start_epoch`` (``time.time()`` seconds) makes true time wall-clock
     ms since then, so histories of several processes merge; ``health`` is
     polled and returns a reason when the server is gone.  ``workload`` as for
-    :class:`model.sim.SimWorld` (default: the lock workload of ``scenario``); ``kernel_class`` a kernel
+    :class:`model.runtime.sim.SimWorld` (default: the lock workload of ``scenario``);
+    ``kernel_class`` a kernel
     that also acts on the world's own processes (the hudi world's JVMs); ``done()`` true ends the run
     before its duration (a scripted workload that finished).
     ``on_tick(now_ms, duration_ms)`` is called while the run waits out its duration (progress).
@@ -312,7 +313,7 @@ def node_backends(scenario: Scenario, ep: Endpoint, nodes: Sequence[str], *, pre
 
 def clear_prefix(ep: Endpoint, prefix: str) -> None:
     """Delete the run's objects under ``prefix`` (a fresh table for the run); Unreachable if it cannot."""
-    from model.effects import Delete, ListPrefix
+    from model.runtime.effects import Delete, ListPrefix
 
     with ep.backend(prefix) as b:
         try:
@@ -340,7 +341,7 @@ def seed_lock_table(ep: Endpoint, prefix: str, scenario: Scenario) -> None:
 
 def read_prefix(ep: Endpoint, prefix: str) -> dict[str, bytes]:
     """Every object under ``prefix``: key -> body (the final store of a run, for checkers that need it)."""
-    from model.effects import ListPrefix, Read
+    from model.runtime.effects import ListPrefix, Read
 
     with ep.backend(prefix) as b:
         listed = b.perform(ListPrefix(b.prefix))

@@ -1,11 +1,11 @@
 """Replay: re-run a simulated run with a real backend under the simulated world, step by step.
 
-The simulated world (:class:`model.sim.SimWorld`) takes a ``store``.  A replay
+The simulated world (:class:`model.runtime.sim.SimWorld`) takes a ``store``.  A replay
 re-runs the run's scenario with its seed, so the same writers take the same
 steps in the same order with the same faults (pauses, lost replies, injected
 errors are the simulated network's), and the store is a :class:`ReplayStore`:
 every storage effect that reaches the store is applied to the model's own
-:class:`model.objectstore.ObjectStore` **and** to the real backend, the
+:class:`model.runtime.objectstore.ObjectStore` **and** to the real backend, the
 protocol is fed the **real backend's answer**, and each step records whether
 the two agreed:
 
@@ -38,7 +38,7 @@ from backends.base import Backend
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import Scenario
-from model.effects import (
+from model.runtime.effects import (
     CreateIfAbsent,
     Delete,
     FencedPut,
@@ -50,9 +50,9 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
-from model.history import Event
-from model.objectstore import ObjectStore, StoredObject, is_write
-from model.sim import SimWorld
+from model.runtime.history import Event
+from model.runtime.objectstore import ObjectStore, StoredObject, is_write
+from model.runtime.sim import SimWorld
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,10 @@ def outcome_class(effect: StorageEffect, outcome: Outcome) -> str:
 
 
 class ReplayStore:
-    """The model's store and a real backend side by side (implements :class:`model.objectstore.Store`)."""
+    """The model's store and a real backend side by side.
+
+    Implements :class:`model.runtime.objectstore.Store`.
+    """
 
     def __init__(self, backend: Backend, flavor: str) -> None:
         self.flavor = flavor

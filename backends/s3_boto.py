@@ -14,7 +14,7 @@ from typing import Any
 
 from backends.base import Backend, StorageError
 from backends.secrets import redact_url
-from model.effects import Outcome, StoreResult
+from model.runtime.effects import Outcome, StoreResult
 
 
 class BotoS3Backend(Backend):

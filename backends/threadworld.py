@@ -1,6 +1,6 @@
 """The kernel's primitives on real threads and real time: a small trampoline and a timer.
 
-:class:`ThreadWorld` implements :class:`model.kernel.World`.  A generator the
+:class:`ThreadWorld` implements :class:`model.runtime.kernel.World`.  A generator the
 kernel starts takes a thread only while it has work to do: a pool of daemon
 worker threads (reused, as Hudi's heartbeat executor reuses its thread) steps
 generators and resolves what they yield: a storage request is sent by the
@@ -38,9 +38,9 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
-from model.clock import EPOCH_MS
-from model.effects import StorageEffect, StoreResult
-from model.kernel import THREAD_INTERRUPT, Node
+from model.runtime.clock import EPOCH_MS
+from model.runtime.effects import StorageEffect, StoreResult
+from model.runtime.kernel import THREAD_INTERRUPT, Node
 
 Gen = Generator[Any, Any, Any]
 

@@ -48,12 +48,20 @@ from backends.realworld import RealWorld, clear_prefix
 from backends.registry import open_endpoint
 from model.checkers.lock_run import check_lock_history
 from model.config import Dist, LockConfig, Scenario, StorageConfig, WorkloadConfig
-from model.effects import CreateIfAbsent, Effect, Read, ReplaceIfMatch, Sleep, StorageEffect, StoreResult
-from model.kernel import WriterContext
-from model.lock_audit import enable_key
-from model.lockfile import LockData
-from model.metrics import lock_metrics
-from model.storage_lock import StorageLockProvider
+from model.lock.audit import enable_key
+from model.lock.lockfile import LockData
+from model.lock.metrics import lock_metrics
+from model.lock.provider import StorageLockProvider
+from model.runtime.effects import (
+    CreateIfAbsent,
+    Effect,
+    Read,
+    ReplaceIfMatch,
+    Sleep,
+    StorageEffect,
+    StoreResult,
+)
+from model.runtime.kernel import WriterContext
 from model.workloads.lock import LockWorkload
 
 

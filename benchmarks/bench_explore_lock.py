@@ -1,6 +1,6 @@
 """Benchmark and table of the lock explorer (not a test; prints figures, asserts nothing).
 
-Explores the lock variants of ``model/lock_variants.py`` exhaustively within small bounds (two or
+Explores the lock variants of ``model/lock/variants.py`` exhaustively within small bounds (two or
 three identical writers, one acquisition each of one read-modify-write, abstract times: validity
 2 s, renewals every 1 s, polls every 1 s, drift allowance 500 ms, client timeout 500 ms, Hudi's
 lock audit off) for K = 0, 1, 2 faults of the default kinds (a pause across a boundary, a lost
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.rundir import write_atomic  # noqa: E402
 from model.explore import Bounds, ExploreResult, explore  # noqa: E402
-from model.lock_variants import VARIANTS  # noqa: E402
+from model.lock.variants import VARIANTS  # noqa: E402
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BEGIN, END = "<!-- explore-lock-table -->", "<!-- /explore-lock-table -->"

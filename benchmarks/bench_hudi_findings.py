@@ -41,7 +41,7 @@ from backends.hudi.world import check_scenario  # noqa: E402
 from engines.hudi_world import HudiRequest, run_entry  # noqa: E402
 from model.checkers.lock_run import check_lock_history  # noqa: E402
 from model.config import ConfigError, Scenario  # noqa: E402
-from model.sim import run_scenario  # noqa: E402
+from model.runtime.sim import run_scenario  # noqa: E402
 from scenarios import catalogue  # noqa: E402
 from scenarios.time_scale import scale  # noqa: E402
 

@@ -42,7 +42,7 @@ from lockstrategies import VALIDITY_MS, fast_scenario, pauses  # noqa: E402
 
 from model.checkers.lock_run import check_lock_history  # noqa: E402
 from model.config import FaultPlan  # noqa: E402
-from model.sim import run_scenario  # noqa: E402
+from model.runtime.sim import run_scenario  # noqa: E402
 from scenarios import loader  # noqa: E402
 
 LOCK_OPS = {"try-lock", "renew", "release"}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.history import Event, loads
+from model.runtime.history import Event, loads
 
 
 def rss_kib(pid: int | str = "self") -> int | None:

@@ -26,7 +26,7 @@ from backends import registry
 from backends.hudi_audit import AuditFormatError, read_backend, read_local, validate, window_events
 from cli.options import add_json
 from model.config import ConfigError
-from model.history import dumps
+from model.runtime.history import dumps
 
 
 def register(subparsers: Any) -> None:

@@ -50,7 +50,7 @@ from model.explore import Bounds, ExploreResult, Found, Reductions, explore
 from model.explore.bounds import DEFAULT_KINDS, FAULT_KINDS
 from model.explore.counterexample import Replayed, replay, replays_exactly, scenario_of, step_table
 from model.explore.protocols import bounds_class
-from model.lock_variants import VARIANTS as LOCK_VARIANTS
+from model.lock.variants import VARIANTS as LOCK_VARIANTS
 from model.nbcc.config import NbccScenario
 from model.nbcc.variants import VARIANTS as NBCC_VARIANTS
 from model.protocols.explore import cow_result_json, explore_cow

@@ -5,8 +5,8 @@ plus the bounds (``--holds``, ``--validity-s``, ``--renew-s``, ``--steps``, ``--
 reductions (``--no-hashing``, ``--no-symmetry``, ``--no-por``); the defaults are the README table's
 bounds (one hold of one read-modify-write per writer), so a row's words reproduce the row.
 
-It runs the lock provider and the register workload themselves (``model/storage_lock.py``,
-``model/register_writer.py``) through the runtime kernel, in a world where a scheduler takes every
+It runs the lock provider and the register workload themselves (``model/lock/provider.py``,
+``model/lock/register_writer.py``) through the runtime kernel, in a world where a scheduler takes every
 decision (``model/explore``), and judges each history with the simulation's checkers plus
 bounded liveness.  A violation comes with a shortest counterexample: a step table, and with
 ``--out FILE`` a scenario TOML that ``hcc run FILE`` replays exactly in simulation (then

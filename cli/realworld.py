@@ -46,7 +46,7 @@ from engines.progress import Progress, Steps
 from engines.rundir import finish_run, history_sink, keep_lock_table, prepare_out, write_atomic
 from model.checkers.lock_run import check_lock_history
 from model.config import ConfigError, Dist
-from model.metrics import lock_metrics
+from model.lock.metrics import lock_metrics
 from model.protocols import plugin
 from model.run_format import HISTORY, SCENARIO, RunHead, verdict_file
 from scenarios import loader

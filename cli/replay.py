@@ -30,10 +30,10 @@ from backends.secrets import redact, redact_url
 from cli.options import add_backend, add_json, add_out
 from engines.rundir import claim_out, finish_run, fresh_dir, history_sink, slug, with_audit, write_atomic
 from model.config import ConfigError
-from model.history import Event, loads
-from model.metrics import lock_metrics
+from model.lock.metrics import lock_metrics
 from model.protocols import plugin
 from model.run_format import HISTORY, SCENARIO, STEPS, VERDICT, RunHead, verdict_file
+from model.runtime.history import Event, loads
 from scenarios import loader
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from engines.rundir import write_atomic
 from model.config import ConfigError
-from model.lock_variants import VARIANTS
+from model.lock.variants import VARIANTS
 
 TARGETS = ("long-pause", "throttled-renewal", "failed-renewal", "lost-reply")  # analyses.bug_search.TARGETS
 

@@ -7,7 +7,7 @@ A row is a flat dict (the Parquet schema is :func:`row_schema`):
 - ``verdict``: ``ok``, ``violation`` or ``error`` (the model crashed; ``error`` holds the text);
 - ``violations`` (total) and ``violations_<kind>`` per checker kind, ``findings``,
   ``first_violation_ms`` (true time at which the earliest violation was complete: its last event);
-- the lock metrics of :func:`model.metrics.lock_metrics` flattened: acquisitions,
+- the lock metrics of :func:`model.lock.metrics.lock_metrics` flattened: acquisitions,
   acquire-latency percentiles, retries, precondition failures, unknown outcomes, throughput, ...
 
 Nothing in a row depends on the machine or the wall clock, so the same task gives the same
@@ -25,9 +25,9 @@ from typing import Any
 
 from model.checkers.lock_run import check_lock_history
 from model.config import CHECKERS, Scenario
-from model.history import Event
-from model.metrics import lock_metrics
-from model.sim import run_scenario
+from model.lock.metrics import lock_metrics
+from model.runtime.history import Event
+from model.runtime.sim import run_scenario
 from scenarios.grid import Grid, column_value
 
 VERDICTS = ("ok", "violation", "error")

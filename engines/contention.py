@@ -4,7 +4,7 @@ Each task runs one node of a lock scenario with :func:`backends.realworld.run_no
 real-world interpreter of the same protocol generators) for a given duration; all tasks
 share a ``start_epoch`` so their true times share one zero.  The histories come back to
 the driver, are merged, checked with the simulated world's checkers and measured with
-:func:`model.metrics.lock_metrics`: acquisitions per second, acquire latency, precondition
+:func:`model.lock.metrics.lock_metrics`: acquisitions per second, acquire latency, precondition
 failures and unknown outcomes per acquisition, and Jain's fairness between writers.
 
 Spark runs every writer at once only if it has a core per writer: ``local[M]`` or more
@@ -31,8 +31,8 @@ from backends.launchers.workdir import server_dir
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
-from model.history import Event
-from model.metrics import LockMetrics, lock_metrics
+from model.lock.metrics import LockMetrics, lock_metrics
+from model.runtime.history import Event
 
 START_MARGIN_S = 5.0  # the shared start lies this far in the future, so every task is ready by then
 

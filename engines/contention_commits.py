@@ -38,10 +38,8 @@ from typing import Any
 from backends.launchers.workdir import server_dir
 from engines.contention import WriterTask, check_parallelism, run_tasks
 from model.checkers.verdict import Verdict
-from model.clock import EPOCH_MS
 from model.config import ConfigError
-from model.history import Event
-from model.metrics import jain_index, percentiles
+from model.lock.metrics import jain_index, percentiles
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_table import BatchPlan, CompactionSlot, TablePlan, WriterPlan
 from model.nbcc.variants import variant
@@ -49,6 +47,8 @@ from model.protocols.nbcc import NbccMetrics
 from model.protocols.nbcc import nbcc_metrics as table_metrics
 from model.protocols.occ import OccMetrics
 from model.protocols.occ import occ_metrics as occ_counts
+from model.runtime.clock import EPOCH_MS
+from model.runtime.history import Event
 from model.timeline.config import TimelineScenario
 from model.timeline.run import check_timeline_run
 

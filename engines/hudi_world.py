@@ -27,7 +27,7 @@ from engines.progress import Steps
 from engines.rundir import finish_run, history_sink, keep_lock_table, prepare_out, write_atomic
 from model.checkers.lock_run import check_lock_history
 from model.config import ConfigError, Scenario
-from model.metrics import lock_metrics
+from model.lock.metrics import lock_metrics
 from model.run_format import HISTORY, SCENARIO, HudiInfo, RunHead, VerdictFile, verdict_file
 from scenarios import loader
 from scenarios.catalogue import Entry

@@ -39,7 +39,6 @@ from engines.lifecycle import STOP_SIGNALS, signal_name
 from engines.oracle import write_run_table
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
-from model.history import Event, dumps
 from model.protocols import plugin as protocol
 from model.run_format import (
     HISTORY,
@@ -55,6 +54,7 @@ from model.run_format import (
     check,
     verdict_file,
 )
+from model.runtime.history import Event, dumps
 from reports.isolation import anomaly_counts, write_isolation
 from reports.report import write_report
 from scenarios.catalogue import Entry

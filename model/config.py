@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.lock_variants import VARIANTS, variant
+from model.lock.variants import VARIANTS, variant
 
 INTERRUPT_POLICIES = ("next-storage-call", "never", "checkpoints")
 # S3StorageLockClient#createDefaultS3Client: apiCallTimeout = validity / 5.  GCSStorageLockClient sets no

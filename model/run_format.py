@@ -7,8 +7,8 @@ written by ``engines/rundir.py`` and read by ``reports/load.py``:
 ``verdict.json``   :class:`VerdictFile`: the run's head (scenario, protocol, world, seed, expect), verdict,
                    violations and findings, and what each world adds (audit, oracle, backend, replay, ...)
 ``metrics.json``   the protocol's metrics (``Plugin.metrics_type``: ``LockMetrics``, ``OccMetrics``, ...)
-``history.jsonl``  one :class:`EventLine` per line (``model/history.py``); the first is ``run-start``, its
-                   value the :class:`HistoryHeader`; none for an exhaustive search
+``history.jsonl``  one :class:`EventLine` per line (``model/runtime/history.py``); the first is
+                   ``run-start``, its value the :class:`HistoryHeader`; none for an exhaustive search
 ``scenario.toml``  the resolved scenario (the protocol's loader reads it back)
 protocol files     ``Plugin.files``: ``plan.json`` (NBCC's ``TablePlan``), ``explore.json``
                    (``ExploreFile``)
@@ -35,10 +35,10 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
-from model.history import EVENT_TYPES
 from model.protocols import NAMES, PROTOCOLS
 from model.protocols.base import World
 from model.protocols.explore import ExploreFile
+from model.runtime.history import EVENT_TYPES
 
 HISTORY = "history.jsonl"
 VERDICT = "verdict.json"
@@ -191,7 +191,7 @@ def verdict_file(head: RunHead, found: Found, *, matches: bool, out: str) -> Ver
 
 
 class EventLine(TypedDict):
-    """One line of ``history.jsonl`` (``model.history.Event``)."""
+    """One line of ``history.jsonl`` (``model.runtime.history.Event``)."""
 
     index: int
     time: int  # true time, ms since the run started

@@ -13,10 +13,10 @@ from typing import Any
 import pandas as pd
 
 from model.checkers.mutex import check_overlaps
-from model.clock import EPOCH_MS
-from model.history import Event
 from model.protocols.explore import EXPLORE
 from model.run_format import ViolationEntry
+from model.runtime.clock import EPOCH_MS
+from model.runtime.history import Event
 from reports.document import Report, Section
 from reports.instants import generations, instant_spans
 from reports.load import RunData

@@ -1,6 +1,6 @@
 """Instants and time generations derived from a history, shared by the OCC and NBCC reports.
 
-Pure functions over ``model.history.Event``: the store's ``object`` events name every timeline
+Pure functions over ``model.runtime.history.Event``: the store's ``object`` events name every timeline
 file written (``<instant>.<action>.requested``, ``.inflight``, ``<instant>_<completion>.<action>``)
 and, for the copy-on-write workload, carry the completed instant's body; the writers' ``time``
 events record each generation of an instant or completion time.
@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model.clock import EPOCH_MS
-from model.history import Event
+from model.runtime.clock import EPOCH_MS
+from model.runtime.history import Event
 from model.timeline.commits import instant_body
 from model.timeline.layout import format_instant, instant_to_ms, parse_instant_path
 from reports.document import Clock, cell_text

@@ -24,9 +24,9 @@ from typing import Any
 
 from model.checkers.txn_anomalies import known_model
 from model.checkers.txn_from_runs import DEFAULT_MODELS, RunView, txn_records
-from model.history import Event
 from model.protocols import plugin
 from model.run_format import ISOLATION
+from model.runtime.history import Event
 from reports.document import Report, Section
 from reports.load import RunData
 

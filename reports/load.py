@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.history import Event, loads
 from model.protocols import PROTOCOLS
 from model.run_format import (
     EVENT_VALUES,
@@ -37,6 +36,7 @@ from model.run_format import (
     VerdictFile,
     check,
 )
+from model.runtime.history import Event, loads
 
 RUN_FILES = (HISTORY, VERDICT, METRICS, SCENARIO)  # a folder holding one of these is a run directory
 LATEST = "latest"

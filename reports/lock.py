@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from model.history import Event
-from model.metrics import acquire_latencies
+from model.lock.metrics import acquire_latencies
 from model.run_format import AuditSummary, ViolationEntry
+from model.runtime.history import Event
 from reports import interactive, plots, tables
 from reports.document import MAX_ROWS, Report, Section, cell_text
 from reports.interactive import Item

@@ -1,6 +1,6 @@
 """What the lock-holder timeline shows, derived from a history: holds, store leases, fault windows, groups.
 
-Pure functions over ``model.history.Event``; the plotting lives in ``reports.plots``.
+Pure functions over ``model.runtime.history.Event``; the plotting lives in ``reports.plots``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.checkers.mutex import Hold, holds
-from model.history import Event
 from model.run_format import ViolationEntry
+from model.runtime.history import Event
 
 __all__ = ["Hold", "holds", "Lease", "Fault", "Group", "store_leases", "fault_windows", "owner_nodes",
            "group_violations", "violation_window"]

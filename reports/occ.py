@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from model.history import Event
 from model.run_format import ViolationEntry
+from model.runtime.history import Event
 from model.timeline.config import TIMELINE_CHECKERS
 from model.timeline.layout import format_instant
 from reports import interactive, plots, tables

@@ -10,8 +10,8 @@ from typing import Any
 import pandas as pd
 
 from model.config import CHECKERS
-from model.history import Event
-from model.metrics import percentile
+from model.lock.metrics import percentile
+from model.runtime.history import Event
 from reports.document import Clock
 from reports.load import RunData
 from reports.lock_holders import Group
@@ -54,7 +54,7 @@ def checker_table(run: RunData) -> pd.DataFrame:
 
 
 def latency_table(samples: dict[str, list[int]]) -> pd.DataFrame:
-    """Acquisitions and latency percentiles per writer and overall (nearest rank, as model.metrics)."""
+    """Acquisitions and latency percentiles per writer and overall (nearest rank, as model.lock.metrics)."""
     everyone = [x for v in samples.values() for x in v]
     rows = []
     for who, values in [*sorted(samples.items()), ("all", everyone)]:

@@ -7,7 +7,8 @@ clock (``clock``, a lock file's ``valid_until``, a heartbeat file's body) in epo
 t differing from true time by its skew; an instant ``t4220`` is 4.22 s after the start on its writer's
 clock).  Column headers say "(ms since start)".
 
-The run's start on the clocks is :data:`model.clock.EPOCH_MS` for a simulated run; a run on real clocks
+The run's start on the clocks is :data:`model.runtime.clock.EPOCH_MS` for a simulated run; a run on real
+clocks
 (``hcc realworld``, the hudi world) has no such constant, and :func:`run_epoch` takes the median of its
 events' ``clock - time``.
 
@@ -22,8 +23,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from model.clock import EPOCH_MS
-from model.history import Event
+from model.runtime.clock import EPOCH_MS
+from model.runtime.history import Event
 from model.timeline.layout import instant_to_ms
 from reports.document import Clock, cell_text
 

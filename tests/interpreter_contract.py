@@ -18,7 +18,7 @@ from typing import Any
 
 from backends.base import Backend
 from model.config import Dist, LockConfig, Scenario, StorageConfig, WorkloadConfig
-from model.effects import (
+from model.runtime.effects import (
     Cancel,
     CreateIfAbsent,
     Effect,
@@ -36,9 +36,9 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
-from model.history import Event
-from model.kernel import WriterContext
-from model.objectstore import StoredObject
+from model.runtime.history import Event
+from model.runtime.kernel import WriterContext
+from model.runtime.objectstore import StoredObject
 
 # Each storage call of the writer, and the answers its attempts get (retries: 2).
 SCRIPT: list[tuple[StorageEffect, list[Outcome]]] = [
@@ -83,7 +83,7 @@ class Answers:
 
 
 class ScriptedStore:
-    """The simulated world's store (``model.objectstore.Store``) answering from the script."""
+    """The simulated world's store (``model.runtime.objectstore.Store``) answering from the script."""
 
     flavor = "s3"
 

@@ -15,7 +15,7 @@ from occ_scripted import Script, scripted_world
 from model.checkers.txn_check import TxnVerdict
 from model.checkers.txn_from_runs import occ_views
 from model.config import FaultPlan
-from model.history import Event
+from model.runtime.history import Event
 from model.timeline.config import TimelineConfig
 from model.timeline.run import record_txns
 

@@ -16,9 +16,11 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.clock import EPOCH_MS
 from model.config import LockConfig
-from model.effects import (
+from model.lock.lockfile import LockData
+from model.lock.provider import StorageLockProvider
+from model.runtime.clock import EPOCH_MS
+from model.runtime.effects import (
     Cancel,
     CheckInterrupt,
     Interrupt,
@@ -33,9 +35,7 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
-from model.lockfile import LockData
-from model.objectstore import ObjectStore
-from model.storage_lock import StorageLockProvider
+from model.runtime.objectstore import ObjectStore
 
 ANSWERS = {"412": Outcome.PRECONDITION_FAILED, "404": Outcome.NOT_FOUND, "409": Outcome.CONFLICT,
            "429": Outcome.THROTTLED, "503": Outcome.UNAVAILABLE, "timeout": Outcome.TIMEOUT}
@@ -171,7 +171,7 @@ def provider(driver: Driver, variant: str = "hudi", owners: Iterable[str] | None
 def other_lock(driver: Driver, owner: str = "other", valid_for_ms: int = 300_000,
                expired: bool = False) -> str:
     """Put a lock file of another owner into the store (as if written by another writer); its version."""
-    from model.effects import Put
+    from model.runtime.effects import Put
 
     data = LockData(expired, driver.now + valid_for_ms, owner)
     result = driver.store.apply(Put("table/.hoodie/.locks/table_lock.json", data.encode()))

@@ -10,10 +10,10 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from model.config import Dist, FaultPlan, Scenario, WorkloadConfig
-from model.effects import Effect
-from model.history import Event
-from model.objectstore import ObjectStore
-from model.sim import SimWorld, WriterContext
+from model.runtime.effects import Effect
+from model.runtime.history import Event
+from model.runtime.objectstore import ObjectStore
+from model.runtime.sim import SimWorld, WriterContext
 from model.timeline.commits import writer_class
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.workloads.lock import LockWorkload

@@ -4,7 +4,7 @@
 key prefix and returns what a client can observe of each step: the outcome, the body
 of a read or a listing, and the version tags by their equality structure (tag #0, #1,
 ...: GCS generations and S3 ETags differ in value, not in structure).  The model's
-:class:`model.objectstore.ObjectStore` of the matching flavor must give the same trace
+:class:`model.runtime.objectstore.ObjectStore` of the matching flavor must give the same trace
 as every launched server of that dialect (``tests/test_backends_store_contract.py``);
 a difference is a bug in the model (or a server deviation to list).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.effects import (
+from model.runtime.effects import (
     CreateIfAbsent,
     Delete,
     FencedPut,

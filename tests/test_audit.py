@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from backends.hudi_audit import AuditFormatError, parse_audit_text, read_local, validate, window_events
 from cli.main import main
 from engines.rundir import execute
-from model.history import loads
-from model.lock_audit import AuditTrail, enable_body, is_enabled
+from model.lock.audit import AuditTrail, enable_body, is_enabled
+from model.runtime.history import loads
 from scenarios import loader
 
 LOCKS = ".hoodie/.locks"

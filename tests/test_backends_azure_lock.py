@@ -20,10 +20,10 @@ from backends.endpoint import Endpoint
 from backends.fixtures import azurite_endpoint  # noqa: F401
 from backends.realworld import clear_prefix, run_realworld
 from model.config import LockConfig
-from model.effects import CreateIfAbsent, Outcome, ReplaceIfMatch, StorageEffect, StoreResult
-from model.lock_client import UpsertResult, upsert_result
-from model.lockfile import LockData
-from model.storage_lock import StorageLockProvider
+from model.lock.lockfile import LockData
+from model.lock.provider import StorageLockProvider
+from model.lock.storage_clients import UpsertResult, upsert_result
+from model.runtime.effects import CreateIfAbsent, Outcome, ReplaceIfMatch, StorageEffect, StoreResult
 from scenarios import loader
 
 PREFIX = "hcc-azure-lock/"

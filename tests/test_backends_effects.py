@@ -1,4 +1,4 @@
-"""Every storage effect of model/effects.py performed on each real server through each client."""
+"""Every storage effect of model/runtime/effects.py performed on each real server through each client."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from backends.base import Backend
 from backends.client import call
 from backends.endpoint import Endpoint
 from backends.fixtures import azurite_endpoint, fake_gcs_endpoint, moto_endpoint, seaweedfs_endpoint  # noqa: F401
-from model.client import RetryPolicy
-from model.effects import (
+from model.runtime.client import RetryPolicy
+from model.runtime.effects import (
     CreateIfAbsent,
     Delete,
     FencedPut,

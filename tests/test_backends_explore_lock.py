@@ -6,7 +6,7 @@ from backends.endpoint import Endpoint
 from backends.fixtures import fake_gcs_endpoint  # noqa: F401
 from backends.replay import replay
 from model.explore import Bounds, explore
-from model.sim import run_scenario
+from model.runtime.sim import run_scenario
 
 
 def test_the_long_pause_found_by_the_explorer_replays_on_fake_gcs(fake_gcs_endpoint: Endpoint) -> None:  # noqa: F811

@@ -2,8 +2,8 @@
 
 The lock workload runs in simulation and in the real-world interpreter on fake-gcs-server with the
 fault proxy in front; the fault is one error rule (a lost reply of the lock's first write) that the
-simulated network and the proxy match with the same code (``model/faults.py``), and the client's
-retry is the same policy (``model/client.py``).  Under ``412-recovery`` both worlds go the same way
+simulated network and the proxy match with the same code (``model/runtime/faults.py``), and the client's
+retry is the same policy (``model/runtime/client.py``).  Under ``412-recovery`` both worlds go the same way
 (retry, ambiguous 412, re-read, adopt); under ``hudi`` both give up on the ambiguous 412.
 """
 
@@ -18,7 +18,7 @@ from backends.endpoint import Endpoint
 from backends.fixtures import fake_gcs_endpoint  # noqa: F401
 from backends.realworld import run_realworld
 from model.config import Dist, ErrorRule, FaultPlan, LockConfig, Scenario, StorageConfig, WorkloadConfig
-from model.sim import SimWorld
+from model.runtime.sim import SimWorld
 
 pytestmark = pytest.mark.backends
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from backends.launchers.process import HOST
-from model.history import loads
+from model.runtime.history import loads
 
 REPO = Path(__file__).resolve().parents[1]
 SHORT = ["lock.validity_secs=4", "lock.renew_interval_secs=1", "lock.enforce_hudi_limits=false",

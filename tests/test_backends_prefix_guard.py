@@ -7,7 +7,7 @@ import pytest
 from backends.endpoint import Endpoint
 from backends.fixtures import fake_gcs_endpoint, moto_endpoint  # noqa: F401
 from backends.keys import KeyGuard, PrefixViolation
-from model.effects import CreateIfAbsent, Delete, FencedPut, ListPrefix, Put, Read, ReplaceIfMatch
+from model.runtime.effects import CreateIfAbsent, Delete, FencedPut, ListPrefix, Put, Read, ReplaceIfMatch
 
 PREFIX = "tables/t1/"
 HOSTILE = [

@@ -12,9 +12,9 @@ from backends.client import call
 from backends.endpoint import Endpoint
 from backends.fault_proxy import FaultProxy, ProxyError, object_key
 from backends.fixtures import fake_gcs_endpoint, moto_endpoint  # noqa: F401
-from model.client import RetryPolicy
 from model.config import Cutoff, Dist, ErrorRule
-from model.effects import CreateIfAbsent, Outcome, Put, Read, ReplaceIfMatch
+from model.runtime.client import RetryPolicy
+from model.runtime.effects import CreateIfAbsent, Outcome, Put, Read, ReplaceIfMatch
 
 ENDPOINTS = ["fake_gcs_endpoint", "moto_endpoint"]
 

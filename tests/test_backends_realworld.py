@@ -17,8 +17,8 @@ from backends.realworld import clear_prefix, merge_histories, run_node, run_real
 from backends.registry import open_endpoint
 from cli import realworld as cmd_realworld
 from model.checkers.lock_run import check_lock_history
-from model.effects import Put
-from model.history import loads
+from model.runtime.effects import Put
+from model.runtime.history import loads
 from scenarios import loader
 
 # validity of a few seconds; Hudi's limits off; client timeout well below the renew interval

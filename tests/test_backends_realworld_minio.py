@@ -16,7 +16,7 @@ import pytest
 from backends.endpoint import Endpoint
 from backends.fixtures import minio_endpoint  # noqa: F401
 from cli.main import main
-from model.history import loads
+from model.runtime.history import loads
 
 
 def _url(ep: Endpoint) -> str:

@@ -15,8 +15,8 @@ import pytest
 from backends.endpoint import Endpoint
 from backends.fixtures import fake_gcs_endpoint, seaweedfs_endpoint  # noqa: F401
 from cli.main import main
-from model.effects import Put, Read
-from model.history import loads
+from model.runtime.effects import Put, Read
+from model.runtime.history import loads
 from reports.load import load_run
 
 SHORT = ["lock.validity_secs=4", "lock.renew_interval_secs=1", "lock.enforce_hudi_limits=false",

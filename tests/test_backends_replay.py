@@ -16,8 +16,8 @@ from backends.fixtures import (  # noqa: F401
 )
 from backends.replay import ReplayStore, outcome_class, replay
 from cli.main import main
-from model.effects import CreateIfAbsent, Outcome, Read, ReplaceIfMatch
-from model.sim import run_scenario
+from model.runtime.effects import CreateIfAbsent, Outcome, Read, ReplaceIfMatch
+from model.runtime.sim import run_scenario
 from reports.load import load_run
 from scenarios import loader
 

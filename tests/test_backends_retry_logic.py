@@ -7,8 +7,8 @@ import pytest
 from backends.base import Backend, StorageError, outcome_for_status
 from backends.client import call
 from backends.endpoint import from_url
-from model.client import RetryPolicy
-from model.effects import CreateIfAbsent, Outcome, Read, StoreResult
+from model.runtime.client import RetryPolicy
+from model.runtime.effects import CreateIfAbsent, Outcome, Read, StoreResult
 
 
 class Scripted(Backend):

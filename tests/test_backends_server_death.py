@@ -13,8 +13,8 @@ from backends.conformance import run_suite
 from backends.launchers.process import LaunchError, ServerProcess
 from backends.registry import open_endpoint
 from model.checkers import linearizable as lin
-from model.client import RetryPolicy
-from model.effects import CreateIfAbsent, Outcome, Read, StoreResult
+from model.runtime.client import RetryPolicy
+from model.runtime.effects import CreateIfAbsent, Outcome, Read, StoreResult
 
 pytestmark = pytest.mark.backends
 

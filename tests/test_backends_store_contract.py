@@ -11,7 +11,7 @@ from store_contract import trace
 
 from backends.endpoint import Endpoint
 from backends.fixtures import azurite_endpoint, fake_gcs_endpoint, moto_endpoint, seaweedfs_endpoint  # noqa: F401
-from model.objectstore import ObjectStore
+from model.runtime.objectstore import ObjectStore
 
 pytestmark = pytest.mark.backends
 

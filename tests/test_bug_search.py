@@ -13,7 +13,7 @@ from analyses import bug_search as bs
 from cli.main import main
 from model.checkers.lock_run import check_lock_history
 from model.config import ErrorRule, FaultPlan, Pause
-from model.sim import run_scenario
+from model.runtime.sim import run_scenario
 from scenarios import loader
 
 SEARCH_SEED = 0

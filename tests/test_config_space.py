@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cli.main import main
-from model.lock_variants import VARIANTS
+from model.lock.variants import VARIANTS
 from model.nbcc.variants import VARIANTS as NBCC_VARIANTS
 from model.timeline.variants import COMMIT_VARIANTS as TIMELINE_VARIANTS
 from scenarios import catalogue

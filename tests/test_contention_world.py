@@ -12,7 +12,7 @@ pytest.importorskip("google.cloud.storage")
 
 from cli.main import main  # noqa: E402
 from engines.spark import spark_available  # noqa: E402
-from model.history import loads  # noqa: E402
+from model.runtime.history import loads  # noqa: E402
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "contention" / "rfc91-safe-spark.toml"
 

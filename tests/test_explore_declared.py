@@ -27,7 +27,7 @@ from model.explore.statekey import Keyer, UndeclaredState, check_suspension
 from model.explore.values import InstantMs, WallMs, body_of
 
 ROOT = Path(__file__).resolve().parent.parent
-RENAMED = ("model/storage_lock.py", "model/kernel.py", "model/register_writer.py")
+RENAMED = ("model/lock/provider.py", "model/runtime/kernel.py", "model/lock/register_writer.py")
 # the catalogue's explorer rows of the lock (README table's bounds)
 ROWS = [
     {"variant": "hudi", "writers": 3, "faults": 0, "holds": 1, "steps_per_hold": 1},
@@ -37,7 +37,7 @@ ROWS = [
 SCRIPT = """
 import json, sys
 from model.explore import config_from_dict, explore
-import model.storage_lock
+import model.lock.provider
 out = []
 for row in json.loads(sys.argv[1]):
     res = explore(config_from_dict(row))
@@ -45,7 +45,7 @@ for row in json.loads(sys.argv[1]):
                 "counterexample_length": res.counterexample_length,
                 "steps": [r["step"] for r in res.counterexample], "findings": sorted(res.findings),
                 "replays_exactly": res.replays_exactly})
-print(json.dumps({"module": model.storage_lock.__file__, "rows": out}))
+print(json.dumps({"module": model.lock.provider.__file__, "rows": out}))
 """
 
 
@@ -69,7 +69,7 @@ def test_renaming_every_local_and_moving_every_line_changes_nothing(tmp_path: Pa
     # the names the inferred key once read (times by name, the kernel's task body, a process's owner)
     assert {"now", "start", "until", "gen", "task", "node", "runs", "owner"} <= set(renamed)
     original, mine = _explore_rows(ROOT), _explore_rows(copy)
-    assert mine["module"] == str(copy / "model" / "storage_lock.py")  # the renamed code ran
+    assert mine["module"] == str(copy / "model" / "lock" / "provider.py")  # the renamed code ran
     assert mine["rows"] == original["rows"]
     assert [r["states"] for r in original["rows"]] == [335, 2156, 3678]  # the catalogue's baselines
     assert all(r["replays_exactly"] in (None, True) for r in original["rows"])

@@ -15,9 +15,9 @@ from model.explore import search as search_module
 from model.explore.counterexample import Replayed, replay, replays_exactly, scenario_of
 from model.explore.run import Run
 from model.explore.search import ExploreResult, judge
-from model.history import Event
-from model.lock_audit import enable_key
-from model.sim import SimWorld
+from model.lock.audit import enable_key
+from model.runtime.history import Event
+from model.runtime.sim import SimWorld
 
 # Small bounds: two writers, one hold of one read-modify-write each, both starting at 0 (the CI budget);
 # the benchmark's table adds start phases, skew, more writers and faults.

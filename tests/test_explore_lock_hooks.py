@@ -17,8 +17,8 @@ from model.config import (
     StorageConfig,
     WorkloadConfig,
 )
-from model.history import Event
-from model.sim import SimWorld
+from model.runtime.history import Event
+from model.runtime.sim import SimWorld
 
 # Two writers that both try to take the lock at 0 ms with zero latency: who wins is the order of steps.
 RACE = Scenario(

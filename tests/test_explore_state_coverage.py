@@ -249,7 +249,7 @@ def test_a_field_dropped_from_a_declaration_is_named_and_without_the_check_goes_
         monkeypatch: pytest.MonkeyPatch) -> None:
     import model.explore.run as run
     import model.explore.statekey as statekey
-    from model.lockfile import LockData
+    from model.lock.lockfile import LockData
 
     bounds = config_from_dict(PAUSED)
     full = explore(bounds)
@@ -261,7 +261,8 @@ def test_a_field_dropped_from_a_declaration_is_named_and_without_the_check_goes_
 
     monkeypatch.setattr(LockData, "__explore_state__", without_valid_until)
     coverage.forget()
-    with pytest.raises(UncoveredAttribute, match=r"model\.lockfile\.LockData\.valid_until is an attribute"):
+    with pytest.raises(UncoveredAttribute,
+                       match=r"model\.lock\.lockfile\.LockData\.valid_until is an attribute"):
         explore(bounds)
     # with the check off nothing says so: the search runs to its end on a key that merges states the full
     # key keeps apart (in these bounds the lock file's validUntil is also in the store's bodies, so the

@@ -11,7 +11,7 @@ from typing import Any
 from interpreter_contract import SCRIPT, Answers, ScriptedBackend, ScriptedStore, scenario, steps, writer
 
 from backends.realworld import RealWorld
-from model.sim import SimWorld
+from model.runtime.sim import SimWorld
 from model.workloads.lock import LockWorkload
 
 

@@ -17,11 +17,11 @@ from model.checkers.txn_check import check_txns
 from model.checkers.txn_from_runs import nbcc_views, occ_views, txn_records
 from model.checkers.txn_history import read_txn_jsonl
 from model.config import Crash, FaultPlan
-from model.history import Event
 from model.nbcc.sim_table import nbcc_workload, run_table
 from model.protocols import plugin
 from model.protocols.occ import occ_metrics
-from model.sim import SimWorld
+from model.runtime.history import Event
+from model.runtime.sim import SimWorld
 from model.timeline.config import TimelineConfig
 from model.timeline.run import check_timeline_run, simulate_timeline, timeline_workload
 from scenarios.catalogue import load

@@ -29,9 +29,9 @@ from hypothesis import strategies as st
 
 from model.checkers.txn_from_runs import nbcc_views, occ_views, txn_records
 from model.config import Dist, Scenario, WorkloadConfig
-from model.history import Event
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_table import run_table
+from model.runtime.history import Event
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.run import simulate_timeline
 from scenarios.catalogue import load

@@ -26,7 +26,7 @@ from isolation_scripted import anomalies, checked, outcomes, run_scripted
 
 from model.checkers.timeline import check_timeline_history
 from model.checkers.txn_from_runs import txn_records
-from model.history import Event
+from model.runtime.history import Event
 from model.timeline.config import TimelineConfig
 
 RACE = {"w1": [("k1", "upsert")], "w2": [("k1", "upsert")]}

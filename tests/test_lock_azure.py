@@ -16,9 +16,9 @@ from lockdriver import Driver, other_lock, provider
 
 from model.checkers.lock_run import check_lock_history
 from model.config import Scenario, StorageConfig, client_settings
-from model.effects import CreateIfAbsent, Outcome, ReplaceIfMatch
-from model.lock_client import GetResult, LockClientError, UpsertResult, read_result, upsert_result
-from model.sim import SimWorld
+from model.lock.storage_clients import GetResult, LockClientError, UpsertResult, read_result, upsert_result
+from model.runtime.effects import CreateIfAbsent, Outcome, ReplaceIfMatch
+from model.runtime.sim import SimWorld
 from scenarios import loader
 
 THROWS = None

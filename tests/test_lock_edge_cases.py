@@ -20,8 +20,8 @@ from model.config import (
     WorkloadConfig,
     WriterDeath,
 )
-from model.history import Event, dumps
-from model.sim import run_scenario
+from model.runtime.history import Event, dumps
+from model.runtime.sim import run_scenario
 from scenarios import loader
 
 

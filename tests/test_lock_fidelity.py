@@ -13,9 +13,14 @@ from typing import Any
 import pytest
 from lockdriver import Driver, other_lock, provider
 
-from model.clock import EPOCH_MS
 from model.config import LockConfig, Scenario, StorageConfig, WorkloadConfig, client_settings
-from model.effects import (
+from model.lock.audit import enable_body, enable_key
+from model.lock.lockfile import LockData
+from model.lock.provider import HEARTBEAT_TASK, HoodieLockError, StorageLockProvider
+from model.lock.storage_clients import GetResult, LockClientError, UpsertResult, read_result, upsert_result
+from model.lock.variants import VARIANTS, variant
+from model.runtime.clock import EPOCH_MS
+from model.runtime.effects import (
     WRITER_TASK,
     Cancel,
     CheckInterrupt,
@@ -32,14 +37,9 @@ from model.effects import (
     Spawn,
     StoreResult,
 )
-from model.kernel import WriterContext
-from model.lock_audit import enable_body, enable_key
-from model.lock_client import GetResult, LockClientError, UpsertResult, read_result, upsert_result
-from model.lock_variants import VARIANTS, variant
-from model.lockfile import LockData
-from model.sim import SimWorld
-from model.storage_lock import HEARTBEAT_TASK, HoodieLockError, StorageLockProvider
-from model.taskloop import any_action
+from model.runtime.kernel import WriterContext
+from model.runtime.sim import SimWorld
+from model.runtime.taskloop import any_action
 
 V = 300_000  # Hudi's default validity (ms)
 R = 30_000  # Hudi's default renew interval (ms)
@@ -648,7 +648,7 @@ def test_a_variant_without_hudis_azure_client_is_refused_on_azure() -> None:
 
 
 def test_the_lock_client_and_the_table_storage_retry_apart() -> None:
-    from model.sim import retry_policy
+    from model.runtime.sim import retry_policy
 
     sc = Scenario(lock=LockConfig(variant="hudi"), storage=StorageConfig(table_retries=2))
     policy = retry_policy(sc)

@@ -22,9 +22,9 @@ import pytest
 from lockdriver import Driver, other_lock
 
 from model.config import ConfigError, Dist, LockConfig, WorkloadConfig
-from model.effects import Put, Read, ReplaceIfMatch, Sleep
-from model.register_writer import RegisterWriter, lock_manager_lock
-from model.storage_lock import HEARTBEAT_TASK, StorageLockProvider
+from model.lock.provider import HEARTBEAT_TASK, StorageLockProvider
+from model.lock.register_writer import RegisterWriter, lock_manager_lock
+from model.runtime.effects import Put, Read, ReplaceIfMatch, Sleep
 
 LOCK = "table/.hoodie/.locks/table_lock.json"
 REGISTER = "table/register"
@@ -271,7 +271,7 @@ def test_a_failed_acquisition_keeps_the_provider_with_keep_client() -> None:
 
 def _run(name: str, overrides: list[str] | None = None) -> tuple[Any, Any]:
     from model.checkers.lock_run import check_lock_history
-    from model.sim import SimWorld
+    from model.runtime.sim import SimWorld
     from scenarios import loader
 
     scenario = loader.load(name, overrides or [])

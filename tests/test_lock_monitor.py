@@ -17,9 +17,9 @@ from lockdriver import Driver, provider
 from lockstrategies import fast_scenario
 
 from model.config import Dist, ErrorRule, FaultPlan, LockConfig, StorageConfig, WorkloadConfig
-from model.effects import WRITER_TASK, ReplaceIfMatch
-from model.sim import SimWorld
-from model.storage_lock import HEARTBEAT_TASK, StorageLockProvider
+from model.lock.provider import HEARTBEAT_TASK, StorageLockProvider
+from model.runtime.effects import WRITER_TASK, ReplaceIfMatch
+from model.runtime.sim import SimWorld
 
 R = 30_000
 

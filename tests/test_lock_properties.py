@@ -21,7 +21,7 @@ from model.config import (
     WorkloadConfig,
     describe_faults,
 )
-from model.sim import run_scenario
+from model.runtime.sim import run_scenario
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -8,7 +8,7 @@ import pytest
 
 from model.checkers.lock_run import check_lock_history
 from model.checkers.mutex import check_lost_updates, check_overlaps, check_stale_writes, holds
-from model.history import Event, dumps, loads
+from model.runtime.history import Event, dumps, loads
 
 
 class H:

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from cli import main as cli
 from model.config import ConfigError, ErrorRule, FaultPlan, Pause
-from model.history import dumps
 from model.nbcc.sim_checks import (
     check_history,
     check_same_outcome,
@@ -39,6 +38,7 @@ from model.nbcc.sim_table import (
     run_table,
 )
 from model.nbcc.slicing import Rule
+from model.runtime.history import dumps
 
 # --- strategies ---------------------------------------------------------------------------------
 

@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from model.effects import CreateIfAbsent, FencedPut, Outcome, Put, Read, ReplaceIfMatch
-from model.objectstore import ObjectStore
+from model.runtime.effects import CreateIfAbsent, FencedPut, Outcome, Put, Read, ReplaceIfMatch
+from model.runtime.objectstore import ObjectStore
 
 
 def test_s3_etag_is_md5_and_conditions_answer_412_or_404() -> None:

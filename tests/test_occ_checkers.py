@@ -18,7 +18,7 @@ from model.checkers.timeline import (
     check_timeline_history,
 )
 from model.config import FaultPlan, Pause, Scenario, WorkloadConfig
-from model.history import Event
+from model.runtime.history import Event
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.layout import Instant, State, instant_path
 from model.timeline.modeldata import commit_body, table_spec, write_stat

@@ -22,7 +22,7 @@ import pytest
 from model.checkers import timeline as tl_checkers
 from model.checkers.timeline import check_duplicate_keys
 from model.config import ConfigError
-from model.history import Event
+from model.runtime.history import Event
 from model.timeline.conflicts import candidate_instants, pending_replace_candidates
 from model.timeline.layout import Instant, State
 from model.timeline.metadata import (

@@ -13,7 +13,7 @@ from dataclasses import replace
 from occ_scripted import outcomes, run_scripted
 
 from model.config import Crash, ErrorRule, FaultPlan
-from model.history import Event
+from model.runtime.history import Event
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.failed_writes import is_expired, to_rollback
 from model.timeline.layout import Instant, State

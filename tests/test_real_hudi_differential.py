@@ -19,8 +19,8 @@ from backends.endpoint import Endpoint
 from backends.fixtures import azurite_endpoint, seaweedfs_endpoint  # noqa: F401
 from backends.hudi.artifacts import default_version
 from cli.main import main
-from model import lock_client
-from model.effects import Outcome
+from model.lock import storage_clients as lock_client
+from model.runtime.effects import Outcome
 
 EXAMPLES = 10  # schedules per CI run (about a minute); benchmarks/bench_differential.py runs more
 
@@ -42,7 +42,7 @@ def broken_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             return lock_client.GetResult.UNKNOWN_ERROR
         return real(flavor, outcome)
 
-    monkeypatch.setattr("model.storage_lock.read_result", broken)
+    monkeypatch.setattr("model.lock.provider.read_result", broken)
     yield
 
 

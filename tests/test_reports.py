@@ -15,7 +15,7 @@ pytest.importorskip("matplotlib")
 
 from cli.main import main  # noqa: E402
 from engines.rundir import execute  # noqa: E402
-from model.history import Event  # noqa: E402
+from model.runtime.history import Event  # noqa: E402
 from reports.load import RunDirError, find_runs, load_run  # noqa: E402
 from reports.lock_holders import fault_windows, group_violations, store_leases  # noqa: E402
 from scenarios import loader  # noqa: E402

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from cli.main import main
-from model.clock import EPOCH_MS
-from model.history import Event
+from model.runtime.clock import EPOCH_MS
+from model.runtime.history import Event
 from reports.document import Clock, cell_text
 from reports.times import detail_text, instant_text, run_epoch, value_text
 

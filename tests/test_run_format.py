@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from cli.main import main
-from model.history import Event
 from model.protocols import NAMES
 from model.run_format import (
     HISTORY,
@@ -32,6 +31,7 @@ from model.run_format import (
     json_schema,
     schema_text,
 )
+from model.runtime.history import Event
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "docs" / "run-directory.schema.json"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from model.history import loads
+from model.runtime.history import loads
 
 SHORT = ["--set", "duration_ms=60000"]
 

@@ -24,8 +24,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lockstrategies import fast_scenario, safe_plans
 
-from model import history, lockfile, sim
-from model.client import Call, RetryPolicy
 from model.config import (
     ClockSpec,
     Cutoff,
@@ -38,7 +36,14 @@ from model.config import (
     StorageConfig,
     WorkloadConfig,
 )
-from model.effects import (
+from model.lock import lockfile
+from model.lock.audit import is_enabled, record_line
+from model.lock.lockfile import LockData, LockFile
+from model.lock.register_writer import register_body, register_value
+from model.protocols import PROTOCOLS
+from model.runtime import history, sim
+from model.runtime.client import Call, RetryPolicy
+from model.runtime.effects import (
     BARE,
     Cancel,
     CheckInterrupt,
@@ -61,17 +66,13 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
-from model.faults import KEY_CLASSES, FaultMatcher
-from model.frozen import fills_dict
-from model.history import Event
-from model.kernel import WriterContext
-from model.lock_audit import is_enabled, record_line
-from model.lockfile import LockData, LockFile
-from model.objectstore import ObjectStore, StoredObject
-from model.protocols import PROTOCOLS
-from model.register_writer import register_body, register_value
-from model.sampling import draw
-from model.sim import (
+from model.runtime.faults import KEY_CLASSES, FaultMatcher
+from model.runtime.frozen import fills_dict
+from model.runtime.history import Event
+from model.runtime.kernel import WriterContext
+from model.runtime.objectstore import ObjectStore, StoredObject
+from model.runtime.sampling import draw
+from model.runtime.sim import (
     ScriptedTimes,
     SimEnvironment,
     SimNetwork,
@@ -336,7 +337,8 @@ def test_requests_without_their_own_events_keep_every_history_byte(
 
 
 class _AnyEvent:
-    """``model.sim._SOLE_WAITER`` in a mistaken shortcut: every event counts as awaited by one task."""
+    """``model.runtime.sim._SOLE_WAITER`` in a mistaken shortcut: every event counts as awaited by one
+    task."""
 
     def __contains__(self, kind: object) -> bool:
         return True

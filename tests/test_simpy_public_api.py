@@ -30,7 +30,7 @@ import simpy.events
 
 from model.explore import Bounds, explore
 from model.protocols import PROTOCOLS
-from model.sim import SimPyWorld, SimWorld
+from model.runtime.sim import SimPyWorld, SimWorld
 from scenarios import catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -252,7 +252,7 @@ def test_the_lock_explorer_touches_no_private_simpy_state() -> None:
 
 def test_the_guard_catches_a_reintroduced_env_now(monkeypatch: pytest.MonkeyPatch) -> None:
     def now(self: SimPyWorld) -> int:
-        return int(self.env._now)  # what model/sim.py did before issue 24
+        return int(self.env._now)  # what model/runtime/sim.py did before issue 24
 
     monkeypatch.setattr(SimPyWorld, "now", now)
     scenario = dataclasses.replace(catalogue.load("rfc91-safe").config, duration_ms=20_000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from store_contract import trace
 
-from model.objectstore import ObjectStore
+from model.runtime.objectstore import ObjectStore
 
 
 def test_s3_flavor() -> None:

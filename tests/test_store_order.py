@@ -7,7 +7,7 @@ import json
 from model.checkers.lock_run import check_lock_history
 from model.checkers.mutex import check_stale_writes, find_dangling_locks
 from model.checkers.store_order import by_version_chain
-from model.history import Event
+from model.runtime.history import Event
 
 
 class RealHistory:

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from backends.threadworld import Handle, Interruption, ThreadWorld
-from model.clock import EPOCH_MS, ClockJump, NodeClock
-from model.effects import Outcome, Read, StoreResult
-from model.kernel import THREAD_INTERRUPT, Node
+from model.runtime.clock import EPOCH_MS, ClockJump, NodeClock
+from model.runtime.effects import Outcome, Read, StoreResult
+from model.runtime.kernel import THREAD_INTERRUPT, Node
 
 
 def world(perform: Any = None) -> ThreadWorld:

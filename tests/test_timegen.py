@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model.config import ClockSpec, Dist, JumpSpec, LockConfig, Pause, Scenario, StorageConfig, WorkloadConfig
-from model.history import Event
+from model.runtime.history import Event
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.run import check_timeline_run, run_timeline
 from scenarios import timeline_loader as cmd_timeline

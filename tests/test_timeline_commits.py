@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from model.config import Scenario, WorkloadConfig
-from model.history import dumps
 from model.protocols.occ import occ_metrics as timeline_metrics
+from model.runtime.history import dumps
 from model.timeline.config import TimelineConfig, TimelineScenario
 from model.timeline.run import check_timeline_run, run_timeline, simulate_timeline
 from scenarios import timeline_loader as cmd_timeline

@@ -3,7 +3,7 @@
 A lock scenario runs as in the real world (:mod:`backends.realworld`: the kernel on threads, real
 clocks, a launched server behind the fault proxy), with one difference: each node's lock provider is
 Hudi's, in a JVM of the node's own (:class:`backends.hudi.jvm.LockJvm`), built from the pinned jars of
-one Hudi release. The harness's writer (:class:`model.register_writer.RegisterWriter`: LockManager's
+one Hudi release. The harness's writer (:class:`model.lock.register_writer.RegisterWriter`: LockManager's
 retries, the critical section of register reads and writes the checkers judge) stays the harness's, as
 in the thread world; :class:`HudiLockProvider` stands where the model's provider stands and turns each of
 its calls into a call of Hudi's provider in the JVM. What Hudi does inside (polls, the heartbeat and
@@ -52,11 +52,11 @@ from backends.realworld import (
 )
 from model.checkers.lock_run import check_lock_history
 from model.config import ConfigError, Scenario, client_settings
-from model.effects import Effect, Record, Sleep
-from model.history import Event
-from model.kernel import Kernel, Killed, WorldError, WriterContext
-from model.lock_variants import variant
-from model.register_writer import RegisterWriter
+from model.lock.register_writer import RegisterWriter
+from model.lock.variants import variant
+from model.runtime.effects import Effect, Record, Sleep
+from model.runtime.history import Event
+from model.runtime.kernel import Kernel, Killed, WorldError, WriterContext
 from model.workloads.lock import LockWorkload
 
 Gen = Generator[Effect, Any, Any]
@@ -149,7 +149,7 @@ class HudiNode:
 
 
 class HudiLockProvider:
-    """Where the model's :class:`~model.storage_lock.StorageLockProvider` stands in the writer: each call
+    """Where the model's :class:`~model.lock.provider.StorageLockProvider` stands in the writer: each call
     is the same call of Hudi's provider in the node's JVM (see the module doc).
 
     Its attributes are those the writer reads: ``owner``, ``error`` and ``error_kind`` (what the last

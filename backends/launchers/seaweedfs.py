@@ -71,7 +71,7 @@ def _accepts_writes(ep: Endpoint, proc: ServerProcess, deadline: float, timeout_
         try:
             with ep.backend("hcc/", timeout_s=5) as b:
                 b.ensure_container()
-                from model.effects import Delete, Put
+                from model.runtime.effects import Delete, Put
 
                 if b.perform(Put("hcc/ready", b"1")).ok:
                     b.perform(Delete("hcc/ready"))

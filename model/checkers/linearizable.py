@@ -53,7 +53,7 @@ _SHOWN_BLOCKED = 3  # blocked operations named per reason in one line
 @dataclass(frozen=True)
 class OpEvent:
     """One invoke or completion of an operation, as the linearizability checker takes it (Jepsen
-    style; a run's history line is ``model.history.Event``).
+    style; a run's history line is ``model.runtime.history.Event``).
 
     ``f`` is ``cas``, ``write`` or ``read`` (register) or ``get``, ``put``, ``append`` (kv).  For
     an invoke, ``value`` is the argument: ``(expected, new)`` for cas, ``new`` for write, ``None``

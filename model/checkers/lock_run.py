@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from model.checkers.mutex import check_lost_updates, check_overlaps, check_stale_writes, find_dangling_locks
 from model.checkers.verdict import Verdict, Violation
 from model.config import CHECKERS
-from model.history import Event
+from model.runtime.history import Event
 
 
 def check_lock_history(events: Sequence[Event], checkers: Sequence[str] = CHECKERS) -> Verdict:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from model.checkers.store_order import by_version_chain
 from model.checkers.verdict import Violation
-from model.history import Event
+from model.runtime.history import Event
 
 _CLOSING = {("release", "invoke"), ("interrupted", "info"), ("check", "fail"), ("thread-died", "info")}
 

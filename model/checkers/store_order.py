@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from model.history import Event
+from model.runtime.history import Event
 
 
 def _object(e: Event) -> tuple[str, object]:

@@ -36,7 +36,7 @@ from typing import Any
 from model.checkers.verdict import Verdict, Violation
 from model.cow.invariants import consistent_read_violations
 from model.cow.spec import COMPLETED, DELETE, INFLIGHT, INSERT, REQUESTED, UPDATE
-from model.history import Event
+from model.runtime.history import Event
 from model.timeline.config import TIMELINE_CHECKERS
 from model.timeline.layout import (
     Instant,

@@ -49,7 +49,7 @@ from typing import Any
 
 from model.checkers.txn_check import TxnVerdict, check_txns
 from model.checkers.txn_history import FAIL, INFO, OK, READ, RW_REGISTER, WRITE, Mop, Txn, TxnHistory
-from model.history import Event
+from model.runtime.history import Event
 
 RECORDS, FILE_GROUPS = "records", "file-groups"
 PRELOAD = "preload"

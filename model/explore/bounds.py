@@ -32,12 +32,12 @@ from model.config import (
     StorageConfig,
     WorkloadConfig,
 )
-from model.history import Event
-from model.kernel import Workload
-from model.lock_variants import VARIANTS
-from model.lock_variants import variant as lock_variant
-from model.objectstore import StoredObject
-from model.sim import SimWorld
+from model.lock.variants import VARIANTS
+from model.lock.variants import variant as lock_variant
+from model.runtime.history import Event
+from model.runtime.kernel import Workload
+from model.runtime.objectstore import StoredObject
+from model.runtime.sim import SimWorld
 from model.workloads.lock import LockWorkload
 
 # One request's error answer (not applied), an unanswered request, an applied one whose reply is lost.

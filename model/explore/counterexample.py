@@ -24,7 +24,7 @@ from model.config import Schedule
 from model.explore.bounds import ALL_REDUCTIONS, Plan, Reductions
 from model.explore.run import End, Run, StepInfo, Stop, Unbounded
 from model.explore.search import Choice, judge
-from model.history import Event
+from model.runtime.history import Event
 
 UNFIRED = 1_000_000_000  # the rank of a timer that never fired in the explored run (it never counts)
 

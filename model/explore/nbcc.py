@@ -33,8 +33,6 @@ from typing import Any, ClassVar
 from model.checkers.verdict import Verdict
 from model.config import Dist, LockConfig, Scenario, WorkloadConfig
 from model.explore.bounds import Bounds, _require
-from model.history import Event
-from model.kernel import Workload
 from model.nbcc.config import NbccConfig, NbccScenario
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_io import RETRY_MS
@@ -49,7 +47,9 @@ from model.nbcc.sim_table import (
 )
 from model.nbcc.variants import VARIANTS as NBCC_VARIANTS
 from model.nbcc.variants import variant as nbcc_variant
-from model.objectstore import StoredObject
+from model.runtime.history import Event
+from model.runtime.kernel import Workload
+from model.runtime.objectstore import StoredObject
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,10 @@ from model.checkers.timeline import check_timeline_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, LockConfig, Scenario, WorkloadConfig
 from model.explore.bounds import Bounds, _require
-from model.history import Event
-from model.kernel import Workload
-from model.lock_variants import VARIANTS as LOCK_VARIANTS
-from model.objectstore import StoredObject
+from model.lock.variants import VARIANTS as LOCK_VARIANTS
+from model.runtime.history import Event
+from model.runtime.kernel import Workload
+from model.runtime.objectstore import StoredObject
 from model.timeline.config import CC_MODES, TIMELINE_CHECKERS, TimelineConfig, TimelineScenario
 from model.timeline.run import simulate_timeline, timeline_workload
 from model.timeline.variants import COMMIT_VARIANTS, commit_variant

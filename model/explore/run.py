@@ -23,9 +23,7 @@ from typing import Any, Protocol
 
 import simpy
 
-from model.clock import EPOCH_MS
 from model.config import Crash, ErrorRule, FaultPlan, Pause, Scenario, client_settings
-from model.effects import Put
 from model.explore.bounds import (
     ALL_REDUCTIONS,
     CONDITIONAL_ONLY,
@@ -46,13 +44,15 @@ from model.explore.world import (
     ReadableProcess,
     Suspend,
 )
-from model.faults import KEY_CLASSES, FaultMatcher
-from model.history import Event
-from model.kernel import Kernel
-from model.lock_audit import enable_body, enable_key
-from model.objectstore import ObjectStore, StoredObject
-from model.sim import SimEnvironment, node_clocks, retry_policy
-from model.taskloop import interrupt_policy
+from model.lock.audit import enable_body, enable_key
+from model.runtime.clock import EPOCH_MS
+from model.runtime.effects import Put
+from model.runtime.faults import KEY_CLASSES, FaultMatcher
+from model.runtime.history import Event
+from model.runtime.kernel import Kernel
+from model.runtime.objectstore import ObjectStore, StoredObject
+from model.runtime.sim import SimEnvironment, node_clocks, retry_policy
+from model.runtime.taskloop import interrupt_policy
 
 ADVANCE = ("advance",)
 __all__ = ["ADVANCE", "GLOBAL", "Decision", "Driver", "End", "Run", "StepInfo", "Stop", "Unbounded"]
@@ -537,7 +537,7 @@ def _rule_key(cls: str, key: str) -> str:
     """An error rule's key for a fault on a request of class ``cls`` to ``key``.
 
     The fault plan matches ``lock`` and ``register`` as classes and any other rule key as a key
-    prefix (``model.faults.FaultMatcher``): a fault on one of the other objects (the audit enable
+    prefix (``model.runtime.faults.FaultMatcher``): a fault on one of the other objects (the audit enable
     file, ...) names its key, or the simulated world would fault no request.  A window of errors on
     that class then covers that key only; a replay that differs for it says so (``replays_exactly``).
     """

@@ -53,8 +53,8 @@ from model.checkers.verdict import Violation
 from model.config import Scenario
 from model.explore.bounds import ALL_REDUCTIONS, Bounds, Plan, Reductions
 from model.explore.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
-from model.history import Event
-from model.objectstore import StoredObject
+from model.runtime.history import Event
+from model.runtime.objectstore import StoredObject
 
 ROOT = ("root",)
 

@@ -1,6 +1,6 @@
 """The explored world: the simulated world with a scheduler that takes every nondeterministic decision.
 
-It is the simulated world of ``model/sim.py`` (SimPy's virtual time, the same kernel,
+It is the simulated world of ``model/runtime/sim.py`` (SimPy's virtual time, the same kernel,
 the same network code and object store) with one difference: nothing is drawn.
 Every timer and every network hop is a *pending step* held here instead of in
 SimPy's queue, and at each instant the run's driver picks which due step happens
@@ -44,13 +44,13 @@ from typing import Any
 import simpy
 
 from model.config import Scenario
-from model.effects import FencedPut, ListPrefix, StorageEffect, StoreResult
 from model.explore.statekey import Keyer as StateKeyer
 from model.explore.values import InstantMs, WallMs, body_of
-from model.faults import FaultMatcher
-from model.kernel import Kernel, Lock, Node
-from model.objectstore import Store, is_write
-from model.sim import _SOLE_WAITER, SimEnvironment, SimNetwork, _Reply, _Start
+from model.runtime.effects import FencedPut, ListPrefix, StorageEffect, StoreResult
+from model.runtime.faults import FaultMatcher
+from model.runtime.kernel import Kernel, Lock, Node
+from model.runtime.objectstore import Store, is_write
+from model.runtime.sim import _SOLE_WAITER, SimEnvironment, SimNetwork, _Reply, _Start
 
 Gen = Generator[Any, Any, Any]
 Sid = tuple[Any, ...]

@@ -38,8 +38,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from model.checkers.verdict import Verdict, Violation
-from model.clock import EPOCH_MS
-from model.history import Event
 from model.nbcc import checks
 from model.nbcc.sim_layout import (
     Row,
@@ -60,6 +58,8 @@ from model.nbcc.slicing import (
 )
 from model.nbcc.timeline_reader import HudiTable
 from model.nbcc.views import reader_view
+from model.runtime.clock import EPOCH_MS
+from model.runtime.history import Event
 from model.timeline.layout import BaseFile, LogFile, instant_to_ms, parse_instant, parse_log_file_name
 
 MAX_PER_KIND = 5  # violations kept per kind (the first ones, in time order)

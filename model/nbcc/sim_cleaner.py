@@ -41,7 +41,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model.effects import Cancel, Delete, Now, Put, Record, Sleep, Spawn, StoreResult
 from model.explorable import Keyer
 from model.nbcc.sim_io import (
     Gen,
@@ -52,6 +51,7 @@ from model.nbcc.sim_io import (
     read_until_answered,
 )
 from model.nbcc.sim_layout import PARTITION, completed_key, data_key, inflight_key, instant_key, requested_key
+from model.runtime.effects import Cancel, Delete, Now, Put, Record, Sleep, Spawn, StoreResult
 from model.timeline.avro import write_container
 from model.timeline.layout import (
     State,

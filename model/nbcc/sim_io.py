@@ -10,10 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Hashable
 from typing import Any
 
-from model.effects import CreateIfAbsent, Effect, ListPrefix, Outcome, Read, Record, Sleep, StoreResult
 from model.explorable import Keyer
+from model.lock.provider import StorageLockProvider
 from model.nbcc.sim_layout import load_table, needed_for_load
-from model.storage_lock import StorageLockProvider
+from model.runtime.effects import (
+    CreateIfAbsent,
+    Effect,
+    ListPrefix,
+    Outcome,
+    Read,
+    Record,
+    Sleep,
+    StoreResult,
+)
 from model.timeline.layout import ms_to_instant, properties_key
 from model.timeline.timegen import TimeGenConfig, TimeGenerator
 

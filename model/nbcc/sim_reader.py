@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from model.clock import EPOCH_MS
-from model.effects import Now, Read, Record, Sleep, StoreResult
 from model.explorable import Keyer
 from model.nbcc.filegroup import build_group
 from model.nbcc.sim_io import Gen, TableLoader
@@ -25,6 +23,8 @@ from model.nbcc.sim_layout import Row, data_key, decode_rows, merge_rows
 from model.nbcc.sim_plan import TablePlan
 from model.nbcc.slicing import HUDI_RULES, Rule
 from model.nbcc.views import group_view
+from model.runtime.clock import EPOCH_MS
+from model.runtime.effects import Now, Read, Record, Sleep, StoreResult
 from model.timeline.layout import BaseFile, LogFile, format_instant
 
 

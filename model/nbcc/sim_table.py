@@ -4,14 +4,15 @@ Several writers with a deterministic bucket index append log files to the same f
 (``.{fileId}_{deltacommitInstant}.log.{version}_{writeToken}``, the instant being the writer's own
 deltacommit), and a compaction service, scheduled while writers are in flight, merges them into
 base files ``{fileId}_{writeToken}_{instant}.parquet``.  All of them are sans-I/O generators of
-effects on the object store (:mod:`model.effects`), driven by :mod:`model.sim` through a writer
+effects on the object store (:mod:`model.runtime.effects`), driven by :mod:`model.runtime.sim`
+through a writer
 factory: node ``w1`` .. ``wN`` are the writers, node ``w{N+1}`` is the compaction service.  The
 store ends up holding a Hudi table of version 8 (:mod:`model.nbcc.sim_layout`).
 
 Each instant goes requested -> inflight -> completed as files in ``.hoodie/timeline/``.  Times come
 from the harness's one time generator (:mod:`model.timeline.timegen`, ``TablePlan.time_generator``):
 
-* ``skew-adjusting`` (RFC-66 as written): the table lock (:class:`model.storage_lock.StorageLockProvider`)
+* ``skew-adjusting`` (RFC-66 as written): the table lock (:class:`model.lock.provider.StorageLockProvider`)
   guards the time generator *and* the creation of the file that carries the time, so a completion
   time and its completed-instant file appear atomically, and a compaction lists the timeline under
   the same lock as it takes its requested time;
@@ -59,20 +60,9 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from model.clock import EPOCH_MS
 from model.config import Scenario
-from model.effects import (
-    CreateIfAbsent,
-    Interrupted,
-    Now,
-    Put,
-    Read,
-    Record,
-    Sleep,
-    StoreResult,
-)
 from model.explorable import Keyer
-from model.history import Event
+from model.lock.provider import StorageLockProvider
 from model.nbcc.sim_cleaner import Cleaner, Heartbeat, expired_own, start_heartbeat, stop_heartbeat
 from model.nbcc.sim_io import (
     RETRY_MS,
@@ -118,9 +108,20 @@ from model.nbcc.sim_plan import (
 from model.nbcc.sim_reader import SnapshotReader
 from model.nbcc.slicing import CompletionLookup, FileGroupFiles, FileSlice, Rule, slicer
 from model.nbcc.timeline_reader import HudiTable
-from model.objectstore import ObjectStore
-from model.sim import SimWorld, WriterContext, WriterFactory
-from model.storage_lock import StorageLockProvider
+from model.runtime.clock import EPOCH_MS
+from model.runtime.effects import (
+    CreateIfAbsent,
+    Interrupted,
+    Now,
+    Put,
+    Read,
+    Record,
+    Sleep,
+    StoreResult,
+)
+from model.runtime.history import Event
+from model.runtime.objectstore import ObjectStore
+from model.runtime.sim import SimWorld, WriterContext, WriterFactory
 from model.timeline.layout import (
     BaseFile,
     LogFile,

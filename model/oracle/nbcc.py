@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from model.history import Event
 from model.nbcc.sim_checks import WrittenLog, incremental_writes, latest_view, spec_rows, written_logs
 from model.nbcc.sim_layout import Row, load_table, read_slice_rows, rows_reader
 from model.nbcc.slicing import CompletionLookup, Rule
@@ -36,6 +35,7 @@ from model.oracle.points import (
     ReadPoint,
     evenly,
 )
+from model.runtime.history import Event
 from model.timeline.layout import format_instant
 
 

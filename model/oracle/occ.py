@@ -25,7 +25,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model.history import Event
 from model.oracle.points import (
     MAX_AS_OF,
     MAX_WINDOWS,
@@ -36,6 +35,7 @@ from model.oracle.points import (
     evenly,
     reading,
 )
+from model.runtime.history import Event
 from model.timeline.fsview import BaseSlice, latest_states, slices_from_listing, slices_from_metadata
 from model.timeline.hudi_writer import partition_of
 from model.timeline.layout import Instant, format_instant, parse_instant_path

@@ -19,9 +19,9 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 from model.checkers.txn_from_runs import RunView
 from model.checkers.verdict import Verdict
 from model.config import Scenario
-from model.history import Event
-from model.kernel import Workload
 from model.oracle.points import ReadPoint
+from model.runtime.history import Event
+from model.runtime.kernel import Workload
 
 Sink = Callable[[Event], None]
 

@@ -21,8 +21,8 @@ from model.cow import explore
 from model.cow.config import CowConfig
 from model.cow.explorer import ExploreResult
 from model.cow.scenario import CowSettings, ExploreScenario
-from model.kernel import Workload
 from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink, Transactions
+from model.runtime.kernel import Workload
 
 EXPLORE = "explore.json"  # the search's result: the object ``hcc explore --json`` prints
 

@@ -1,4 +1,4 @@
-"""The ``lock`` protocol: Hudi's storage-based lock provider (RFC-91, ``model/storage_lock.py``) guarding
+"""The ``lock`` protocol: Hudi's storage-based lock provider (RFC-91, ``model/lock/provider.py``) guarding
 a register, in the simulated world; its run leaves the lock file and Hudi's lock audit trail."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ from typing import cast
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import Scenario
-from model.kernel import Workload
-from model.lock_variants import variant as lock_variant
-from model.metrics import LockMetrics, lock_metrics
+from model.lock.metrics import LockMetrics, lock_metrics
+from model.lock.variants import variant as lock_variant
 from model.protocols.base import (
     EntryHead,
     GateMetric,
@@ -23,7 +22,8 @@ from model.protocols.base import (
     World,
     objects_of,
 )
-from model.sim import SimWorld
+from model.runtime.kernel import Workload
+from model.runtime.sim import SimWorld
 from model.workloads.lock import LockWorkload
 
 GATE_METRICS: Mapping[str, GateMetric] = {
@@ -78,7 +78,7 @@ class LockPlugin:
         return check_lock_history(run.events, config.checkers)
 
     def metrics(self, config: Scenario, run: ModelRun) -> LockMetrics:
-        """Hudi's lock metrics (``model/metrics.py``)."""
+        """Hudi's lock metrics (``model/lock/metrics.py``)."""
         return lock_metrics(run.events)
 
     def workload(self, run_config: Scenario, scenario: Scenario) -> Workload:

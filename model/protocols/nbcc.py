@@ -12,8 +12,7 @@ from typing import Any, NotRequired, TypedDict
 from model.checkers.txn_from_runs import nbcc_views
 from model.checkers.verdict import Verdict
 from model.config import Scenario
-from model.kernel import Workload
-from model.metrics import Percentiles
+from model.lock.metrics import Percentiles
 from model.nbcc.config import NbccScenario
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_layout import load_table
@@ -23,6 +22,7 @@ from model.nbcc.views import group_view
 from model.oracle import nbcc as oracle
 from model.oracle.points import ReadPoint
 from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin, Sink, Transactions
+from model.runtime.kernel import Workload
 
 PLAN = "plan.json"  # the run's plan, drawn from the seed
 

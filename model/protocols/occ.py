@@ -10,12 +10,12 @@ from typing import Any, NotRequired, TypedDict, cast
 from model.checkers.txn_from_runs import occ_views
 from model.checkers.verdict import Verdict
 from model.config import Scenario
-from model.history import Event
-from model.kernel import Workload
-from model.metrics import Percentiles, percentile
+from model.lock.metrics import Percentiles, percentile
 from model.oracle import occ as oracle
 from model.oracle.points import ReadPoint
 from model.protocols.base import EntryHead, GateMetric, ModelRun, Plugin, Sink, Transactions, World
+from model.runtime.history import Event
+from model.runtime.kernel import Workload
 from model.timeline.config import TimelineScenario
 from model.timeline.run import check_timeline_run, simulate_timeline, timeline_workload
 

@@ -6,6 +6,6 @@ metadata, commit metadata, rollback metadata and compaction plans), ``avro`` (th
 writers are variants (``variants``): ``hudi_writer`` (Hudi 1.2.1's commit path, with ``conflicts``,
 ``fsview`` and ``failed_writes``) and ``v5`` (Vanlightly's v5 specification); ``commits`` picks one,
 ``modeldata`` is what both leave for the checkers.  Protocol steps are sans-I/O generators of effects
-(see ``model/effects.py``) that the simulated world (``model/sim.py``) runs through a writer factory
-(``run``).
+(see ``model/runtime/effects.py``) that the simulated world (``model/runtime/sim.py``) runs through a
+writer factory (``run``).
 """

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Generator, Hashable, Iterable
 from typing import Any
 
-from model.effects import Effect, Now, Put, Record, Sleep, StoreResult
 from model.explorable import Keyer
+from model.runtime.effects import Effect, Now, Put, Record, Sleep, StoreResult
 from model.timeline.conflicts import COMMITS_TIMELINE
 from model.timeline.layout import Instant, format_instant
 

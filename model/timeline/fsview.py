@@ -34,8 +34,8 @@ from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model.effects import Effect, ListPrefix, Read, StoreResult
 from model.explorable import Keyer
+from model.runtime.effects import Effect, ListPrefix, Read, StoreResult
 from model.timeline.instants import list_instants
 from model.timeline.layout import Instant, State, instant_path, is_base_file_name, parse_base_file_name
 from model.timeline.metadata import decode_instant_metadata, plan_file_groups

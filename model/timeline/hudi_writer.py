@@ -58,9 +58,11 @@ import random
 from collections.abc import Generator, Hashable
 from typing import Any
 
-from model.clock import EPOCH_MS
 from model.config import LockConfig, WorkloadConfig
-from model.effects import (
+from model.explorable import Keyer
+from model.lock.provider import StorageLockProvider
+from model.runtime.clock import EPOCH_MS
+from model.runtime.effects import (
     Cancel,
     CreateIfAbsent,
     Delete,
@@ -76,9 +78,7 @@ from model.effects import (
     Spawn,
     StoreResult,
 )
-from model.explorable import Keyer
-from model.sampling import draw
-from model.storage_lock import StorageLockProvider
+from model.runtime.sampling import draw
 from model.timeline.config import TimelineConfig
 from model.timeline.conflicts import (
     Operation,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable
 from typing import Any
 
-from model.effects import CreateIfAbsent, Effect, ListPrefix, Put, Read, StoreResult
+from model.runtime.effects import CreateIfAbsent, Effect, ListPrefix, Put, Read, StoreResult
 from model.timeline.layout import Instant, instant_path, parse_instant_path, timeline_dir
 from model.timeline.metadata import decode_instant_metadata
 

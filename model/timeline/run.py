@@ -1,4 +1,4 @@
-"""Run a timeline scenario in the simulated world (``model/sim.py``) and check its history."""
+"""Run a timeline scenario in the simulated world (``model/runtime/sim.py``) and check its history."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 from model.checkers.timeline import check_timeline_history
 from model.checkers.verdict import Verdict
 from model.config import Scenario
-from model.effects import Effect
-from model.history import Event
-from model.objectstore import ObjectStore
-from model.sim import SimWorld, WriterContext, WriterFactory
+from model.runtime.effects import Effect
+from model.runtime.history import Event
+from model.runtime.objectstore import ObjectStore
+from model.runtime.sim import SimWorld, WriterContext, WriterFactory
 from model.timeline.commits import writer_class
 from model.timeline.config import TimelineScenario
 from model.workloads.lock import LockWorkload

@@ -7,7 +7,7 @@
   always after every time issued before, on simulated and real storage alike.
 - ``local-clock``: the node's wall clock (``Now``); collides or runs backwards under skew.
 - ``skew-adjusting``: Hudi's ``WaitBasedTimeGenerator``: take the table lock (the RFC-91
-  storage lock of ``model/storage_lock.py``), read the clock, sleep
+  storage lock of ``model/lock/provider.py``), read the clock, sleep
   ``hoodie.time.generator.max_expected_clock_skew_ms``, release.  While every two clocks
   differ by less than that sleep and the lock excludes, a generation that starts after
   another one returned reads a later time.  A completion time is generated with the lock
@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from model.config import ConfigError
-from model.effects import (
+from model.explorable import Keyer
+from model.lock.provider import StorageLockProvider
+from model.runtime.effects import (
     CreateIfAbsent,
     Effect,
     Interrupted,
@@ -40,8 +42,6 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
-from model.explorable import Keyer
-from model.storage_lock import StorageLockProvider
 from model.timeline.layout import aux_key, format_time, parse_time
 
 Gen = Generator[Effect, Any, Any]

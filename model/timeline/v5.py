@@ -48,7 +48,9 @@ from collections.abc import Generator, Hashable
 from typing import Any
 
 from model.config import LockConfig, WorkloadConfig
-from model.effects import (
+from model.explorable import Keyer
+from model.lock.provider import StorageLockProvider
+from model.runtime.effects import (
     CreateIfAbsent,
     Delete,
     Effect,
@@ -60,9 +62,7 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
-from model.explorable import Keyer
-from model.sampling import draw
-from model.storage_lock import StorageLockProvider
+from model.runtime.sampling import draw
 from model.timeline.config import TimelineConfig
 from model.timeline.instants import read_completed, write_instant
 from model.timeline.layout import (

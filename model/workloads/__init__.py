@@ -1,4 +1,4 @@
-"""Workloads: each protocol's plug-in to the runtime kernel (``model/kernel.py``).
+"""Workloads: each protocol's plug-in to the runtime kernel (``model/runtime/kernel.py``).
 
 A workload builds each node's writer task, names key classes for the fault plan,
 and says what a successful store write means for the history (the store-side

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from model.config import Scenario
-from model.effects import Effect
 from model.explorable import Keyer
-from model.kernel import WriterContext, WriterFactory
-from model.lockfile import LockData
-from model.register_writer import RegisterWriter
-from model.storage_lock import StorageLockProvider
+from model.lock.lockfile import LockData
+from model.lock.provider import StorageLockProvider
+from model.lock.register_writer import RegisterWriter
+from model.runtime.effects import Effect
+from model.runtime.kernel import WriterContext, WriterFactory
 from model.workloads import object_event
 
 # The lock writer's events that start a triggered pause of its node (``[[faults.pauses]] trigger``):

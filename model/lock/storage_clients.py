@@ -5,7 +5,7 @@
 service's answer into a ``LockGetResult`` (read) or a ``LockUpsertResult``
 (conditional write), and let some failures through as exceptions.  The provider
 branches on these results exactly as ``StorageBasedLockProvider`` does.  An
-answer of the model is an :class:`~model.effects.Outcome`; ``TIMEOUT`` stands
+answer of the model is an :class:`~model.runtime.effects.Outcome`; ``TIMEOUT`` stands
 for every client-side failure without an HTTP status (S3 ``SdkClientException``
 such as ``ApiCallTimeoutException`` or an interrupted call; GCS
 ``StorageException`` with code 0; on Azure a timeout or I/O failure of the
@@ -14,7 +14,7 @@ alike.
 
 Azure answers a create (``If-None-Match: *``) of an existing blob with 409
 ``BlobAlreadyExists``; the model's store and the Azure backend report that answer
-as ``PRECONDITION_FAILED`` (``model/objectstore.py``, ``backends/azure_blob.py``),
+as ``PRECONDITION_FAILED`` (``model/runtime/objectstore.py``, ``backends/azure_blob.py``),
 so on Azure a create answered ``PRECONDITION_FAILED`` is that 409, which Hudi's
 client reads as UNKNOWN_ERROR (neither 412 nor ``CONDITION_NOT_MET``).
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 
-from model.effects import Outcome
+from model.runtime.effects import Outcome
 
 
 class GetResult(enum.Enum):

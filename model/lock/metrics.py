@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import TypedDict
 
-from model.history import Event
+from model.runtime.history import Event
 
 
 class Percentiles(TypedDict):

@@ -1,7 +1,7 @@
 """Where a task notices an interrupt: its *interrupt policy*.
 
 A Java interrupt is a flag that a thread sees only at interruptible points.  The
-kernel's task loop (``Kernel._drive`` in ``model/kernel.py``) ends a cancelled
+kernel's task loop (``Kernel._drive`` in ``model/runtime/kernel.py``) ends a cancelled
 task at its next effect and throws a pending interrupt into the task at the first
 effect the task's policy accepts; ``CheckInterrupt`` effects never reach a world:
 the loop answers them.  The kernel asks the same policy whether an interrupt may
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.effects import STORAGE_EFFECTS, CheckInterrupt, Effect, Now, Record, Sleep
+from model.runtime.effects import STORAGE_EFFECTS, CheckInterrupt, Effect, Now, Record, Sleep
 
 Policy = Callable[[Effect], bool]
 _NOT_INTERRUPTIBLE = frozenset({Record, Now})

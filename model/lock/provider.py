@@ -1,6 +1,6 @@
 """The storage-based lock provider (RFC-91) as Apache Hudi implements it, written sans-I/O.
 
-Each public method is a generator of effects (see ``model/effects.py``); run it
+Each public method is a generator of effects (see ``model/runtime/effects.py``); run it
 with ``result = yield from provider.try_lock(...)`` inside a task of an
 interpreter.  One provider is what Hudi's ``LockManager`` creates lazily and
 closes after a successful unlock: one owner id (a UUID drawn when the provider
@@ -9,9 +9,9 @@ is built), one heartbeat manager, one audit service.  Its writer task is named
 
 The code follows ``StorageBasedLockProvider`` and ``LockProviderHeartbeatManager``
 of apache/hudi 54cb1a57 (release 1.2.0) branch for branch; the lock clients'
-reading of storage answers is ``model/lock_client.py`` and the audit trail
-``model/lock_audit.py``.  A variant (``LockConfig.variant``, see
-``model/lock_variants.py``) switches individual branches; ``docs/fidelity.md``
+reading of storage answers is ``model/lock/storage_clients.py`` and the audit trail
+``model/lock/audit.py``.  A variant (``LockConfig.variant``, see
+``model/lock/variants.py``) switches individual branches; ``docs/fidelity.md``
 maps every branch to the Java and to the test that pins it.
 
 Where Hudi throws (a client exception out of ``tryLock``, ``FAILED_TO_RELEASE``
@@ -37,7 +37,12 @@ from collections.abc import Callable, Generator, Hashable
 from typing import Any
 
 from model.config import LockConfig
-from model.effects import (
+from model.explorable import Keyer
+from model.lock.audit import AuditTrail, enable_key, is_enabled
+from model.lock.lockfile import LockData, LockFile
+from model.lock.storage_clients import GetResult, LockClientError, UpsertResult, read_result, upsert_result
+from model.lock.variants import variant
+from model.runtime.effects import (
     WRITER_TASK,
     Cancel,
     CreateIfAbsent,
@@ -55,11 +60,6 @@ from model.effects import (
     Spawn,
     StoreResult,
 )
-from model.explorable import Keyer
-from model.lock_audit import AuditTrail, enable_key, is_enabled
-from model.lock_client import GetResult, LockClientError, UpsertResult, read_result, upsert_result
-from model.lock_variants import variant
-from model.lockfile import LockData, LockFile
 
 Gen = Generator[Effect, Any, Any]
 NOW, NANO_TIME = Now(), Now(monotonic=True)  # System.currentTimeMillis(), System.nanoTime() (in ms)

@@ -3,9 +3,9 @@
 Every world (the simulated one, real threads against a real server, a replay)
 runs the sans-I/O protocol generators through this kernel.  It knows no protocol:
 a :class:`Workload` builds each node's writer task and says what a store write
-means for the history; the kernel performs the effects (``model/effects.py``):
+means for the history; the kernel performs the effects (``model/runtime/effects.py``):
 clocks, sleeps, tasks (spawn, cancel, interrupt), records, and storage calls
-through the one client policy (``model/client.py``).
+through the one client policy (``model/runtime/client.py``).
 
 The kernel's own code is written as generators over a few primitives that a
 :class:`World` provides: ``timeout(ms)`` and ``event()`` (things to wait for),
@@ -24,7 +24,7 @@ Semantics every world shares:
 - ``Cancel`` stops a sleeping task at once, else after its current step; the
   caller waits for it (at most ``timeout_ms`` when the Cancel has one).
 - ``Interrupt`` reaches a task where its interrupt policy lets it
-  (``model/taskloop.py``; the writer's is the workload's ``interrupt`` setting).
+  (``model/runtime/taskloop.py``; the writer's is the workload's ``interrupt`` setting).
 - A crash kills every task of the node and forgets its shutdown hooks; a writer
   death kills the writer task; a graceful shutdown runs the node's shutdown hooks
   as tasks while the others go on, then stops the node like a crash.
@@ -38,10 +38,11 @@ from collections.abc import Callable, Generator, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from model.client import Call, RetryPolicy
-from model.clock import NodeClock
 from model.config import FaultPlan, Pause
-from model.effects import (
+from model.explorable import Keyer
+from model.runtime.client import Call, RetryPolicy
+from model.runtime.clock import NodeClock
+from model.runtime.effects import (
     STORAGE_EFFECTS,
     WRITER_TASK,
     Cancel,
@@ -58,11 +59,10 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
-from model.explorable import Keyer
-from model.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
-from model.history import Event
-from model.objectstore import effect_key
-from model.taskloop import Policy, any_action
+from model.runtime.faults import Action, HeartbeatStartFaults, timed_actions, timed_pauses
+from model.runtime.history import Event
+from model.runtime.objectstore import effect_key
+from model.runtime.taskloop import Policy, any_action
 
 THREAD_INTERRUPT = "interrupt"  # a world interrupt carrying a Java interrupt: the one cause a task survives
 
@@ -412,7 +412,7 @@ class Kernel:
 
         A cancelled task ends at its next effect; a pending interrupt is thrown in at the first effect
         its interrupt policy accepts (a Java interrupt is a flag a thread sees only at interruptible
-        points; ``model/taskloop.py``); ``CheckInterrupt`` is answered here.
+        points; ``model/runtime/taskloop.py``); ``CheckInterrupt`` is answered here.
         """
         node = task.node
         process = node.process_name(task.name)

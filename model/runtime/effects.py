@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model.explorable import Keyer
-from model.frozen import fills_dict
+from model.runtime.frozen import fills_dict
 
 
 class Outcome(enum.Enum):
@@ -255,7 +255,7 @@ class IsAlive:
 class CheckInterrupt:
     """An explicit interruption point (Java's ``Thread.interrupted()`` check).
 
-    Handled by the kernel's task loop itself (``model/taskloop.py``): a pending interrupt is
+    Handled by the kernel's task loop itself (``model/runtime/taskloop.py``): a pending interrupt is
     thrown here when the task's interrupt policy honours checkpoints; otherwise
     it answers None and the task goes on.
     """

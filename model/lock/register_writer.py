@@ -15,7 +15,9 @@ from collections.abc import Callable, Generator, Hashable
 from typing import Any
 
 from model.config import WorkloadConfig
-from model.effects import (
+from model.explorable import Keyer
+from model.lock.provider import StorageLockProvider
+from model.runtime.effects import (
     CheckInterrupt,
     Effect,
     FencedPut,
@@ -26,9 +28,7 @@ from model.effects import (
     Sleep,
     StoreResult,
 )
-from model.explorable import Keyer
-from model.sampling import draw
-from model.storage_lock import StorageLockProvider
+from model.runtime.sampling import draw
 
 Gen = Generator[Effect, Any, Any]
 

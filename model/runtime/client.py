@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
-from model.effects import Outcome, StorageEffect, StoreResult
 from model.explorable import Keyer
-from model.objectstore import is_write
+from model.runtime.effects import Outcome, StorageEffect, StoreResult
+from model.runtime.objectstore import is_write
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The lock variants: which Hudi release each follows, and the branches where they differ, as data.
 
-The provider (``model/storage_lock.py``) is one piece of code; a variant only
+The provider (``model/lock/provider.py``) is one piece of code; a variant only
 switches its branches.  ``hudi`` is the newest Hudi (release 1.2.0, commit
 54cb1a57 of apache/hudi; release 1.2.1 changed nothing on the lock path that is
 known, see ``docs/fidelity.md``); ``hudi-1.1`` keeps the behaviour that releases

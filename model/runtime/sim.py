@@ -1,6 +1,6 @@
 """The simulated world: SimPy virtual time, per-node clocks, an exact object store, a fault plan.
 
-The runtime kernel (``model/kernel.py``) runs the protocol; this module gives it
+The runtime kernel (``model/runtime/kernel.py``) runs the protocol; this module gives it
 a world: SimPy drives the kernel's generators natively (they yield SimPy events),
 and :class:`SimNetwork` carries each storage request to the store and back.  One
 seed decides everything: every random draw comes from generators seeded from it,
@@ -12,14 +12,14 @@ Semantics of the simulated network:
 - A request is applied atomically at the store when it arrives (after a drawn
   one-way latency); its reply takes another drawn latency.  Requests live on
   after the task that sent them dies (a crash does not unsend a request).
-- The fault plan's error rules (``model/faults.py``): 409/412/429/503 answered
+- The fault plan's error rules (``model/runtime/faults.py``): 409/412/429/503 answered
   without applying, ``timeout`` (not applied; the client waits
   ``storage.timeout_ms``), ``lost-reply`` (applied, then the client times out);
   a cut-off node's requests time out unapplied; a reply later than
   ``storage.timeout_ms`` is a timeout.
 - S3's 409 ConditionalRequestConflict for overlapping writes to one key, with
   ``storage.conflict_prob`` inside ``storage.conflict_window_ms``.
-- The client retries as ``model/client.py`` says (``storage.sdk_retries``,
+- The client retries as ``model/runtime/client.py`` says (``storage.sdk_retries``,
   ``storage.retry_backoff_ms``); that retry is what turns a lost reply into a 412.
 - A scenario's ``schedule`` (empty by default) scripts the latencies and the order of
   steps due at one instant, so a schedule found by ``hcc explore-lock`` replays exactly.
@@ -36,18 +36,18 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL, URGENT, EventPriority, Initialize, Timeout
 
-from model.client import RetryPolicy
-from model.clock import ClockJump, NodeClock
 from model.config import Dist, Scenario, Schedule, client_settings
-from model.effects import BARE, Outcome, Put, StorageEffect, StoreResult
 from model.explorable import Keyer
-from model.faults import FaultMatcher
-from model.history import Event
-from model.kernel import Kernel, Lock, Node, Workload, WriterContext, WriterFactory
-from model.lock_audit import enable_body, enable_key
-from model.objectstore import ObjectStore, Store, effect_key, is_write
-from model.sampling import draw
-from model.taskloop import interrupt_policy
+from model.lock.audit import enable_body, enable_key
+from model.runtime.client import RetryPolicy
+from model.runtime.clock import ClockJump, NodeClock
+from model.runtime.effects import BARE, Outcome, Put, StorageEffect, StoreResult
+from model.runtime.faults import FaultMatcher
+from model.runtime.history import Event
+from model.runtime.kernel import Kernel, Lock, Node, Workload, WriterContext, WriterFactory
+from model.runtime.objectstore import ObjectStore, Store, effect_key, is_write
+from model.runtime.sampling import draw
+from model.runtime.taskloop import interrupt_policy
 from model.workloads.lock import LockWorkload
 
 ERROR_OUTCOMES = {"409": Outcome.CONFLICT, "412": Outcome.PRECONDITION_FAILED, "429": Outcome.THROTTLED,
@@ -327,7 +327,7 @@ class _Flight:
 
 
 class SimPyWorld:
-    """The kernel's primitives on SimPy (see :class:`model.kernel.World`)."""
+    """The kernel's primitives on SimPy (see :class:`model.runtime.kernel.World`)."""
 
     Interrupt: type[BaseException] = simpy.Interrupt
 

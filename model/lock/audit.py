@@ -27,8 +27,8 @@ import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
-from model.effects import Put
 from model.explorable import Keyer
+from model.runtime.effects import Put
 
 AUDIT_FOLDER = "audit"
 ENABLE_FILE = "audit_enabled.json"

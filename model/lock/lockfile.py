@@ -12,7 +12,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 
 from model.explorable import Keyer
-from model.frozen import fills_dict
+from model.runtime.frozen import fills_dict
 
 
 @fills_dict

@@ -25,7 +25,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Protocol
 
-from model.effects import (
+from model.explorable import Keyer
+from model.runtime.effects import (
     BARE,
     CreateIfAbsent,
     Delete,
@@ -38,8 +39,7 @@ from model.effects import (
     StorageEffect,
     StoreResult,
 )
-from model.explorable import Keyer
-from model.frozen import fills_dict
+from model.runtime.frozen import fills_dict
 
 FLAVORS = ("s3", "gcs", "azure")
 
