@@ -44,11 +44,11 @@ from model.hudi_files.parquet_files import write_base_file  # noqa: E402
 from model.hudi_files.schema import commit_schema, meta_values, writer_schema  # noqa: E402
 from model.hudi_files.table_properties import reader_properties, table_checksum  # noqa: E402
 from model.hudi_files.write_stats import (  # noqa: E402
-    COMMIT_METADATA_SCHEMA,
+    FULL_COMMIT_METADATA_SCHEMA,
     base_file_stat,
     commit_metadata,
     compaction_stat,
-    encode_commit_metadata,
+    encode_full_commit_metadata,
     log_file_stat,
 )
 from model.timeline.avro import decode_datum, read_container  # noqa: E402
@@ -146,7 +146,8 @@ def build(version: int = 8, rollback: bool = True) -> Built:
     rows1 = [row(D1, i, f"k{i}", 10, f"v{i}", base1.name) for i in range(1, 5)]
     files[f"{PART}/{base1.name}"] = b1 = write_base_file(SCHEMA, rows1)
     stat = base_file_stat(PART, FID, base1.name, 4, len(b1))
-    instant(D1, D1C, "deltacommit", encode_commit_metadata(commit_metadata([stat], "INSERT", schema_json)))
+    body = encode_full_commit_metadata(commit_metadata([stat], "INSERT", schema_json))
+    instant(D1, D1C, "deltacommit", body)
 
     log2 = LogFile(FID, D2, 1, "0-2-2")
     d2_rows = [row(D2, 0, "k1", 20, "v1-upd", FID), row(D2, 1, "k5", 20, "v5", FID)]
@@ -168,7 +169,8 @@ def build(version: int = 8, rollback: bool = True) -> Built:
         bytes_written=len(l2),
         file_size=len(l2),
     )
-    instant(D2, D2C, "deltacommit", encode_commit_metadata(commit_metadata([stat], "UPSERT", schema_json)))
+    body = encode_full_commit_metadata(commit_metadata([stat], "UPSERT", schema_json))
+    instant(D2, D2C, "deltacommit", body)
 
     base2 = BaseFile(FID, "0-3-3", C)
     rows2 = [
@@ -202,7 +204,7 @@ def build(version: int = 8, rollback: bool = True) -> Built:
         log_bytes=len(l2),
         keys_from_logs=3,
     )
-    body = encode_commit_metadata(commit_metadata([stat], "COMPACT", schema_json, compacted=True))
+    body = encode_full_commit_metadata(commit_metadata([stat], "COMPACT", schema_json, compacted=True))
     instant(C, CC, "commit", body, "compaction", encode_compaction_plan(compaction_plan([op])))
 
     log3 = LogFile(FID, D3, 1, "0-4-4")
@@ -223,7 +225,8 @@ def build(version: int = 8, rollback: bool = True) -> Built:
         bytes_written=len(l3),
         file_size=len(l3),
     )
-    instant(D3, D3C, "deltacommit", encode_commit_metadata(commit_metadata([stat], "UPSERT", schema_json)))
+    body = encode_full_commit_metadata(commit_metadata([stat], "UPSERT", schema_json))
+    instant(D3, D3C, "deltacommit", body)
 
     out.log2, out.log3 = f"{PART}/{log2.name}", f"{PART}/{log3.name}"
     out.expected = {
@@ -411,9 +414,9 @@ def test_commit_metadata_schema_is_hudis() -> None:
     with zipfile.ZipFile(TRIPS) as zf:
         name = next(n for n in zf.namelist() if n.endswith("20251220210124336.deltacommit"))
         real_bytes = zf.read(name)
-    assert _container_schema(real_bytes) == COMMIT_METADATA_SCHEMA
+    assert _container_schema(real_bytes) == FULL_COMMIT_METADATA_SCHEMA
     value = read_container(real_bytes)[0]
-    assert read_container(encode_commit_metadata(value)) == [value]
+    assert read_container(encode_full_commit_metadata(value)) == [value]
 
 
 RUNTIME = ("runtimeStats", "totalLogReadTimeMs")  # timings, not counts

@@ -11,7 +11,7 @@ from typing import Any
 
 from model.hudi_files.schema import data_fields
 from model.hudi_files.table_properties import reader_properties, render_properties
-from model.hudi_files.write_stats import commit_metadata, encode_commit_metadata
+from model.hudi_files.write_stats import commit_metadata, encode_full_commit_metadata
 from model.timeline.layout import Instant, parse_instant_name
 from model.timeline.metadata import record_schema_json
 
@@ -127,4 +127,4 @@ def encode_commit(info: TableInfo, stats: list[dict[str, Any]], operation: str,
     md = commit_metadata(stats, operation, schema, compacted=compacted, extra=rest)
     if info.layout == "v6":
         return json.dumps(md, indent=2, sort_keys=True).encode()
-    return encode_commit_metadata(md)
+    return encode_full_commit_metadata(md)

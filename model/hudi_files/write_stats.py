@@ -89,7 +89,7 @@ WRITE_STAT_SCHEMA: dict[str, Any] = {
     ],
 }
 
-COMMIT_METADATA_SCHEMA: dict[str, Any] = {
+FULL_COMMIT_METADATA_SCHEMA: dict[str, Any] = {
     "type": "record",
     "name": "HoodieCommitMetadata",
     "namespace": _NS,
@@ -271,8 +271,8 @@ def commit_metadata(
     }
 
 
-def encode_commit_metadata(metadata: Mapping[str, Any]) -> bytes:
+def encode_full_commit_metadata(metadata: Mapping[str, Any]) -> bytes:
     """A completed commit/deltacommit instant file of table version 8+ (an Avro container with
     the full 1.x schema; :mod:`model.timeline.metadata` writes a subset without ``logOffset`` and
     the compaction counters)."""
-    return write_container(COMMIT_METADATA_SCHEMA, [dict(metadata)])
+    return write_container(FULL_COMMIT_METADATA_SCHEMA, [dict(metadata)])
