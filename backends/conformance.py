@@ -34,18 +34,21 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import tempfile
 import threading
 import time
-import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from backends.base import Backend, StorageError
 from backends.client import call
 from backends.endpoint import Endpoint
+from backends.fault_proxy import FaultProxy, fault_proxy
 from model.checkers import linearizable as lin
+from model.config import ErrorRule
 from model.runtime.client import RetryPolicy
 from model.runtime.effects import (
     CreateIfAbsent,
@@ -540,15 +543,17 @@ class Suite:
         ]
 
     @contextlib.contextmanager
-    def _relayed(self) -> Iterator[tuple[Any, str]]:
-        from backends.lost_reply import lost_reply_relay
-
+    def _losing_reply(self, key: str) -> Iterator[tuple[FaultProxy, str]]:
+        """The fault proxy in front of the endpoint, losing the reply to the first write of ``key`` (after the
+        server applied it); yields the proxy and the URL a client must use."""
         url = self.endpoint.url
         if url is None or not url.startswith("http://"):
-            raise _Skip(f"needs an http:// endpoint to put a relay in front (endpoint {url!r})")
-        u = urllib.parse.urlsplit(url)
-        with lost_reply_relay(url) as relay:
-            yield relay, urllib.parse.urlunsplit(u._replace(netloc=f"127.0.0.1:{relay.port}"))
+            raise _Skip(f"needs an http:// endpoint to put the fault proxy in front (endpoint {url!r})")
+        rule = ErrorRule(node="client", key=key, method="write", status="lost-reply", count=1)
+        with tempfile.TemporaryDirectory(prefix="hcc-lost-reply-") as tmp, \
+                fault_proxy(url, ["client"], dialect=self.endpoint.kind, log_path=Path(tmp) / "proxy.log",
+                            errors=[rule]) as proxy:
+            yield proxy, proxy.url("client")
 
     def lost_reply(self, kw: dict[str, Any]) -> PropertyResult:
         """Create-if-absent whose reply is lost after the server applied it, then retried."""
@@ -557,9 +562,8 @@ class Suite:
         name = f"lost-reply-retry[{client}{'-native-retries' if kw.get('native_retries') else ''}]"
         native = bool(kw.get("native_retries"))
         try:
-            with self._relayed() as (relay, url), self.backend(url=url, **kw) as b:
-                k = self.key(f"lost-reply/{uuid.uuid4().hex[:8]}")
-                relay.arm()
+            k = self.key(f"lost-reply/{uuid.uuid4().hex[:8]}")
+            with self._losing_reply(k) as (proxy, url), self.backend(url=url, **kw) as b:
                 # the harness's client policy retries once (the SDK's own retries are off), or the SDK does
                 t0 = time.monotonic()
                 res = b.perform(CreateIfAbsent(k, b"mine")) if native else call(b, CreateIfAbsent(k, b"mine"),
@@ -569,8 +573,9 @@ class Suite:
                 now = self.perform(b, Read(k))
         except _Skip as s:
             return PropertyResult(name, True, f"skipped: {s}")
-        if relay.dropped != 1:
-            return PropertyResult(name, False, f"relay lost {relay.dropped} replies, expected 1 ({raw})")
+        lost = proxy.stats.actions.get("lost-reply", 0)
+        if lost != 1:
+            return PropertyResult(name, False, f"the proxy lost {lost} replies, expected 1 ({raw})")
         if now.body != b"mine":
             return PropertyResult(name, False, f"object holds {now.body!r} after the lost reply ({raw})")
         got = f"{res.outcome.name}, attempts={res.attempts}, ambiguous={res.ambiguous} ({raw})"
