@@ -53,7 +53,7 @@ from model.explore.protocols import bounds_class
 from model.lock.variants import VARIANTS as LOCK_VARIANTS
 from model.nbcc.config import NbccScenario
 from model.nbcc.variants import VARIANTS as NBCC_VARIANTS
-from model.protocols.explore import cow_result_json, explore_cow
+from model.protocols.explore import DEFAULT_EXPLORER, EXPLORERS, cow_result_json, explore_cow
 from model.timeline.config import TimelineScenario
 from model.timeline.variants import COMMIT_VARIANTS
 from scenarios import loader, timeline_loader
@@ -64,7 +64,6 @@ _CC = {"none": CC.NONE, "0": CC.NONE, "optimistic": CC.OPTIMISTIC, "occ": CC.OPT
 # the specification's options (cow) and their defaults
 _COW_INTS = (("writers", 2), ("keys", 2), ("values", 2), ("file-groups", 1), ("ops", 4))
 _COW_FLAGS = (("monotonic-ts", "yes"), ("put-if-absent", "no"), ("pk-check", "yes"), ("salt", "no"))
-PROTOCOLS = ("cow", "lock", "occ", "nbcc")
 
 # option, bounds field, type, help: the model explorers' bounds (lock, occ, nbcc); an option applies to the
 # protocols whose bounds have the field
@@ -169,7 +168,8 @@ def register(subparsers: Any) -> None:
              "code (lock, occ, nbcc)",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--protocol", default="cow", choices=PROTOCOLS, help="what to explore (default cow)")
+    p.add_argument("--protocol", default=DEFAULT_EXPLORER, choices=tuple(EXPLORERS),
+                   help=f"what to explore (default {DEFAULT_EXPLORER})")
     add_bound_options(p)
     # the specification's own options (cow)
     p.add_argument("--values", default=None, metavar="N", help="cow: values (default 2)")
@@ -458,7 +458,7 @@ def run_bounds(args: argparse.Namespace, protocol: str, command: str = "hcc expl
 
 def run(args: argparse.Namespace) -> int:
     """Run the command; the exit code (0 holds, 1 violated, 2 bad input, 3 incomplete)."""
-    if args.protocol == "cow":
+    if EXPLORERS[args.protocol].specification:
         model_only = [o for o in [*(b[0] for b in BOUND_OPTIONS), "--metadata-table"]
                       if getattr(args, o[2:].replace("-", "_"), None) is not None
                       and o not in ("--writers", "--keys", "--file-groups", "--ops", "--cc")]

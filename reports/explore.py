@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from model.checkers.mutex import check_overlaps
-from model.protocols.explore import EXPLORE
+from model.protocols.explore import EXPLORE, explorer
 from model.run_format import ViolationEntry
 from model.runtime.clock import EPOCH_MS
 from model.runtime.history import Event
@@ -99,7 +99,7 @@ def counterexample_figure(ex: dict[str, Any], name: str) -> tuple[str, str, byte
     counterexample is the lock-holder timeline of the lock reports (its overlaps found again on the
     replayed events); an OCC or NBCC one the OCC report's instant timeline.  None for the specification's
     explorer (its steps are states, not events) or a counterexample with no events."""
-    if ex["model"] == "cow":
+    if explorer(ex["model"]).specification:
         return None
     events = step_events(ex.get("counterexample") or [])
     if not events:
@@ -137,7 +137,7 @@ def violation_text(violation: dict[str, Any]) -> str:
 def search_counts(ex: dict[str, Any]) -> str:
     """What the search counted beside its distinct states: the copy-on-write explorer its generated states
     and whether symmetry reduced them, the model explorers (lock, OCC, NBCC) their transitions and runs."""
-    if ex["model"] == "cow":
+    if explorer(ex["model"]).specification:
         return (f"{ex['generated']} generated, symmetry reduction "
                 f"{'on' if ex['symmetry'] else 'off'}")
     return f"{ex['transitions']} transitions in {ex['runs']} runs from the start"
@@ -175,7 +175,7 @@ def build_explore_report(run: RunData) -> Report:
     sections = [head]
     if steps:
         length = ex.get("counterexample_length", len(steps))
-        if ex["model"] == "cow":
+        if explorer(ex["model"]).specification:
             sec = Section(f"Counterexample: {len(steps)} states", [
                 "The shortest trace to the violation: each row is one step of one writer and the state it "
                 "leads to."])

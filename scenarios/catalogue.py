@@ -33,6 +33,7 @@ from model.nbcc.config import NbccScenario
 from model.protocols import NAMES as PROTOCOLS
 from model.protocols import EntryHead, Plugin, plugin
 from model.protocols.base import World
+from model.protocols.explore import DEFAULT_EXPLORER, explorer
 from scenarios import loader, timeline_loader
 from scenarios.loader import CATALOGUE, protocol_of
 
@@ -100,14 +101,11 @@ def _nbcc_toml(scenario: NbccScenario) -> str:
 
 
 def _explore_settings(raw: dict[str, Any]) -> Any:
-    model = raw.get("model", "cow")
-    if model == "cow":
+    if explorer(str(raw.get("model", DEFAULT_EXPLORER))).specification:
         return loader.build(CowSettings, raw, "explore")
-    from model.explore.protocols import PROTOCOLS, config_from_dict  # the model explorers (model/explore)
+    from model.explore.protocols import config_from_dict  # the model explorers (model/explore)
 
-    if model in PROTOCOLS:  # lock, occ, nbcc: the keys are the bounds' fields (hcc explore's options)
-        return config_from_dict(raw)
-    raise ConfigError("explore.model", model, f"must be one of cow, {', '.join(PROTOCOLS)}")
+    return config_from_dict(raw)  # lock, occ, nbcc: the keys are the bounds' fields (hcc explore's options)
 
 
 def _explore(raw: dict[str, Any]) -> ExploreScenario:

@@ -6,7 +6,7 @@ ConsistentRead invariant, explored breadth-first like TLC.
 """
 
 from model.cow.config import CC, CowConfig, CowConfigError
-from model.cow.explorer import ExploreResult, TraceStep, explore
+from model.cow.explorer import CowExploreResult, TraceStep, explore
 from model.cow.invariants import ReadViolation, check_consistent_read, consistent_read
 from model.cow.spec import CowSpec, State
 from model.cow.walk import WalkResult, random_walk
@@ -16,7 +16,7 @@ __all__ = [
     "CowConfig",
     "CowConfigError",
     "CowSpec",
-    "ExploreResult",
+    "CowExploreResult",
     "ReadViolation",
     "State",
     "TraceStep",

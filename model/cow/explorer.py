@@ -36,7 +36,7 @@ class TraceStep:
 
 
 @dataclass(frozen=True)
-class ExploreResult:
+class CowExploreResult:
     """Outcome of an exploration.
 
     ``states`` counts distinct (canonical, under symmetry) states stored,
@@ -62,7 +62,7 @@ class ExploreResult:
 
 
 def explore(cfg: CowConfig, symmetry: bool = False, exact: bool = False,
-            max_states: int | None = None) -> ExploreResult:
+            max_states: int | None = None) -> CowExploreResult:
     """Explore every interleaving of ``cfg`` and check ConsistentRead.
 
     ``symmetry`` reduces by renaming writers, keys and values; ``exact``
@@ -126,17 +126,17 @@ def explore(cfg: CowConfig, symmetry: bool = False, exact: bool = False,
                                          symmetry, stored=len(parent))
                 nxt.append(c)
                 if max_states is not None and len(parent) >= max_states:
-                    return ExploreResult("unknown", len(parent), generated, depth + 1, symmetry,
+                    return CowExploreResult("unknown", len(parent), generated, depth + 1, symmetry,
                                          complete=False)
         if nxt:
             depth += 1
         frontier = nxt
-    return ExploreResult("holds", len(parent), generated, depth, symmetry)
+    return CowExploreResult("holds", len(parent), generated, depth, symmetry)
 
 
 def _violated(spec: CowSpec, cfg: CowConfig, path: list[Hashable], canon: Callable[[State], State],
               key_of: Callable[[State], Hashable], violation: ReadViolation, depth: int, generated: int,
-              symmetry: bool, stored: int = 1) -> ExploreResult:
+              symmetry: bool, stored: int = 1) -> CowExploreResult:
     """Replay ``path`` (keys of canonical states) on concrete states and describe each step."""
     cur = spec.initial()
     steps = [TraceStep(1, "Init", 0, "initial state", describe_state(cur, cfg.salt), cur)]
@@ -151,5 +151,5 @@ def _violated(spec: CowSpec, cfg: CowConfig, path: list[Hashable], canon: Callab
         else:  # pragma: no cover - would mean a fingerprint collision
             raise RuntimeError("counterexample replay failed (fingerprint collision?)")
     concrete = check_consistent_read(cur[4], cur[5], cur[7])
-    return ExploreResult("violated", stored, generated, depth, symmetry,
+    return CowExploreResult("violated", stored, generated, depth, symmetry,
                          violation=concrete if concrete is not None else violation, trace=tuple(steps))

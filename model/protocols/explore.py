@@ -13,16 +13,43 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, TypedDict
 
 from model.checkers.verdict import Verdict, Violation
 from model.config import ConfigError, Scenario
 from model.cow import explore
 from model.cow.config import CowConfig
-from model.cow.explorer import ExploreResult
+from model.cow.explorer import CowExploreResult
 from model.cow.scenario import CowSettings, ExploreScenario
+from model.explore.protocols import BOUNDS
 from model.protocols.base import EntryHead, GateMetric, HudiTable, ModelRun, Plugin, Sink, Transactions
 from model.runtime.kernel import Workload
+
+
+@dataclass(frozen=True)
+class Explorer:
+    """An explorer, by the name ``hcc explore --protocol`` and an ``[explore]`` table's ``model`` give it."""
+
+    name: str
+    specification: bool  # Vanlightly's copy-on-write specification (model/cow), not the model's own code
+    step: str  # what its counterexample's length counts: states of the specification, or decisions
+
+
+# The one table of explorers: the specification's, then the model explorers of model/explore (lock, occ, nbcc)
+EXPLORERS: Mapping[str, Explorer] = {
+    "cow": Explorer("cow", True, "states"),
+    **{name: Explorer(name, False, "decisions") for name in BOUNDS},
+}
+DEFAULT_EXPLORER = "cow"
+
+
+def explorer(name: str, where: str = "explore.model") -> Explorer:
+    """The explorer called ``name``; :class:`ConfigError` naming ``where`` and the value otherwise."""
+    if name not in EXPLORERS:
+        raise ConfigError(where, name, f"must be one of {', '.join(EXPLORERS)}")
+    return EXPLORERS[name]
+
 
 EXPLORE = "explore.json"  # the search's result: the object ``hcc explore --json`` prints
 
@@ -63,7 +90,7 @@ class ExploreMetrics(TypedDict):
     seconds: float
 
 
-def cow_result_json(cfg: CowConfig, res: ExploreResult, seconds: float) -> dict[str, Any]:
+def cow_result_json(cfg: CowConfig, res: CowExploreResult, seconds: float) -> dict[str, Any]:
     """The JSON object of one copy-on-write exploration (``hcc explore --json``)."""
     out: dict[str, Any] = {
         "model": "cow",
@@ -92,7 +119,7 @@ def cow_result_json(cfg: CowConfig, res: ExploreResult, seconds: float) -> dict[
 
 
 def explore_cow(cfg: CowConfig, symmetry: bool, exact: bool = False,
-                max_states: int | None = None) -> tuple[ExploreResult, float]:
+                max_states: int | None = None) -> tuple[CowExploreResult, float]:
     """One copy-on-write exploration and its seconds (the cyclic GC paused: states are acyclic tuples)."""
     was_enabled = gc.isenabled()
     gc.disable()
@@ -132,7 +159,7 @@ def explore_verdict(result: dict[str, Any]) -> Verdict:
     kind = str(v.get("invariant") or v.get("kind") or "invariant")
     text = v.get("text") or v.get("message") or "violated"
     steps = result.get("counterexample_length")
-    unit = "states" if result.get("model", "cow") == "cow" else "decisions"
+    unit = explorer(result.get("model", DEFAULT_EXPLORER)).step
     return Verdict((Violation(kind, f"{text} (shortest counterexample: {steps} {unit})", (),
                               {"counterexample_length": steps}),), ())
 
