@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -314,35 +315,54 @@ def metadata_table_of(run: RunData) -> bool:
     return setting(run, "metadata_table").lower() == "true"
 
 
-def build_nbcc_report(run: RunData) -> Report:
-    """Every section of the report of an NBCC run."""
-    events = run.events
-    plan = run.files[PLAN]
-    base = str(plan.get("base", TABLE))
-    rule = rule_of(run)
-    mdt = metadata_table_of(run)
-    chosen = setting(run, "variant")
-    follows = variant(chosen).follows
-    generator = setting(run, "time_generator")
-    objects = read_objects(run.path, base)
-    table = load_table(objects, base) if objects else None
-    violations = run.verdict["violations"]
-    # every violation found, per kind; verdict.json keeps the first few of each kind as examples
-    counts: dict[str, int] = run.verdict.get("violation_counts") or dict(
-        Counter(v["kind"] for v in violations))
-    total = sum(counts.values())
-    matches = run.outcome == run.expect
-    spans = instant_spans(events, base, "v8")
-    m = run.metrics
-    end = max([e.time for e in events if e.process != "nemesis"] or [events[-1].time]) + 1
+@dataclass(frozen=True)
+class NbccRun:
+    """What every section of an NBCC report derives from the run (once, for all of them)."""
 
+    run: RunData
+    base: str
+    rule: Rule
+    mdt: bool  # readers list through the metadata table
+    chosen: str  # the variant
+    generator: str  # the time generator
+    objects: dict[str, bytes]
+    table: HudiTable | None  # None: the run directory has no table/
+    counts: dict[str, int]  # every violation found, per kind
+    spans: list[InstantSpan]
+    end: int  # the last thing a writer or the store did, + 1
+
+    @classmethod
+    def of(cls, run: RunData) -> NbccRun:
+        """The settings, the table and the derivations of ``run``."""
+        events = run.events
+        base = str(run.files[PLAN].get("base", TABLE))
+        objects = read_objects(run.path, base)
+        table = load_table(objects, base) if objects else None
+        # every violation found, per kind; verdict.json keeps the first few of each kind as examples
+        counts: dict[str, int] = run.verdict.get("violation_counts") or dict(
+            Counter(v["kind"] for v in run.verdict["violations"]))
+        end = max([e.time for e in events if e.process != "nemesis"] or [events[-1].time]) + 1
+        return cls(run, base, rule_of(run), metadata_table_of(run), setting(run, "variant"),
+                   setting(run, "time_generator"), objects, table, counts, instant_spans(events, base, "v8"),
+                   end)
+
+    @property
+    def matches(self) -> bool:
+        return self.run.outcome == self.run.expect
+
+
+def _head_section(n: NbccRun) -> Section:
+    """The run: the rule, whose behaviour, the verdict, the final table's counts, violations by kind."""
+    run, m, violations = n.run, n.run.metrics, n.run.verdict["violations"]
+    total = sum(n.counts.values())
     head = Section(
         "Run",
         [
             f"NBCC run {run.name}, seed {run.seed}: readers and the compaction planner slice by the "
-            f"{rule.value} rule of variant {chosen} ({follows}); {reader_configuration(mdt)}; instant times "
-            f"from the {generator} generator; verdict {run.outcome}, expected "
-            f"{run.expect} ({'as expected' if matches else 'NOT as expected'}).",
+            f"{n.rule.value} rule of variant {n.chosen} ({variant(n.chosen).follows}); "
+            f"{reader_configuration(n.mdt)}; instant times "
+            f"from the {n.generator} generator; verdict {run.outcome}, expected "
+            f"{run.expect} ({'as expected' if n.matches else 'NOT as expected'}).",
             f"{m['instants']} instants ({m['completed']} completed), {m['compactions']} compaction(s), "
             f"{m['file_groups']} file groups, {m['log_files']} log files in the final table; "
             f"{total} violation(s)" + (f" ({len(violations)} of them kept as examples, the first of each "
@@ -360,102 +380,92 @@ def build_nbcc_report(run: RunData) -> Report:
         (
             "Violations by kind",
             pd.DataFrame(
-                [{"kind": k, "count": n, "examples kept": sum(v["kind"] == k for v in violations)}
-                 for k, n in counts.items()],
+                [{"kind": k, "count": c, "examples kept": sum(v["kind"] == k for v in violations)}
+                 for k, c in n.counts.items()],
                 columns=["kind", "count", "examples kept"],
             ),
         )
     )
     if run.scenario:
         head.details.append(("Settings (resolved scenario)", tables.settings_table(run)))
-    sections = [head]
+    return head
 
-    late_instants: set[int] = set()
-    if table is None:
-        sections.append(
-            Section(
-                "File groups",
-                [
-                    f"The run directory has no {TABLE}/ folder: the file groups, "
-                    "plans and readers cannot be shown."
-                ],
-            )
-        )
-    else:
-        late = late_logs(table)
-        late_instants = {
-            lf.instant for g in table.groups for lf in g.log_files if lf.name in late.get(g.group_id, ())
-        }
-        moved = mis_sliced(table, rule)
-        ct = table.timeline.completion_time
-        text = [
-            f"{len(table.groups)} file group(s); {sum(len(v) for v in late.values())} late log(s) in "
-            f"{len(late)} group(s) (instant before a compaction of the group, completion after it: where "
-            "instant-time and completion-time slicing disagree)."
-        ]
-        for gid, logs in moved.items():
-            for lf, got, want in logs:
-                text.append(
-                    f"File group {gid.file_id} is mis-sliced: under {rule.value}, log {lf.name} (instant "
-                    f"{rel(lf.instant)}, completed {rel(ct(lf.instant))}) is in the slice based at "
-                    f"{rel(got)}; by completion time it belongs to the slice based at {rel(want)}."
-                )
-        if rule is not Rule.COMPLETION_TIME and not moved:
-            text.append(f"No file group is sliced differently by {rule.value} and by completion time.")
-        sec = Section("File groups and slices", text)
-        fg_items = slice_items(table, rule, moved, end)
-        fg_lanes = [g.file_id for g in table.groups]
-        fg_end = max([end, *(int(it.end) for it in fg_items)])
-        sec.interactive.append((
-            "File groups over the table's time: slices, base files and logs (hover an element for details)",
-            interactive.timeline_html("nbcc-slices", fg_lanes, fg_items, SLICE_COLOURS, (0, fg_end),
-                                      "ms since start (instant and completion times)",
-                                      SLICE_LEGEND),
-            static_slices(fg_lanes, fg_items, fg_end, f"{run.name} (seed {run.seed}): file groups under the "
-                          f"{rule.value} rule")))
-        sec.tables.append((f"File slices under the {rule.value} rule", slices_table(table, rule, moved)))
-        if late:
-            sec.tables.append(
-                (
-                    "Late logs",
-                    pd.DataFrame(
-                        [{"file group": gid.file_id, "log": n} for gid, names in late.items() for n in names]
-                    ),
-                )
-            )
-        sections.append(sec)
-        sections.append(
-            Section(
-                "Compaction plans",
-                [
-                    "Each plan should take exactly the logs of its file group completed before the plan's "
-                    "instant (and at or after the group's previous base instant); extra or missing logs are "
-                    "violations (kind plan)."
-                ],
-                tables=[("Compaction plans per file group", plans_table(table, objects, base))],
-            )
-        )
-        readers = readers_table(table, objects, base, events, rule, mdt)
-        bad = readers[readers["wrong keys"] > 0]
-        sections.append(
-            Section(
-                "What each reader saw",
-                [
-                    f"{len(readers)} readers (the snapshot, and time travel as of every completion and just "
-                    f"before it) with the {rule.value} rule; {len(bad)} read something other than the "
-                    "committed writes."
-                ],
-                tables=[("Readers that saw wrong rows", bad)] if len(bad) else [],
-                details=[("Every reader", readers)],
-            )
-        )
 
+def _slices_section(n: NbccRun, table: HudiTable, late: dict[FileGroupId, Any]) -> Section:
+    """The file groups and their slices under the run's rule: late logs, mis-sliced groups, the figure."""
+    run, rule = n.run, n.rule
+    moved = mis_sliced(table, rule)
+    ct = table.timeline.completion_time
+    text = [
+        f"{len(table.groups)} file group(s); {sum(len(v) for v in late.values())} late log(s) in "
+        f"{len(late)} group(s) (instant before a compaction of the group, completion after it: where "
+        "instant-time and completion-time slicing disagree)."
+    ]
+    for gid, logs in moved.items():
+        for lf, got, want in logs:
+            text.append(
+                f"File group {gid.file_id} is mis-sliced: under {rule.value}, log {lf.name} (instant "
+                f"{rel(lf.instant)}, completed {rel(ct(lf.instant))}) is in the slice based at "
+                f"{rel(got)}; by completion time it belongs to the slice based at {rel(want)}."
+            )
+    if rule is not Rule.COMPLETION_TIME and not moved:
+        text.append(f"No file group is sliced differently by {rule.value} and by completion time.")
+    sec = Section("File groups and slices", text)
+    fg_items = slice_items(table, rule, moved, n.end)
+    fg_lanes = [g.file_id for g in table.groups]
+    fg_end = max([n.end, *(int(it.end) for it in fg_items)])
+    sec.interactive.append((
+        "File groups over the table's time: slices, base files and logs (hover an element for details)",
+        interactive.timeline_html("nbcc-slices", fg_lanes, fg_items, SLICE_COLOURS, (0, fg_end),
+                                  "ms since start (instant and completion times)",
+                                  SLICE_LEGEND),
+        static_slices(fg_lanes, fg_items, fg_end, f"{run.name} (seed {run.seed}): file groups under the "
+                      f"{rule.value} rule")))
+    sec.tables.append((f"File slices under the {rule.value} rule", slices_table(table, rule, moved)))
+    if late:
+        sec.tables.append(("Late logs", pd.DataFrame(
+            [{"file group": gid.file_id, "log": name} for gid, names in late.items() for name in names])))
+    return sec
+
+
+def _table_sections(n: NbccRun, table: HudiTable, late: dict[FileGroupId, Any]) -> list[Section]:
+    """File groups and slices, compaction plans, what each reader saw."""
+    slices = _slices_section(n, table, late)  # (its figure drawn first, as before the split)
+    readers = readers_table(table, n.objects, n.base, n.run.events, n.rule, n.mdt)
+    bad = readers[readers["wrong keys"] > 0]
+    return [
+        slices,
+        Section(
+            "Compaction plans",
+            [
+                "Each plan should take exactly the logs of its file group completed before the plan's "
+                "instant (and at or after the group's previous base instant); extra or missing logs are "
+                "violations (kind plan)."
+            ],
+            tables=[("Compaction plans per file group", plans_table(table, n.objects, n.base))],
+        ),
+        Section(
+            "What each reader saw",
+            [
+                f"{len(readers)} readers (the snapshot, and time travel as of every completion and just "
+                f"before it) with the {n.rule.value} rule; {len(bad)} read something other than the "
+                "committed writes."
+            ],
+            tables=[("Readers that saw wrong rows", bad)] if len(bad) else [],
+            details=[("Every reader", readers)],
+        ),
+    ]
+
+
+def _timeline_section(n: NbccRun, late_instants: set[int]) -> Section:
+    """The instants per writer and the compactor (interactive, and a static figure)."""
+    run, end, violations = n.run, n.end, n.run.verdict["violations"]
     # the compaction service is a node of its own (w<writers + 1>): its lane says so
-    compactor = f"w{len(plan.get('writers') or []) + 1}"
+    compactor = f"w{len(run.files[PLAN].get('writers') or []) + 1}"
     label = {compactor: f"{compactor} (compactor)"}
-    lanes = [label.get(w, w) for w in sorted({s.writer for s in spans})]
+    lanes = [label.get(w, w) for w in sorted({s.writer for s in n.spans})]
     items = [dataclasses.replace(it, lane=label.get(it.lane, it.lane))
-             for it in timeline_items(spans, late_instants, violations, events, end)]
+             for it in timeline_items(n.spans, late_instants, violations, run.events, end)]
     static = plots.bars(
         lanes,
         [(it.lane, it.start, it.end, COLOURS[it.kind]) for it in items],
@@ -481,19 +491,12 @@ def build_nbcc_report(run: RunData) -> Report:
             static,
         )
     )
-    sections.insert(1, tsec)  # right after the run: the figure to look at first
+    return tsec
 
-    if violations:
-        sections.append(Section("Violations", tables=violation_tables(violations, events)))
-    if run.metrics:
-        sections.append(
-            Section(
-                "All metrics",
-                ["metrics.json of the run."],
-                tables=[("Metrics", tables.metrics_table(run.metrics))],
-            )
-        )
 
+def _nbcc_summary(n: NbccRun) -> dict[str, Any]:
+    """The report's JSON summary."""
+    run, table, rule = n.run, n.table, n.rule
     moved_summary = (
         {}
         if table is None
@@ -505,22 +508,47 @@ def build_nbcc_report(run: RunData) -> Report:
             for gid, logs in mis_sliced(table, rule).items()
         }
     )
-    summary = {
+    return {
         "protocol": "nbcc",
         "scenario": run.name,
         "seed": run.seed,
         "rule": rule.value,
-        "variant": chosen,
-        "metadata_table": mdt,
-        "time_generator": generator,
+        "variant": n.chosen,
+        "metadata_table": n.mdt,
+        "time_generator": n.generator,
         "expect": run.expect,
         "verdict": run.outcome,
-        "matches_expectation": matches,
+        "matches_expectation": n.matches,
         "violations": [
-            {"kind": v["kind"], "message": v["message"], "events": v["events"]} for v in violations
+            {"kind": v["kind"], "message": v["message"], "events": v["events"]}
+            for v in run.verdict["violations"]
         ],
         "mis_sliced_file_groups": moved_summary,
-        "late_logs": {} if table is None else {g.file_id: list(n) for g, n in late_logs(table).items()},
-        "instants": len(spans),
+        "late_logs": {} if table is None else {g.file_id: list(x) for g, x in late_logs(table).items()},
+        "instants": len(n.spans),
     }
-    return Report(f"hcc report: {run.name} (seed {run.seed}, NBCC, {rule.value} rule)", sections, summary)
+
+
+def build_nbcc_report(run: RunData) -> Report:
+    """Every section of the report of an NBCC run."""
+    n = NbccRun.of(run)
+    sections = [_head_section(n)]
+    late_instants: set[int] = set()
+    if n.table is None:
+        sections.append(Section("File groups", [f"The run directory has no {TABLE}/ folder: the file groups, "
+                                                "plans and readers cannot be shown."]))
+    else:
+        late = late_logs(n.table)
+        late_instants = {lf.instant for g in n.table.groups for lf in g.log_files
+                         if lf.name in late.get(g.group_id, ())}
+        sections.extend(_table_sections(n, n.table, late))
+    # right after the run: the figure to look at first
+    sections.insert(1, _timeline_section(n, late_instants))
+    violations = run.verdict["violations"]
+    if violations:
+        sections.append(Section("Violations", tables=violation_tables(violations, run.events)))
+    if run.metrics:
+        sections.append(Section("All metrics", ["metrics.json of the run."],
+                                tables=[("Metrics", tables.metrics_table(run.metrics))]))
+    return Report(f"hcc report: {run.name} (seed {run.seed}, NBCC, {n.rule.value} rule)", sections,
+                  _nbcc_summary(n))

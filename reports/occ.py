@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -322,38 +323,60 @@ def instant_timeline(uid: str, writers: Sequence[str], spans: Sequence[InstantSp
     return fragment, static
 
 
-def build_occ_report(run: RunData) -> Report:
-    """Every section of the report of an OCC timeline run."""
-    events = run.events
-    tl = run.scenario.get("timeline") or {}
-    base = str((run.scenario.get("lock") or {}).get("base_path", "table"))
-    layout = str(tl.get("layout", "v8"))
-    spans = instant_spans(events, base, layout)
-    gens = generations(events)
-    outs = outcomes(events)
-    lost = lost_updates(spans)
-    violations = run.verdict["violations"]
-    time_order = [v for v in violations + run.verdict["findings"] if v["kind"] in TIME_ORDER]
-    matches = run.outcome == run.expect
-    # the last thing a writer or the store did (the run's nominal end can be far later)
-    end = max([e.time for e in events if e.process != "nemesis"] or [events[-1].time]) + 1
-    writers = sorted({s.writer for s in spans} | {g.writer for g in gens} | {o.writer for o in outs})
+@dataclass(frozen=True)
+class OccRun:
+    """What every section of an OCC report derives from the run (once, for all of them)."""
 
+    run: RunData
+    layout: str
+    spans: list[InstantSpan]
+    gens: list[Generation]
+    outs: list[Outcome]
+    lost: list[LostUpdate]
+    violations: list[ViolationEntry]
+    time_order: list[ViolationEntry]
+    end: int  # the last thing a writer or the store did, + 1 (the run's nominal end can be far later)
+    writers: list[str]
+
+    @classmethod
+    def of(cls, run: RunData) -> OccRun:
+        """The derivations of ``run``'s history."""
+        events = run.events
+        tl = run.scenario.get("timeline") or {}
+        base = str((run.scenario.get("lock") or {}).get("base_path", "table"))
+        layout = str(tl.get("layout", "v8"))
+        spans = instant_spans(events, base, layout)
+        gens = generations(events)
+        outs = outcomes(events)
+        violations = run.verdict["violations"]
+        time_order = [v for v in violations + run.verdict["findings"] if v["kind"] in TIME_ORDER]
+        end = max([e.time for e in events if e.process != "nemesis"] or [events[-1].time]) + 1
+        writers = sorted({s.writer for s in spans} | {g.writer for g in gens} | {o.writer for o in outs})
+        return cls(run, layout, spans, gens, outs, lost_updates(spans), violations, time_order, end, writers)
+
+    @property
+    def matches(self) -> bool:
+        return self.run.outcome == self.run.expect
+
+
+def _head_section(o: OccRun) -> Section:
+    """The run: scenario, variant, verdict, counts, whose writers; the checkers and the settings."""
+    run, tl = o.run, o.run.scenario.get("timeline") or {}
     head = Section(
         "Run",
         [
             f"Timeline scenario {run.name} (variant {tl.get('variant', 'vanlightly-v5')}, "
-            f"cc = {tl.get('cc', '?')}, time generator {tl.get('time_generator', '?')}, layout {layout}), "
+            f"cc = {tl.get('cc', '?')}, time generator {tl.get('time_generator', '?')}, layout {o.layout}), "
             f"seed {run.seed}: "
             f"verdict {run.outcome}, "
-            f"expected {run.expect} ({'as expected' if matches else 'NOT as expected'}).",
+            f"expected {run.expect} ({'as expected' if o.matches else 'NOT as expected'}).",
             *([str(run.scenario["description"])] if run.scenario.get("description") else []),
-            f"{len(spans)} instants ({sum(s.completed for s in spans)} completed) by {len(writers)} writers; "
-            f"{len(violations)} violation(s), {len(time_order)} about the order of times, {len(lost)} lost "
-            f"update(s) of stored objects (the harness's lost-update checker: a commit's change overwritten "
-            f"in the store; Elle's lost update, in the isolation section, is about a record's reads and "
-            f"writes); {len(run.verdict['findings'])} finding(s). Times on the axes are simulated true "
-            f"time (ms). {NOTE}",
+            f"{len(o.spans)} instants ({sum(s.completed for s in o.spans)} completed) by {len(o.writers)} "
+            f"writers; {len(o.violations)} violation(s), {len(o.time_order)} about the order of times, "
+            f"{len(o.lost)} lost update(s) of stored objects (the harness's lost-update checker: a commit's "
+            f"change overwritten in the store; Elle's lost update, in the isolation section, is about a "
+            f"record's reads and writes); {len(run.verdict['findings'])} finding(s). Times on the axes are "
+            f"simulated true time (ms). {NOTE}",
             "The writers are this harness's sans-I/O models "
             "(model/timeline/hudi_writer.py for Hudi's commit path, model/timeline/v5.py for the "
             "specification), not Hudi's code; the violations are the checkers' (model/checkers/timeline.py) "
@@ -362,10 +385,14 @@ def build_occ_report(run: RunData) -> Report:
     )
     head.tables.append(("Checkers", checker_table(run)))
     head.details.append(("Settings (resolved scenario)", tables.settings_table(run)))
-    sections = [head]
+    return head
 
+
+def _timeline_section(o: OccRun) -> Section:
+    """The instant timeline, the time-order violations and every instant."""
+    run = o.run
     fragment, static = instant_timeline(
-        "occ-instants", writers, spans, gens, violations + run.verdict["findings"], lost, end,
+        "occ-instants", o.writers, o.spans, o.gens, o.violations + run.verdict["findings"], o.lost, o.end,
         f"{run.name} (seed {run.seed}): instants and time generations per writer")
     tsec = Section(
         "Timeline of instants",
@@ -375,131 +402,85 @@ def build_occ_report(run: RunData) -> Report:
             "Hover a bar for the instant's times, operation and merge base."
         ],
     )
-    tsec.interactive.append(
-        (
-            "Instant timeline (hover a bar for its details)",
-            fragment,
-            static,
-        )
-    )
-    if time_order:
-        tsec.tables.append(
-            (
-                "Time-order violations",
-                pd.DataFrame(
-                    [
-                        {
-                            "kind": v["kind"],
-                            "message": v["message"],
-                            "events": ", ".join(map(str, v["events"])),
-                        }
-                        for v in time_order[:MAX_ROWS]
-                    ]
-                ),
-            )
-        )
-    tsec.details.append(
-        (
-            "Every instant",
-            pd.DataFrame(
-                [
-                    {
-                        "instant": fmt_instant(s.instant),
-                        "writer": s.writer,
-                        "action": s.action,
-                        "requested (ms since start)": s.requested_at,
-                        "completed (ms since start)": s.completed_at,
-                        "completion": fmt_instant(s.completion),
-                        "fg": s.fg,
-                        "merged": fmt_instant(s.merge),
-                        "operation": op_text(s.op),
-                    }
-                    for s in spans
-                ]
-            ),
-        )
-    )
-    sections.append(tsec)
+    tsec.interactive.append(("Instant timeline (hover a bar for its details)", fragment, static))
+    if o.time_order:
+        tsec.tables.append(("Time-order violations", pd.DataFrame(
+            [{"kind": v["kind"], "message": v["message"], "events": ", ".join(map(str, v["events"]))}
+             for v in o.time_order[:MAX_ROWS]])))
+    tsec.details.append(("Every instant", pd.DataFrame(
+        [
+            {
+                "instant": fmt_instant(s.instant),
+                "writer": s.writer,
+                "action": s.action,
+                "requested (ms since start)": s.requested_at,
+                "completed (ms since start)": s.completed_at,
+                "completion": fmt_instant(s.completion),
+                "fg": s.fg,
+                "merged": fmt_instant(s.merge),
+                "operation": op_text(s.op),
+            }
+            for s in o.spans
+        ])))
+    return tsec
 
-    if violations:
-        sec = Section("Violations", [f"{v['kind']}: {instant_text(v['message'])}" for v in violations[:20]])
-        sec.tables.extend(violation_tables(violations, events))
-        sections.append(sec)
 
-    if lost:
-        sec = Section("Lost updates", [u.sentence() for u in lost[:20]])
-        sec.tables.append(
-            (
-                "Lost updates",
-                pd.DataFrame(
-                    [
-                        {
-                            "lost instant": fmt_instant(u.lost.instant),
-                            "lost by": u.lost.writer,
-                            "operation": f"{(u.lost.op or {}).get('kind')} {(u.lost.op or {}).get('key')}",
-                            "completed": fmt_instant(u.lost.completion),
-                            "overwritten by": fmt_instant(u.by.instant),
-                            "overwriter": u.by.writer,
-                            "its merge base": fmt_instant(u.by.merge),
-                            "file group": fg_name(u.by.fg),
-                            "events": ", ".join(map(str, (*u.lost.events[-1:], *u.by.events[-1:]))),
-                        }
-                        for u in lost[:MAX_ROWS]
-                    ]
-                ),
-            )
-        )
-        sections.append(sec)
+def _lost_section(lost: Sequence[LostUpdate]) -> Section:
+    """The lost updates of stored objects: each lost commit and the commit that overwrote it."""
+    sec = Section("Lost updates", [u.sentence() for u in lost[:20]])
+    sec.tables.append(("Lost updates", pd.DataFrame(
+        [
+            {
+                "lost instant": fmt_instant(u.lost.instant),
+                "lost by": u.lost.writer,
+                "operation": f"{(u.lost.op or {}).get('kind')} {(u.lost.op or {}).get('key')}",
+                "completed": fmt_instant(u.lost.completion),
+                "overwritten by": fmt_instant(u.by.instant),
+                "overwriter": u.by.writer,
+                "its merge base": fmt_instant(u.by.merge),
+                "file group": fg_name(u.by.fg),
+                "events": ", ".join(map(str, (*u.lost.events[-1:], *u.by.events[-1:]))),
+            }
+            for u in lost[:MAX_ROWS]
+        ])))
+    return sec
 
-    per_writer = per_writer_table(outs)
-    sections.append(
-        Section(
-            "Commits, conflicts and aborts per writer",
-            [
-                "How each operation ended (op events): committed, aborted by a conflict (a reason naming a "
-                "conflict), aborted for another reason."
-            ],
-            tables=[("Per writer", per_writer)],
-            # a cumulative plot says something only when there are enough operations to make a curve
-            images=[
-                (
-                    "Cumulative commits, conflicts and aborts per writer over time",
-                    plots.cumulative(
-                        [
-                            (
-                                o.writer,
-                                "conflict" if o.result == "aborted" and o.conflict else o.result,
-                                o.time,
-                            )
-                            for o in outs
-                        ],
-                        end,
-                    ),
-                )
-            ] if len(outs) >= MIN_OPS_FOR_CURVE else [],
-        )
-    )
-    sections.append(
-        Section(
-            "All metrics",
-            ["metrics.json of the run."],
-            tables=[("Metrics", tables.metrics_table(run.metrics))],
-        )
+
+def _writers_section(o: OccRun, per_writer: pd.DataFrame) -> Section:
+    """Commits, conflicts and aborts per writer (with a cumulative plot when there are enough of them)."""
+    # a cumulative plot says something only when there are enough operations to make a curve
+    curve = plots.cumulative(
+        [(w.writer, "conflict" if w.result == "aborted" and w.conflict else w.result, w.time)
+         for w in o.outs],
+        o.end) if len(o.outs) >= MIN_OPS_FOR_CURVE else None
+    return Section(
+        "Commits, conflicts and aborts per writer",
+        [
+            "How each operation ended (op events): committed, aborted by a conflict (a reason naming a "
+            "conflict), aborted for another reason."
+        ],
+        tables=[("Per writer", per_writer)],
+        images=[("Cumulative commits, conflicts and aborts per writer over time", curve)]
+        if curve is not None else [],
     )
 
-    summary = {
+
+def _occ_summary(o: OccRun, per_writer: pd.DataFrame) -> dict[str, Any]:
+    """The report's JSON summary."""
+    run = o.run
+    return {
         "protocol": "occ",
         "scenario": run.name,
         "models": run.verdict["models"],
         "seed": run.seed,
         "expect": run.expect,
         "verdict": run.outcome,
-        "matches_expectation": matches,
+        "matches_expectation": o.matches,
         "checkers": checker_table(run).to_dict(orient="records"),
         "violations": [
-            {"kind": v["kind"], "message": v["message"], "events": v["events"]} for v in violations
+            {"kind": v["kind"], "message": v["message"], "events": v["events"]} for v in o.violations
         ],
-        "time_order_violations": len(time_order),
+        "time_order_violations": len(o.time_order),
         "lost_updates": [
             {
                 "lost": format_instant(u.lost.instant),
@@ -510,11 +491,28 @@ def build_occ_report(run: RunData) -> Report:
                 "merge_base": "-" if u.by.merge is None else format_instant(u.by.merge),  # Hudi's id
                 "file_group": u.by.fg,
             }
-            for u in lost
+            for u in o.lost
         ],
-        "instants": len(spans),
-        "completed": sum(s.completed for s in spans),
+        "instants": len(o.spans),
+        "completed": sum(s.completed for s in o.spans),
         "per_writer": per_writer.to_dict(orient="records"),
         "metrics": run.metrics,
     }
-    return Report(f"hcc report: {run.name} (seed {run.seed}, OCC timeline)", sections, summary)
+
+
+def build_occ_report(run: RunData) -> Report:
+    """Every section of the report of an OCC timeline run."""
+    o = OccRun.of(run)
+    sections = [_head_section(o), _timeline_section(o)]
+    if o.violations:
+        sec = Section("Violations", [f"{v['kind']}: {instant_text(v['message'])}" for v in o.violations[:20]])
+        sec.tables.extend(violation_tables(o.violations, run.events))
+        sections.append(sec)
+    if o.lost:
+        sections.append(_lost_section(o.lost))
+    per_writer = per_writer_table(o.outs)
+    sections.append(_writers_section(o, per_writer))
+    sections.append(Section("All metrics", ["metrics.json of the run."],
+                            tables=[("Metrics", tables.metrics_table(run.metrics))]))
+    return Report(f"hcc report: {run.name} (seed {run.seed}, OCC timeline)", sections,
+                  _occ_summary(o, per_writer))
