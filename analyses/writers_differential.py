@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.hudi_spark.check import read_history
+from model.nbcc.slices import Rule
 from model.timeline.conflicts import Operation, candidate_instants, first_conflict, last_completed
 from model.timeline.layout import Instant, State, is_base_file_name, parse_base_file_name, parse_instant_name
 
@@ -155,14 +156,15 @@ def judge(events: Sequence[Mapping[str, Any]], instants: Sequence[Instant],
     return out
 
 
-def model_rows(table_dir: Path, metadata_table: bool) -> list[tuple[str, str, int]]:
-    """(key, partition, value) of every record the model's reader reads from the table's latest slices."""
+def model_rows(table_dir: Path, metadata_table: bool, rule: Rule | None = None) -> list[tuple[str, str, int]]:
+    """(key, partition, value) of every record the model's reader reads from the table's latest slices (sliced
+    by ``rule``; None: the table version's rule)."""
     from backends.hudi_table_source import open_table
     from model.nbcc.timeline_reader import slice_records
 
     table, read, _root = open_table(table_dir)
     rows = []
-    for s in table.snapshot(metadata_table=metadata_table and table.has_metadata_table):
+    for s in table.snapshot(rule, metadata_table=metadata_table and table.has_metadata_table):
         for rec in slice_records(table, s, read).values():
             rows.append((str(rec["key"]), str(rec["partition"]), int(rec["value"])))
     return sorted(rows)

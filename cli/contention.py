@@ -49,7 +49,8 @@ def register(subparsers: Any) -> None:
                    help="spark: the harness's writers as Spark tasks (default); hudi: Hudi's own Spark "
                         "writers (PySpark 3.5 and the pinned Hudi bundle, tox -e hudi) on SeaweedFS, OCC "
                         "copy-on-write: an OCC entry's operations as its simulated run draws them "
-                        "(engines/hudi_spark/plans.py), or without SCENARIO the fixed conflict workload "
+                        "(engines/hudi_spark/plans.py), an NBCC entry's deltacommits on merge-on-read "
+                        "(engines/hudi_spark/nbcc_plans.py), or without SCENARIO the fixed conflict workload "
                         "(--protocol nbcc: merge-on-read writers under Hudi's NBCC)")
     c.add_argument("--hudi-version", default="1.2.0",
                    help="with --world hudi: the Hudi release whose Spark bundle runs (default 1.2.0)")
@@ -106,7 +107,7 @@ def _run_hudi(args: argparse.Namespace) -> int:
     """``--world hudi``: Hudi's own Spark writers, on an OCC entry's plans or the fixed conflict workload;
     exit 0 when the verdict is the entry's expected one (no entry: when the checks pass)."""
     from engines.hudi_spark.classpath import writer_classpath
-    from engines.hudi_spark.plans import entry_plans, load_occ_entry
+    from engines.hudi_spark.nbcc_plans import hudi_plans, load_entry
     from engines.hudi_spark.run import PROTOCOLS
     from engines.hudi_spark.run import run as run_hudi
 
@@ -120,18 +121,20 @@ def _run_hudi(args: argparse.Namespace) -> int:
     if not args.out:
         raise ConfigError("--out", None, "--world hudi needs --out (a new or empty folder)")
     plans, toml, expect = None, "", None
-    if args.scenario:
-        overrides = list(args.set or []) + ([f"workload.writers={args.writers}"] if args.writers else [])
-        entry = load_occ_entry("scenario", args.scenario, overrides)
-        plans = entry_plans(entry.config.name, entry.config, args.max_ops)
-        toml, expect = entry.to_toml(), entry.config.scenario.expect
-    elif args.set:
-        raise ConfigError("--set", args.set, "--set changes an entry: give one")
     protocol = args.protocol or "occ"
     if args.scenario and (args.protocol or args.hudi_workload):
         name = "--protocol" if args.protocol else "--hudi-workload"
         raise ConfigError(name, args.protocol or args.hudi_workload,
-                          "an entry runs its own OCC plans (no --protocol or --hudi-workload)")
+                          "an entry runs its own plans under its protocol (no --protocol or --hudi-workload)")
+    if args.scenario:
+        entry = load_entry("scenario", args.scenario, list(args.set or []))
+        if args.writers:  # the entry's own writer count, in its protocol's field
+            field = "nbcc.writers" if entry.protocol == "nbcc" else "workload.writers"
+            entry = load_entry("scenario", args.scenario, [*(args.set or []), f"{field}={args.writers}"])
+        protocol, plans = hudi_plans(entry, args.max_ops)
+        toml, expect = entry.to_toml(), entry.expect
+    elif args.set:
+        raise ConfigError("--set", args.set, "--set changes an entry: give one")
     if args.hudi_workload is not None and args.hudi_workload not in PROTOCOLS[protocol]:
         raise ConfigError("--hudi-workload", args.hudi_workload,
                           f"under --protocol {protocol} one of {', '.join(PROTOCOLS[protocol])}")

@@ -14,7 +14,9 @@ The first divergence is shrunk to a smallest schedule, printed as both sides' st
 ``writers ENTRY`` runs the OCC entry's plan on Hudi's Spark writers (``hcc contention ENTRY --world
 hudi``; ``--run DIR`` judges a run already made) and asks the model about the schedule Hudi ran: each
 attempt's commit or abort by the model's conflict check, and the final rows by the model's reader
-(:mod:`analyses.writers_differential`); the differences name the fidelity rows they contradict.
+(:mod:`analyses.writers_differential`). An NBCC entry's run is judged on its table: every deltacommit
+committed, the model's file slices against Hudi 1.2.0's and 1.2.1's own, the final rows
+(:mod:`analyses.nbcc_writers_differential`). The differences name the fidelity rows they contradict.
 
 Exit status: 0 no divergence (in ``--examples`` schedules); 1 a divergence (the search seed is printed);
 2 bad input (an unknown version, a missing JDK, a server that does not start, an entry Hudi cannot run).
@@ -45,8 +47,9 @@ def register(subparsers: Any) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("protocol", choices=("lock", "writers"),
-                   help="what to compare: lock (the lock provider) or writers (OCC commits)")
-    p.add_argument("entry", nargs="?", help="writers: the OCC catalogue entry (name or path)")
+                   help="what to compare: lock (the lock provider) or writers (OCC commits, NBCC "
+                        "deltacommits)")
+    p.add_argument("entry", nargs="?", help="writers: the OCC or NBCC catalogue entry (name or path)")
     p.add_argument("--run", metavar="DIR", help="writers: judge this hudi run directory instead of running")
     p.add_argument("--max-ops", type=int, default=3,
                    help="writers: each writer's first N operations (default 3)")
@@ -141,14 +144,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_writers(args: argparse.Namespace) -> int:
-    """``differential writers``: run (or take) a Hudi run of an OCC entry and compare the model with it."""
-    from analyses.writers_differential import compare_run
-    from engines.hudi_spark.plans import entry_plans, load_occ_entry
+    """``differential writers``: run (or take) a Hudi run of an OCC or NBCC entry and compare the model with
+    it."""
+    from engines.hudi_spark.nbcc_plans import hudi_plans, load_entry
 
     if not args.entry:
-        raise ConfigError("entry", None, "differential writers needs an OCC catalogue entry")
-    entry = load_occ_entry("entry", args.entry)
-    tl = entry.config.timeline
+        raise ConfigError("entry", None, "differential writers needs an OCC or NBCC catalogue entry")
+    entry = load_entry("entry", args.entry)
     if args.run:
         out = Path(args.run)
         if not (out / "history.jsonl").is_file() or not (out / "proxy.log").is_file():
@@ -159,15 +161,17 @@ def _run_writers(args: argparse.Namespace) -> int:
     else:
         from engines.hudi_spark.run import run as run_hudi
 
-        plans = entry_plans(entry.config.name, entry.config, args.max_ops)
+        protocol, plans = hudi_plans(entry, args.max_ops)
         version = check_version(args.hudi_version or "1.2.0")
-        out = prepare_out(args.out, force=args.force, name=f"differential-writers-{entry.config.name}",
-                          seed=entry.config.scenario.seed)
-        run_hudi(out, version=version, entry=plans, scenario_toml=entry.to_toml())
-    result = compare_run(out, strategy=tl.strategy, metadata_table=tl.metadata_table_on)
+        out = prepare_out(args.out, force=args.force, name=f"differential-writers-{entry.name}",
+                          seed=entry.seed)
+        run_hudi(out, version=version, entry=plans, scenario_toml=entry.to_toml(), protocol=protocol)
+    result = judge_run(entry, out)
     write_atomic(out / "differential.json", json.dumps(result, indent=1, sort_keys=True))
     if args.json:
         print(json.dumps(result, sort_keys=True))
+    elif entry.protocol == "nbcc":
+        _print_nbcc(result, out)
     else:
         for a in result["attempts"]:
             print(f"  {a['process']} batch {a['batch']} instant {a['instant']}: Hudi {a['hudi']}, "
@@ -178,6 +182,31 @@ def _run_writers(args: argparse.Namespace) -> int:
         print(f"hudi-rs: {result['hudi_rs']}" + ("" if result["hudi_rs_rows"] is None else f": rows {rs}"))
         print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
     return 0 if result["agree"] else 1
+
+
+def judge_run(entry: Any, out: Path) -> dict[str, Any]:
+    """The model's judgement of ``out``, a hudi run of catalogue ``entry`` (an OCC or an NBCC entry)."""
+    if entry.protocol == "nbcc":
+        from analyses.nbcc_writers_differential import compare_nbcc_run
+
+        return compare_nbcc_run(out, metadata_table=entry.config.nbcc.metadata_table)
+    from analyses.writers_differential import compare_run
+
+    tl = entry.config.timeline
+    return compare_run(out, strategy=tl.strategy, metadata_table=tl.metadata_table_on)
+
+
+def _print_nbcc(result: dict[str, Any], out: Path) -> None:
+    outcomes = [f"{a['process']} batch {a['batch']}: {a['outcome']}" for a in result["attempts"]]
+    print("deltacommits: " + ", ".join(outcomes))
+    for d in result["differences"]:
+        print(f"  difference: {d['kind']} {d.get('version', '')} {d.get('view', '')} "
+              f"{d.get('file_id', d.get('process', ''))} (fidelity {d['fidelity']})")
+    print(f"hidden file groups by release: {result['hidden']}")
+    print(f"hudi-rs: {result['hudi_rs']}")
+    for n in result["notes"]:
+        print(f"note: {n}")
+    print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
 
 
 def _run_entry(out: Path) -> str | None:

@@ -9,7 +9,9 @@ process group, SIGCONT ``resume_after_s`` later) or killed (SIGKILL) when the fa
 request matching a method and a key pattern. The injector is the proxy's ``on_exchange``, which the proxy
 calls after the server answered the request and before it relays the reply: a writer killed on its PUT of
 a log file dies with the file written and before it learns so (mid-commit, before its completed instant).
-Each fault is an ``info`` line of the history (``f``: ``pause``, ``resume`` or ``kill``).
+Each fault is an ``info`` line of the history (``f``: ``pause``, ``resume`` or ``kill``). A kill with
+``restart_at`` restarts the writer (a new process under the same name, :attr:`FaultInjector.restart`) from
+that batch of its plan, as a Spark job that died is run again.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,7 +104,8 @@ def wait_all(writers: list[WriterProcess], timeout_s: float) -> dict[str, int | 
 @dataclass(frozen=True)
 class WriterFault:
     """Pause or kill ``writer`` at the ``nth`` (1-based) request of its matching ``method`` and ``key``
-    (a regular expression searched in the object key); a pause lasts ``resume_after_s``."""
+    (a regular expression searched in the object key); a pause lasts ``resume_after_s``; a kill with
+    ``restart_at`` restarts the writer from that batch of its plan."""
 
     writer: str
     fault: str
@@ -109,6 +113,7 @@ class WriterFault:
     method: str = "PUT"
     nth: int = 1
     resume_after_s: float = 5.0
+    restart_at: int | None = None
 
     def check(self, writers: list[str]) -> None:
         """ValueError naming the field and value of a fault that cannot be injected."""
@@ -118,6 +123,8 @@ class WriterFault:
             raise ValueError(f"fault writer={self.writer!r}: one of {', '.join(writers)}")
         if self.nth < 1:
             raise ValueError(f"fault nth={self.nth}: must be 1 or more")
+        if self.restart_at is not None and (self.fault != "kill" or self.restart_at < 1):
+            raise ValueError(f"fault restart_at={self.restart_at}: a kill's batch, 1 or more")
         try:
             re.compile(self.key)
         except re.error as e:
@@ -127,10 +134,13 @@ class WriterFault:
 @dataclass
 class FaultInjector:
     """The fault proxy's ``on_exchange``: injects ``faults`` into the writers registered with :meth:`add`
-    and appends each to ``history`` as an ``info`` line."""
+    and appends each to ``history`` as an ``info`` line. ``restart(writer, batch)`` starts a writer again
+    from a batch (a kill's ``restart_at``) and returns its process, registered here in the killed one's
+    place; it is started before the kill, so that whoever waits for the writers sees it."""
 
     faults: list[WriterFault]
     history: Path
+    restart: Callable[[str, int], WriterProcess] | None = None
     writers: dict[str, WriterProcess] = field(default_factory=dict)
     _seen: dict[int, int] = field(default_factory=dict)  # fault index -> matching requests so far
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -151,6 +161,8 @@ class FaultInjector:
             if w is None or w.proc.poll() is not None:
                 continue
             sig = signal.SIGKILL if f.fault == "kill" else signal.SIGSTOP
+            if f.restart_at is not None and self.restart is not None:
+                self.writers[f.writer] = self.restart(f.writer, f.restart_at)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(w.proc.pid, sig)
             self._record(f.fault, f, ex)

@@ -8,8 +8,9 @@ runs the conflict workload (:func:`conflict_plan`, the default; ``--workload dup
 ``N`` times, so Hudi's OCC must abort some of them with HoodieWriteConflictException.
 ``--protocol nbcc`` runs merge-on-read writers under Hudi's NBCC (:mod:`engines.hudi_spark.nbcc`:
 ``--workload overlap``, the default, ``uncommitted-anchor``, which kills ``w1`` mid-commit, or its control
-``anchor-first``); a run with a writer fault also writes ``fsview.json``, the file slices Hudi 1.2.0's and
-1.2.1's own readers build of the table (:mod:`engines.hudi_spark.fsview`).
+``anchor-first``), or an NBCC catalogue entry's plans (:mod:`engines.hudi_spark.nbcc_plans`); a run with a
+writer fault or of an entry also writes ``fsview.json``, the file slices Hudi 1.2.0's and 1.2.1's own readers
+build of the table (:mod:`engines.hudi_spark.fsview`).
 Every writer reads the table at its end. The run directory holds ``history.jsonl`` (each writer's
 invoke/ok/fail lines, Hudi's exception class and message on a failure), ``table/`` (every object Hudi
 wrote under the run's prefix, the lock file under ``.hoodie/.locks`` among them), ``timeline.json`` (the
@@ -41,7 +42,7 @@ from backends.launchers.seaweedfs import seaweedfs
 from engines.hudi_spark.check import check_run, read_history
 from engines.hudi_spark.classpath import writer_classpath
 from engines.hudi_spark.fsview import reader_views
-from engines.hudi_spark.launch import FaultInjector, WriterFault, start_writer, wait_all
+from engines.hudi_spark.launch import FaultInjector, WriterFault, WriterProcess, start_writer, wait_all
 from engines.hudi_spark.nbcc import WORKLOADS as NBCC_WORKLOADS
 from engines.hudi_spark.plans import EntryPlans
 from engines.hudi_spark.txns import isolation
@@ -105,7 +106,7 @@ SETUPS = {
     "occ": Setup({name: (make, _no_faults) for name, make in PLANS.items()}, "COPY_ON_WRITE", "completion",
                  entries=True, isolation=True, reader_views=False),
     "nbcc": Setup(dict(NBCC_WORKLOADS), "MERGE_ON_READ", "event-time",
-                  entries=False, isolation=False, reader_views=True),
+                  entries=True, isolation=False, reader_views=True),
 }
 # protocol -> its workloads, the first the default (NBCC's: engines/hudi_spark/nbcc.py)
 PROTOCOLS = {name: tuple(s.workloads) for name, s in SETUPS.items()}
@@ -157,8 +158,9 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     ``protocol``: ``occ`` (copy-on-write, workloads ``conflict`` (default) and ``duplicate-key``) or ``nbcc``
     (merge-on-read, NBCC, simple bucket index: ``overlap`` (default), ``uncommitted-anchor`` and its control
     ``anchor-first``, whose writer fault the run injects; :mod:`engines.hudi_spark.nbcc`). ``entry``: a
-    catalogue entry's plans (:mod:`engines.hudi_spark.plans`, its TOML in ``scenario_toml``) instead of the
-    fixed ``workload``.
+    catalogue entry's plans (:mod:`engines.hudi_spark.plans`, :mod:`engines.hudi_spark.nbcc_plans` under
+    ``nbcc``; its TOML in ``scenario_toml``) instead of the fixed ``workload``; a writer an entry's fault
+    kills with ``restart_at`` is started again from that batch.
     Writers still running after ``timeout_s`` are killed (exit code None in metrics.json). ``backend``:
     ``seaweedfs`` or ``minio`` (the build of backends/install.sh or one on PATH; Unavailable naming why
     not)."""
@@ -190,14 +192,15 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     faults: list[WriterFault] = list(entry.faults) if entry is not None else inject(names)
     for f in faults:
         f.check(names)
+    recorded = [{k: v for k, v in vars(f).items() if v is not None} for f in faults]  # TOML has no None
     hudi: dict[str, Any] = {"version": version, "workload": workload, "writers": names,
                             "not_pinned": NOT_PINNED, "plans": plans, "options": options}
     if entry is not None:
         hudi |= {"entry": entry.entry, "seed": entry.seed, "untranslated": entry.untranslated,
-                 "faults": [vars(f) for f in faults]}
+                 "faults": recorded}
     else:
         hudi |= {"rounds": rounds, "keys": keys, "protocol": protocol,
-                 "faults": [vars(f) for f in faults]}
+                 "faults": recorded}
     write_atomic(out / "scenario.toml", scenario_toml + tomli_w.dumps({"hudi": hudi}))
     table_prefix = f"{PREFIX}{out.name}/table/"
     base_path = f"s3a://{BUCKET}/{table_prefix.rstrip('/')}"
@@ -205,18 +208,31 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     history.unlink(missing_ok=True)
     injector = FaultInjector(faults, history)
     t0 = time.monotonic()
+    procs: list[WriterProcess] = []
     with BACKENDS[backend](out / "server", bucket=BUCKET) as ep, \
             fault_proxy(str(ep.url), names, dialect="s3", log_path=out / "proxy.log",
                         on_exchange=injector if faults else None) as proxy:
-        procs = []
-        for w in names:
-            plan = {"writer": w, "base_path": base_path, "table": "hcc_t", "endpoint": proxy.url(w),
+        def plan_of(w: str) -> dict[str, Any]:
+            return {"writer": w, "base_path": base_path, "table": "hcc_t", "endpoint": proxy.url(w),
                     "access_key": ep.access_key, "secret_key": ep.secret_key, "region": ep.region,
                     "classpath": classpath, "history": str(history), "batches": plans[w],
                     "read_at_end": True, "options": options, "protocol": protocol,
                     # SigV2: SeaweedFS without S3 auth refuses the SDK v1's streaming (chunked) SigV4 PUTs
-                    "hadoop": {"fs.s3a.signing-algorithm": "S3SignerType"} if backend == "seaweedfs" else {}}
-            procs.append(start_writer(w, plan, out, python=python))
+                    "hadoop": {"fs.s3a.signing-algorithm": "S3SignerType"} if backend == "seaweedfs" else {},
+                    # an NBCC entry's readers list as its writers do (hoodie.metadata.enable)
+                    "read_metadata_table": protocol == "nbcc"
+                    and options.get("hoodie.metadata.enable") == "true"}
+
+        def restart(w: str, first_batch: int) -> WriterProcess:
+            """``w`` started again from ``first_batch`` (after a kill), its plan and log file numbered."""
+            n = sum(1 for p in procs if p.name.partition("-")[0] == w) + 1
+            procs.append(start_writer(f"{w}-{n}", {**plan_of(w), "first_batch": first_batch}, out,
+                                      python=python))
+            return procs[-1]
+
+        injector.restart = restart
+        for w in names:
+            procs.append(start_writer(w, plan_of(w), out, python=python))
             injector.add(procs[-1])
         codes = wait_all(procs, timeout_s)
         objects = list_table(ep, table_prefix)
@@ -228,7 +244,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     timeline = timeline_of(objects, table_prefix)
     # the file slices Hudi 1.2.0's and 1.2.1's readers build of a table a writer fault left pending files in
     views: dict[str, Any] = {}
-    if setup.reader_views and faults:
+    if setup.reader_views and (faults or entry is not None):
         views = reader_views(out / "table", sorted({r["partition"] for b in plans.values() for x in b
                                                     for r in x["rows"]}))
         write_atomic(out / "fsview.json", json.dumps(views, indent=1))

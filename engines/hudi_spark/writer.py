@@ -238,6 +238,8 @@ def run(plan: dict[str, Any]) -> int:
         opts = hudi_options(plan)
         try:
             for i, batch in enumerate(plan["batches"]):
+                if i < int(plan.get("first_batch", 0)):  # a restarted writer: the batches before it ran
+                    continue
                 rows = [(str(r["key"]), str(r["partition"]), int(r["value"]), int(r.get("ts", r["value"])))
                         for r in batch["rows"]]
                 value = {"batch": i, "op": batch["op"], "rows": [[r[0], r[1], r[2]] for r in rows]}
@@ -278,8 +280,10 @@ def read_table(spark: Any, plan: dict[str, Any], out: IO[str]) -> None:
     w = plan["writer"]
     _line(out, {"process": w, "type": "invoke", "f": "read", "value": None, "time": time.time()})
     try:
-        # storage listing, as the writers (no metadata table); MOR: Hudi's snapshot read merges the logs
-        got = (spark.read.format("hudi").option("hoodie.metadata.enable", "false")
+        # storage listing unless the plan's reader lists through the metadata table (an NBCC entry's
+        # hoodie.metadata.enable); MOR: Hudi's snapshot read merges the logs
+        listing = str(bool(plan.get("read_metadata_table", False))).lower()
+        got = (spark.read.format("hudi").option("hoodie.metadata.enable", listing)
                .option("hoodie.datasource.query.type", "snapshot").load(plan["base_path"])
                .select("key", "partition", "value", "_hoodie_commit_time", "_hoodie_file_name").collect())
     except Exception as e:  # recorded as the read's outcome

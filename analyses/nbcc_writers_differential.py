@@ -1,0 +1,187 @@
+"""The NBCC model against Hudi's own Spark writers on an NBCC entry's plan: ``hcc differential writers`` for
+``nbcc-*`` entries.
+
+A run of Hudi's writers (:mod:`engines.hudi_spark.run` with :mod:`engines.hudi_spark.nbcc_plans`) leaves a
+merge-on-read table, its timeline, the history and ``fsview.json``: the file slices Hudi 1.2.0's and 1.2.1's
+own ``HoodieTableFileSystemView`` build of the table (storage listing, :mod:`engines.hudi_spark.fsview`). On
+that table the model is asked:
+
+- **Deltacommits.** NBCC resolves no write conflict (``needResolveWriteConflict``, fidelity NB4): every
+  deltacommit the harness did not kill must commit. A failed one is a difference; a planned kill that did
+  not happen is a note (the plan did not run as the entry's simulation did).
+- **File slices.** Per release, the model's transcription of ``HoodieFileGroup`` (:mod:`model.nbcc.filegroup`:
+  1.2.0's, :attr:`~model.nbcc.slices.Rule.HUDI_1_2_0`; 1.2.1's, PR #19785's ``addLogFiles``,
+  :attr:`~model.nbcc.slices.Rule.PR_19785`) builds every file group of the listed table: every slice (keyed
+  by its base instant, with its base file and its logs, pending ones included), the slices Hudi calls
+  committed, and the slice the snapshot reader reads (committed logs only). Each must be Hudi's.
+- **Rows.** The final rows of Hudi's Spark reader, of the model's reader (the entry's listing, 1.2.0's
+  slicing) and of hudi-rs (:func:`analyses.writers_differential.hudi_rs_rows`) must be the same.
+
+Each difference names the fidelity rows it contradicts (docs/fidelity.md, NBCC section).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from analyses.writers_differential import _minus, final_read, hudi_rs_rows, model_rows
+from engines.hudi_spark.check import read_history
+from model.nbcc.filegroup import build_group
+from model.nbcc.slices import FileSlice, Rule
+from model.nbcc.timeline_reader import HudiTable
+from model.timeline.layout import format_instant
+
+# each release whose hudi-common fsview.json reads, and the model's rule for its HoodieFileGroup
+RELEASES = {"1.2.0": Rule.HUDI_1_2_0, "1.2.1": Rule.PR_19785}
+# the fidelity rows each compared view rests on (docs/fidelity.md, NBCC)
+SLICE_ROWS = {
+    ("1.2.0", "all_slices"): "NB12-NB15 (building a group; 1.2.0: a pending first log keys a slice)",
+    ("1.2.1", "all_slices"): "NB12-NB14, NB16 (building a group; PR #19785's addLogFiles in 1.2.1)",
+    ("1.2.0", "committed_slices"): "NB17, NB18 (the committed-slice check)",
+    ("1.2.1", "committed_slices"): "NB17, NB18 (the committed-slice check)",
+    ("1.2.0", "reader_slices"): "NB19, NB21, NB22 (the latest merged slice, storage listing)",
+    ("1.2.1", "reader_slices"): "NB19, NB21, NB22 (the latest merged slice, storage listing)",
+}
+COMMIT_ROWS = "NB4 (NBCC resolves no write conflict: every deltacommit commits)"
+Slice = tuple[str, str | None, tuple[str, ...]]  # base instant, base file, log file names (sorted)
+
+
+def _slice(s: FileSlice, pending: bool = True) -> Slice:
+    logs = s.log_files + (s.pending_log_files if pending else ())
+    return (format_instant(s.base_instant), s.base_file.name if s.base_file else None,
+            tuple(sorted(lf.name for lf in logs)))
+
+
+def model_view(table: HudiTable, rule: Rule) -> dict[str, dict[str, dict[str, list[Slice]]]]:
+    """The model's view of ``table`` (storage listing) under ``rule``, as FsViewDump prints Hudi's: per
+    partition, view (``all_slices``, ``committed_slices``, ``reader_slices``) and file id, its slices."""
+    ct = table.completion_lookup()
+    out: dict[str, dict[str, dict[str, list[Slice]]]] = {}
+    for g in table.groups:
+        built = build_group(g, ct, fix_19785=rule is Rule.PR_19785)
+        part = out.setdefault(g.partition, {"all_slices": {}, "committed_slices": {}, "reader_slices": {}})
+        part["all_slices"][g.file_id] = [_slice(s) for s in built.raw]
+        part["committed_slices"][g.file_id] = [_slice(s) for s in built.committed]
+    for s in table.snapshot(rule):
+        part = out.setdefault(s.partition, {"all_slices": {}, "committed_slices": {}, "reader_slices": {}})
+        part["reader_slices"][s.file_id] = [_slice(s, pending=False)]
+    return out
+
+
+def hudi_view(view: Mapping[str, Any]) -> dict[str, dict[str, dict[str, list[Slice]]]]:
+    """One release's ``fsview.json`` entry in :func:`model_view`'s shape."""
+    def norm(s: Mapping[str, Any]) -> Slice:
+        return (str(s["base_instant"]), s["base_file"], tuple(sorted(s["log_files"])))
+
+    out: dict[str, dict[str, dict[str, list[Slice]]]] = {}
+    for p, v in view["partitions"].items():
+        part = out.setdefault(p, {"all_slices": {}, "committed_slices": {}, "reader_slices": {}})
+        for g in v["file_groups"]:
+            for which in ("all_slices", "committed_slices"):
+                part[which][g["file_id"]] = sorted(norm(s) for s in g[which])
+        for s in v["reader_slices"]:
+            part["reader_slices"].setdefault(s["file_id"], []).append(norm(s))
+    return out
+
+
+def compare_slices(table: HudiTable, views: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The differences between each release's file slices in ``views`` (``fsview.json``) and the model's
+    for that release, and notes (a release whose view could not be built)."""
+    differences: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for version, rule in RELEASES.items():
+        view = views.get(version)
+        if view is None or "error" in view:
+            notes.append(f"Hudi {version}'s file slices not compared: "
+                         f"{'not built' if view is None else view['error'][:300]}")
+            continue
+        hudi, ours = hudi_view(view), model_view(table, rule)
+        for p in sorted(set(hudi) | set(ours)):
+            for which in ("all_slices", "committed_slices", "reader_slices"):
+                h = hudi.get(p, {}).get(which, {})
+                m = ours.get(p, {}).get(which, {})
+                for fid in sorted(set(h) | set(m)):
+                    hs, ms = sorted(h.get(fid, [])), sorted(m.get(fid, []))
+                    if hs != ms:
+                        differences.append({"kind": "file-slices", "version": version, "view": which,
+                                            "partition": p, "file_id": fid, "hudi": hs, "model": ms,
+                                            "fidelity": SLICE_ROWS[(version, which)]})
+    return differences, notes
+
+
+def hidden_groups(views: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Per release, the file groups its view holds no committed slice of (its reader hides them)."""
+    return {v: sorted(fid for part in x["summary"].values() for fid in part["hidden"])
+            for v, x in views.items() if "summary" in x}
+
+
+def judge_deltacommits(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every write attempt and its outcome: ``commit``, ``fail`` (Hudi's exception in ``error``), ``killed``
+    (by the harness: a ``kill`` of its writer follows its invoke) or None (no outcome: cut at the timeout)."""
+    attempts: list[dict[str, Any]] = []
+    open_: dict[str, dict[str, Any]] = {}
+    for e in events:
+        if e.get("f") == "write" and e.get("type") == "invoke":
+            open_[e["process"]] = {"process": e["process"], "batch": e["value"]["batch"], "outcome": None}
+            attempts.append(open_[e["process"]])
+        elif e.get("f") == "write" and e.get("type") in ("ok", "fail") and e["process"] in open_:
+            a = open_.pop(e["process"])
+            a["outcome"] = "commit" if e["type"] == "ok" else "fail"
+            a["instant"] = e.get("instant")
+            if e["type"] == "fail":
+                a["error"] = e["error"].get("root_class") or e["error"]["class"]
+        elif e.get("type") == "info" and e.get("f") == "kill" and e["process"] in open_:
+            open_.pop(e["process"])["outcome"] = "killed"
+    return attempts
+
+
+def compare_nbcc_run(run_dir: Path, *, metadata_table: bool = False) -> dict[str, Any]:
+    """The differences between Hudi's NBCC run in ``run_dir`` and the model (see the module)."""
+    from backends.hudi_table_source import load_table
+
+    events = read_history(run_dir / "history.jsonl")
+    attempts = judge_deltacommits(events)
+    notes: list[str] = []
+    differences = [{"kind": "deltacommit-failed", "process": a["process"], "batch": a["batch"],
+                    "error": a.get("error"), "fidelity": COMMIT_ROWS}
+                   for a in attempts if a["outcome"] in ("fail", None)]
+    planned = _planned_kills(run_dir)
+    kills = sum(1 for e in events if e.get("type") == "info" and e.get("f") == "kill")
+    if kills != planned:
+        notes.append(f"{planned} kills planned, {kills} injected: the plan did not run as the simulation did")
+    views_path = run_dir / "fsview.json"
+    views = json.loads(views_path.read_text()) if views_path.is_file() else {}
+    table = load_table(run_dir / "table")
+    slice_diffs, slice_notes = compare_slices(table, views)
+    differences += slice_diffs
+    notes += slice_notes
+    final = final_read(events)
+    hudi_rows = None if final is None else sorted((r[0], r[1], int(r[2])) for r in final["value"])
+    ours = model_rows(run_dir / "table", metadata_table, Rule.HUDI_1_2_0)
+    if hudi_rows is not None and hudi_rows != ours:
+        differences.append({"kind": "final-rows", "hudi_only": _minus(hudi_rows, ours),
+                            "model_only": _minus(ours, hudi_rows),
+                            "fidelity": "NB20-NB22 (the snapshot reader: listing, latest merged slice)"})
+    rs_rows, rs_note = hudi_rs_rows(run_dir / "table")
+    if hudi_rows is not None and rs_rows is not None and hudi_rows != rs_rows:
+        differences.append({"kind": "final-rows-hudi-rs", "hudi_only": _minus(hudi_rows, rs_rows),
+                            "hudi_rs_only": _minus(rs_rows, hudi_rows),
+                            "fidelity": "hudi-rs 0.5.0's snapshot read (a second reader, not the model)"})
+    if hudi_rows is None:
+        notes.append("no writer read after the last write ended: the final rows are not compared")
+    return {"attempts": attempts, "notes": notes, "hidden": hidden_groups(views), "hudi_rows": hudi_rows,
+            "model_rows": ours, "hudi_rs_rows": rs_rows, "hudi_rs": rs_note, "differences": differences,
+            "agree": not differences}
+
+
+def _planned_kills(run_dir: Path) -> int:
+    """How many writer kills the run's ``scenario.toml`` planned."""
+    try:
+        data = tomllib.loads((run_dir / "scenario.toml").read_text())
+    except (OSError, ValueError):
+        return 0
+    return sum(1 for f in data.get("hudi", {}).get("faults", []) if f.get("fault") == "kill")
