@@ -24,6 +24,7 @@ a candidate for Hudi and not for the model; such an attempt is reported as a dif
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -37,8 +38,16 @@ from engines.hudi_spark.check import read_history
 from model.nbcc.slices import Rule
 from model.timeline.conflicts import Operation, candidate_instants, first_conflict, last_completed
 from model.timeline.layout import Instant, State, is_base_file_name, parse_base_file_name, parse_instant_name
+from model.timeline.metadata import decode_instant_metadata, plan_file_groups
+from model.timeline.modeldata import replaced_file_groups
 
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
+# SparkRejectUpdateStrategy#handleUpdate's refusal of an update of a file group in a pending clustering
+# plan (its message names the HoodieFileGroupId; the HoodieUpsertException around it, the attempt's instant)
+REJECTED = "org.apache.hudi.exception.HoodieClusteringUpdateException"
+_REJECTED_INSTANT = re.compile(r"Failed to upsert for commit time (?P<instant>\d{17})")
+_REJECTED_GROUP = re.compile(r"clustering file group HoodieFileGroupId\(partitionPath=(?P<partition>[^,]*), "
+                             r"fileId=(?P<file_id>[^)]*)\)")
 _PROXY_PUT = re.compile(r"^\d+ (?P<node>\S+) PUT '(?P<key>[^']+)' forward 2\d\d$")
 # HoodieWriteConflictException's message names both operations: the aborted one first
 _OPERATION = (r"{} operation = ConcurrentOperation\(actionState=\w+, actionType=\w+, "
@@ -47,6 +56,8 @@ _INFLIGHT = re.compile(_OPERATION.format("first"))
 _OTHER = re.compile(_OPERATION.format("second"))
 # the fidelity rows the conflict check rests on (docs/fidelity.md)
 CONFLICT_ROWS = "O3 (reference points), O5/O7 (candidates), O6 (pending at preWrite), O8 (hasConflict)"
+# ... and those of the replacecommits: what a candidate mutated, the update strategy, clustering's commit
+REPLACE_ROWS = "O14 (replaced ids, pending plans), O16 (SparkRejectUpdateStrategy), O17 (clustering's commit)"
 
 
 @dataclass(frozen=True)
@@ -56,8 +67,8 @@ class Attempt:
     process: str
     batch: int
     instant: int | None
-    hudi: str  # "commit" or "abort"
-    model: str  # "commit", "abort", or "unknown" (no instant to judge)
+    hudi: str  # "commit", "abort" (a write conflict) or "reject" (an update of a group being clustered)
+    model: str  # "commit", "abort", "reject", or "unknown" (no instant to judge)
     candidates: tuple[int, ...]
     conflict_with: int | None  # the model's first conflicting candidate
     hudi_conflict_with: int | None  # the completed instant Hudi's exception names
@@ -70,14 +81,50 @@ class Attempt:
 
 
 def timeline_instants(names: Iterable[str]) -> list[Instant]:
-    """The instants of ``.hoodie/timeline`` file names (layout 2), one per instant, in its latest state."""
+    """The instants of ``.hoodie/timeline`` file names (layout 2), one per instant, in its latest state (a
+    replacecommit requested as a clustering keeps ``requested_action`` clustering)."""
     latest: dict[int, Instant] = {}
+    clusterings: set[int] = set()
     rank = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
     for name in names:
         i = parse_instant_name(name, "v8")
+        if i is not None and i.action == "clustering":
+            clusterings.add(i.requested)
         if i is not None and (i.requested not in latest or rank[i.state] > rank[latest[i.requested].state]):
             latest[i.requested] = i
-    return sorted(latest.values(), key=lambda i: i.requested)
+    return sorted((i if i.requested not in clusterings or i.requested_action == "clustering"
+                   else dataclasses.replace(i, requested_action="clustering") for i in latest.values()),
+                  key=lambda i: i.requested)
+
+
+@dataclass(frozen=True)
+class Replaces:
+    """The replacecommits' side of the timeline: each completed replacecommit's replaced file groups
+    (``partitionToReplaceFileIds``) and each clustering's plan (its ``.clustering.requested`` file's input
+    file groups), by instant time."""
+
+    replaced: Mapping[int, frozenset[tuple[str, str]]]
+    plans: Mapping[int, frozenset[tuple[str, str]]]
+
+    @classmethod
+    def read(cls, timeline_dir: Path) -> Replaces:
+        """Read from a table's ``.hoodie/timeline`` folder."""
+        replaced: dict[int, frozenset[tuple[str, str]]] = {}
+        plans: dict[int, frozenset[tuple[str, str]]] = {}
+        for f in sorted(timeline_dir.iterdir()):
+            i = parse_instant_name(f.name, "v8") if f.is_file() else None
+            if i is None:
+                continue
+            if i.is_completed and i.action == "replacecommit":
+                replaced[i.requested] = frozenset(replaced_file_groups(decode_instant_metadata(
+                    f.read_bytes(), str(f))))
+            elif i.action == "clustering" and i.state is State.REQUESTED:
+                md = decode_instant_metadata(f.read_bytes(), str(f))
+                plans[i.requested] = frozenset(plan_file_groups(md))
+        return cls(replaced, plans)
+
+
+NO_REPLACES = Replaces({}, {})
 
 
 def mutated_by_instant(proxy_log: Iterable[str], table_prefix: str) -> dict[int, frozenset[tuple[str, str]]]:
@@ -115,14 +162,63 @@ def _known_at(instants: Sequence[Instant], at: int) -> list[Instant]:
     return out
 
 
+def _candidate(c: Instant, mutated: Mapping[int, frozenset[tuple[str, str]]], rp: Replaces) -> Operation:
+    """``ConcurrentOperation`` of a candidate (fidelity O14): a completed instant's written file groups and,
+    for a replacecommit, its replaced ones; a pending clustering its plan's file groups; a pending
+    insert_overwrite nothing (its requested file has no plan)."""
+    if not c.is_completed:
+        if c.requested_action == "clustering":
+            return Operation(c.requested, c.action, "CLUSTER", rp.plans.get(c.requested, frozenset()))
+        return Operation(c.requested, c.action, "UNKNOWN", frozenset())
+    operation = "CLUSTER" if c.requested_action == "clustering" else "UPSERT"
+    return Operation(c.requested, c.action, operation,
+                     mutated.get(c.requested, frozenset()) | rp.replaced.get(c.requested, frozenset()))
+
+
+def _being_clustered(instants: Sequence[Instant], rp: Replaces, group: tuple[str, str], start: int,
+                     end: int) -> int | None:
+    """A clustering whose plan holds ``group`` and that was pending from ``start`` to ``end`` (requested by
+    ``start``, not completed by ``end``): Hudi's SparkRejectUpdateStrategy refuses an update of the group
+    tagged in between (fidelity O16); its instant time, or None."""
+    for i in instants:
+        if (i.requested_action == "clustering" and group in rp.plans.get(i.requested, ())
+                and i.requested <= start and (i.completed is None or i.completed > end)):
+            return i.requested
+    return None
+
+
+def _existing_groups(instants: Sequence[Instant], mutated: Mapping[int, frozenset[tuple[str, str]]],
+                     rp: Replaces, partitions: set[str], at: int) -> frozenset[tuple[str, str]]:
+    """The file groups of ``partitions`` in a writer's view at ``at`` (written by instants completed by then,
+    not replaced by then): what an insert_overwrite that aborted would have replaced (its metadata was
+    never written; ``getAllExistingFileIds``, fidelity O18)."""
+    done = [i for i in _known_at(instants, at) if i.is_completed]
+    gone = {g for i in done for g in rp.replaced.get(i.requested, ())}
+    return frozenset(g for i in done for g in mutated.get(i.requested, ())
+                     if g[0] in partitions and g not in gone)
+
+
 def judge(events: Sequence[Mapping[str, Any]], instants: Sequence[Instant],
-          mutated: Mapping[int, frozenset[tuple[str, str]]], strategy: str = "simple") -> list[Attempt]:
-    """The model's decision for each attempt of the history that committed or aborted on a conflict."""
+          mutated: Mapping[int, frozenset[tuple[str, str]]], strategy: str = "simple",
+          replaces: Replaces = NO_REPLACES) -> list[Attempt]:
+    """The model's decision for each attempt of the history that committed, aborted on a conflict or was
+    refused as an update of a file group in a pending clustering (SparkRejectUpdateStrategy).
+
+    A clustering commits whatever its candidates (no conflict check at its completion under
+    SimpleConcurrentFileWrites, fidelity O17); an insert_overwrite's own mutated set holds the file
+    groups it replaced; a refused update is the model's when a clustering whose plan holds the group Hudi
+    names was pending at some time between the attempt's invoke and its failure; a committed or aborted
+    update whose written group was in a plan pending from its instant time to its check should have been
+    refused (a difference)."""
     out: list[Attempt] = []
+    invoked: dict[str, float] = {}
     for e in events:
+        if e.get("f") == "write" and e.get("type") == "invoke":
+            invoked[e["process"]] = e["time"]
         if e.get("f") != "write" or e.get("type") not in ("ok", "fail"):
             continue
         hudi_with = None
+        batch, op_kind = int(e["value"]["batch"]), e["value"].get("op", "upsert")
         if e["type"] == "ok":
             own = int(str(e["instant"]).partition("_")[0]) if e.get("instant") else None
             hudi = "commit"
@@ -131,14 +227,24 @@ def judge(events: Sequence[Mapping[str, Any]], instants: Sequence[Instant],
             own, hudi = (int(m["instant"]) if m else None), "abort"
             w = _OTHER.search(e["error"]["message"])
             hudi_with = int(w["instant"]) if w else None
+        elif REJECTED in (e["error"]["class"], e["error"].get("root_class")):
+            out.append(_judge_rejected(e, instants, replaces, invoked.get(e["process"], e["time"])))
+            continue
         else:
             continue  # another failure: not a conflict decision
-        batch = int(e["value"]["batch"])
         if own is None:
             out.append(Attempt(e["process"], batch, None, hudi, "unknown", (), None, hudi_with, ()))
             continue
         this = next((i for i in instants if i.requested == own), None)
         check_at = (this.completed or own) - 1 if hudi == "commit" and this else epoch_to_instant(e["time"])
+        if op_kind == "cluster":
+            out.append(Attempt(e["process"], batch, own, hudi, "commit", (), None, hudi_with,
+                               tuple(sorted(replaces.plans.get(own, frozenset())))))
+            continue
+        mine = mutated.get(own, frozenset())
+        if op_kind == "insert_overwrite":
+            parts = {str(r[1]) for r in e["value"]["rows"]}
+            mine |= replaces.replaced.get(own) or _existing_groups(instants, mutated, replaces, parts, own)
         at_start = _known_at(instants, own)
         last = last_completed([i for i in at_start if i.requested != own])
         pending = frozenset(i.requested for i in at_start
@@ -146,14 +252,35 @@ def judge(events: Sequence[Mapping[str, Any]], instants: Sequence[Instant],
         cands = candidate_instants(strategy, _known_at(instants, check_at), own,
                                    None if last is None else last.requested, pending)
         cands = [c for c in cands if c.requested != own]
-        op = Operation(own, "commit", "UPSERT", mutated.get(own, frozenset()))
-        others = [Operation(c.requested, c.action, "UPSERT", mutated.get(c.requested, frozenset()))
-                  for c in cands]
-        hit = first_conflict(op, others)
-        out.append(Attempt(e["process"], batch, own, hudi, "abort" if hit else "commit",
+        op = Operation(own, "commit", "UPSERT", mine)
+        hit = first_conflict(op, [_candidate(c, mutated, replaces) for c in cands])
+        model = "abort" if hit else "commit"
+        if op_kind != "insert_overwrite" and any(_being_clustered(instants, replaces, g, own, check_at)
+                                                 for g in mutated.get(own, ())):
+            model = "reject"
+        out.append(Attempt(e["process"], batch, own, hudi, model,
                            tuple(c.requested for c in cands), hit.instant if hit else None, hudi_with,
                            tuple(sorted(op.mutated))))
     return out
+
+
+def _judge_rejected(e: Mapping[str, Any], instants: Sequence[Instant], rp: Replaces,
+                    invoked: float) -> Attempt:
+    """A write Hudi refused (HoodieClusteringUpdateException): the model refuses it too when a clustering
+    whose plan holds the file group Hudi names was pending at some time between the attempt's invoke and
+    its failure (its record tagged in between)."""
+    text = f"{e['error']['message']} {e['error'].get('root_message', '')}"
+    m = _REJECTED_GROUP.search(text)
+    group = (m["partition"], m["file_id"]) if m else None
+    start, end = epoch_to_instant(invoked), epoch_to_instant(e["time"])
+    # pending at some time in [start, end]: requested by end, not completed by start
+    hit = None if group is None else next(
+        (i.requested for i in instants if i.requested_action == "clustering" and group in rp.plans.get(
+            i.requested, ()) and i.requested <= end and (i.completed is None or i.completed > start)), None)
+    own = _REJECTED_INSTANT.search(text)
+    return Attempt(e["process"], int(e["value"]["batch"]), int(own["instant"]) if own else None, "reject",
+                   "reject" if hit is not None else ("unknown" if group is None else "commit"),
+                   (), hit, None, (group,) if group else ())
 
 
 def model_rows(table_dir: Path, metadata_table: bool, rule: Rule | None = None) -> list[tuple[str, str, int]]:
@@ -177,16 +304,18 @@ def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool
     instants = timeline_instants(names)
     prefix = _table_prefix(run_dir)
     mutated = mutated_by_instant((run_dir / "proxy.log").read_text().splitlines(), prefix)
-    attempts = judge(events, instants, mutated, strategy)
+    replaces = Replaces.read(run_dir / "table" / ".hoodie" / "timeline")
+    attempts = judge(events, instants, mutated, strategy, replaces)
     differences: list[dict[str, Any]] = []
     notes: list[str] = []
     for a in attempts:
         if not a.agrees:
+            rows = CONFLICT_ROWS + ("; " + REPLACE_ROWS if replaces.replaced or replaces.plans else "")
             differences.append({"kind": "conflict-decision", "process": a.process, "batch": a.batch,
                                 "instant": a.instant, "hudi": a.hudi, "model": a.model,
                                 "model_conflict_with": a.conflict_with,
                                 "hudi_conflict_with": a.hudi_conflict_with,
-                                "candidates": list(a.candidates), "fidelity": CONFLICT_ROWS})
+                                "candidates": list(a.candidates), "fidelity": rows})
     final = final_read(events)
     hudi_rows = None if final is None else sorted((r[0], r[1], int(r[2])) for r in final["value"])
     ours = model_rows(run_dir / "table", metadata_table)

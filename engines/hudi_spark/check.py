@@ -4,10 +4,12 @@ timeline Hudi left in ``.hoodie`` and the rows Hudi's reader returned at the end
 Anomalies (each fails the run): ``ack-not-on-timeline`` (a write acknowledged ok whose instant is not a
 completed commit), ``duplicate-key`` (the final read returns a record key more than once), ``lost-update``
 (a key's final value is not the one of the last acknowledged write of it, by completion time: another
-value, a key that write deleted, or no row where it upserted one), ``aborted-write-visible`` (that value
-is one a failed write wrote). The final read is judged against the writes acknowledged before it was
-invoked (one acknowledged while it ran may or may not be in it). Commits are ``commit``s (copy-on-write)
-or ``deltacommit``s (merge-on-read, NBCC); the final read is Hudi's snapshot read, which merges a
+value, a key that write deleted, or no row where it upserted one; an ``insert_overwrite`` deletes every
+other key of its rows' partitions, Hudi replacing their file groups; a clustering writes no key),
+``aborted-write-visible`` (that value is one a failed write wrote). The final read is judged against the
+writes acknowledged before it was invoked (one acknowledged while it ran may or may not be in it).
+Commits are ``commit``s (copy-on-write), ``replacecommit``s (clustering, insert_overwrite) or
+``deltacommit``s (merge-on-read, NBCC); the final read is Hudi's snapshot read, which merges a
 merge-on-read table's logs. Notes (do not fail it): ``commit-without-ack`` (a completed commit no writer
 acknowledged, e.g. a writer killed after its commit), ``fault`` (a writer the harness paused, resumed or
 killed: the history's ``info`` lines), ``pending-instant`` (an instant left requested or inflight, e.g.
@@ -21,6 +23,8 @@ import statistics
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from engines.hudi_spark.writer import NOTHING_TO_CLUSTER
 
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
 
@@ -55,6 +59,8 @@ def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]],
     anomalies: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
     for e in writes_ok:
+        if e.get("result") == NOTHING_TO_CLUSTER:  # a clustering Hudi planned nothing for: no instant
+            continue
         if e.get("instant") not in completed:
             anomalies.append({"kind": "ack-not-on-timeline", "process": e["process"],
                               "batch": e["value"]["batch"], "instant": e.get("instant")})
@@ -106,14 +112,24 @@ def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]],
             for (p, k), n in counts.items() if n > 1]
     # key -> (completion, value) of its last acked write; value None: that write deleted the key
     last: dict[tuple[str, str], tuple[str, int | None]] = {}
+
+    def wrote(part: str, key: str, done: str, value: int | None) -> None:
+        if (part, key) not in last or done > last[(part, key)][0]:
+            last[(part, key)] = (done, value)
+
+    keys = {(r[1], r[0]) for e in oks for r in e["value"]["rows"]}
     for e in oks:
         done = str(e.get("instant") or "").partition("_")[2]
-        deletes = e["value"].get("op") == "delete"
+        op = e["value"].get("op")
         for key, part, value in e["value"]["rows"]:
             if ordering == "event-time":  # the greatest ordering value wins, whenever it committed
                 done = f"{value:020d}"
-            if (part, key) not in last or done > last[(part, key)][0]:
-                last[(part, key)] = (done, None if deletes else value)
+            wrote(part, key, done, None if op == "delete" else value)
+        if op == "insert_overwrite":  # its partitions' other keys are deleted as of its completion
+            own = {(r[1], r[0]) for r in e["value"]["rows"]}
+            for part, key in sorted(keys - own):
+                if part in {p for p, _k in own}:
+                    wrote(part, key, done, None)
     failed_values = {(r[1], r[0], r[2]) for e in fails for r in e["value"]["rows"]}
     for key, part, value, commit, _file in rows:
         want = last.get((part, key))

@@ -1,18 +1,20 @@
 """Hudi Spark writer plans from a catalogue OCC entry: the same writers, keys, values and order as the
 entry's simulated run, so one entry runs in simulation and on Hudi.
 
-The entry is simulated with its seed; each writer's operations (``op`` invoke lines: key, upsert or
-delete, value ``w<N>.<i>``) become its batches, one row per batch (one commit each, as in the model),
-capped at ``max_ops`` per writer. A preloaded table (``timeline.preload``) is one seed batch of every key
-by the first writer, which every other writer waits for. Values are numbers on Hudi: ``w<N>.<i>`` is
-``1000 * N + i``, the preload's ``0``.
+The entry is simulated with its seed; each writer's operations (``op`` invoke lines: key, upsert,
+delete or insert_overwrite, value ``w<N>.<i>``; or a clustering of a partition) become its batches, one
+row per batch (one commit each, as in the model; a clustering is one replacecommit of the partition's
+file groups, by Hudi's ``run_clustering`` procedure), capped at ``max_ops`` per writer. A preloaded table
+(``timeline.preload``) is one seed batch of every key by the first writer, which every other writer
+waits for. Values are numbers on Hudi: ``w<N>.<i>`` is ``1000 * N + i``, the preload's ``0``.
 
 The entry's Hudi settings become Hudi's write options (metadata table, conflict resolution strategy,
-heartbeat). What the hudi world cannot apply is listed in :attr:`EntryPlans.untranslated` and recorded in
-the run's ``scenario.toml``: the writers' JVMs share the host's clock (no skew), and the entry's timing
-(work and think times, start times) is Hudi's own. An entry Hudi cannot run at all is refused by name:
-the specification's hypothetical writer, instant-time-only workloads, SINGLE_WRITER mode, and storage
-faults, pauses or crashes (not translated yet).
+heartbeat, clustering update strategy). What the hudi world cannot apply is listed in
+:attr:`EntryPlans.untranslated` and recorded in the run's ``scenario.toml``: the writers' JVMs share the
+host's clock (no skew), and the entry's timing (work and think times, start times) is Hudi's own. An
+entry Hudi cannot run at all is refused by name: the specification's hypothetical writer, the
+hypothetical replace handlings, instant-time-only workloads, SINGLE_WRITER mode, and storage faults,
+pauses or crashes (not translated yet).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from engines.hudi_spark.launch import WriterFault
 from model.config import ConfigError
-from model.timeline.config import TimelineScenario
+from model.timeline.config import UPDATE_STRATEGY_CLASS, TimelineScenario
 from model.timeline.hudi_writer import partition_of
 from model.timeline.run import run_timeline
 from scenarios import catalogue
@@ -36,6 +38,9 @@ STRATEGY_CLASS = {
     "simple": "org.apache.hudi.client.transaction.SimpleConcurrentFileWritesConflictResolutionStrategy",
     "prefer-writer": "org.apache.hudi.client.transaction.PreferWriterConflictResolutionStrategy",
 }
+# Hudi's class for each timeline.clustering_updates (hoodie.clustering.updates.strategy)
+UPDATE_STRATEGY = {name: f"org.apache.hudi.client.clustering.update.strategy.{cls}"
+                   for name, cls in UPDATE_STRATEGY_CLASS.items()}
 MAX_OPS = 3
 _VALUE = re.compile(r"w(\d+)\.(\d+)")
 
@@ -79,6 +84,10 @@ def _refuse_untranslatable(ts: TimelineScenario) -> None:
     if tl.fail_commit_prob > 0:
         raise ConfigError("timeline.fail_commit_prob", tl.fail_commit_prob,
                           "writers dying in their commit are not translated to the hudi world yet")
+    if tl.hypothetical_replace is not None:
+        raise ConfigError("timeline.hypothetical_replace", tl.hypothetical_replace,
+                          "a hypothetical writer (one of Hudi's replace handlings taken out): Hudi has no "
+                          "such writer to run")
 
 
 def hudi_write_options(ts: TimelineScenario) -> dict[str, str]:
@@ -90,6 +99,8 @@ def hudi_write_options(ts: TimelineScenario) -> dict[str, str]:
         opts["hoodie.client.heartbeat.interval_in_ms"] = str(tl.heartbeat_interval_ms)
     if tl.heartbeat_tolerable_misses is not None:
         opts["hoodie.client.heartbeat.tolerable.misses"] = str(tl.heartbeat_tolerable_misses)
+    if tl.clustering_updates is not None:  # else Hudi infers it as the model does (config.update_strategy)
+        opts["hoodie.clustering.updates.strategy"] = UPDATE_STRATEGY[tl.clustering_updates]
     return opts
 
 
@@ -119,11 +130,16 @@ def entry_plans(name: str, ts: TimelineScenario, max_ops: int = MAX_OPS) -> Entr
     def row(key: str, value: int) -> dict[str, Any]:
         return {"key": key, "partition": partition_of(key, tl.partition_count), "value": value}
 
+    def batch(op: dict[str, Any]) -> dict[str, Any]:
+        after = {"after_commits": 1 if tl.preload else 0}
+        if op["kind"] == "cluster":  # a clustering of the partition's file groups (writer.py: run_clustering)
+            return {"op": "cluster", "partition": op["partition"], "rows": [], **after}
+        return {"op": op["kind"], "rows": [row(op["key"], hudi_value(op["value"]))], **after}
+
     # the preloaded table: one seed commit of every key by the first writer, which the others wait for
     seed_rows = [row(f"k{j}", 0) for j in range(1, tl.keys + 1)] if tl.preload else []
     batches = {w: ([{"op": "upsert", "rows": seed_rows}] if seed_rows and w == "w1" else [])
-               + [{"op": op["kind"], "after_commits": 1 if tl.preload else 0,
-                   "rows": [row(op["key"], hudi_value(op["value"]))]} for op in todo[:max_ops]]
+               + [batch(op) for op in todo[:max_ops]]
                for w, todo in ops.items()}
     untranslated = ["the writers' JVMs share the host's clock: the entry's clocks (skew, drift) do not apply",
                     "work, think and start times are Hudi's own (the plan fixes each writer's order only)"]

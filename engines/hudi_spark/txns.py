@@ -6,10 +6,13 @@ model's records: a key is a record key, a value the write's own number (a delete
 write stat's ``prevBaseFile``, read from the table: what Hudi actually read), its own key included
 (``nil`` when absent and never written in that file group's lineage; the tombstone of the delete that
 removed it otherwise), then writes its key; Elle's ``wfr-keys`` holds (a commit replaces the version it
-merged). An aborted attempt writes its key and reads nothing known (``fail``). The final snapshot read is
-one transaction reading every key it returned once; a key read twice (the duplicate-key checker's
-finding) and a key not returned are left out, with a note. Process order is each writer's history;
-real time is the history's wall-clock times.
+merged). A replacecommit's lineage goes through the file groups it replaced (their latest base files
+before it completed): a clustering reads every record of them and writes nothing (it moves values, it
+makes none); an insert_overwrite reads them too (the versions it supersedes) and writes its key and a
+tombstone of every other key they held. An aborted attempt writes its key and reads nothing known
+(``fail``). The final snapshot read is one transaction reading every key it returned once; a key read
+twice (the duplicate-key checker's finding) and a key not returned are left out, with a note. Process
+order is each writer's history; real time is the history's wall-clock times.
 
 Pure but for reading the run directory's files.
 """
@@ -28,6 +31,7 @@ from model.checkers.txn_history import FAIL, OK, READ, RW_REGISTER, WRITE, Mop, 
 from model.hudi_files.errors import HudiFileError
 from model.hudi_files.records import read_data_file
 from model.timeline.metadata import decode_instant_metadata
+from model.timeline.modeldata import replaced_file_groups
 
 
 def _value(row: list[Any], op: str) -> str | int:
@@ -35,18 +39,38 @@ def _value(row: list[Any], op: str) -> str | int:
 
 
 class _Table:
-    """The table Hudi wrote: each completed commit's write stats, each base file's records and lineage."""
+    """The table Hudi wrote: each completed commit's (and replacecommit's) write stats, completion time and
+    replaced file groups, each base file's records and lineage."""
 
     def __init__(self, table: Path) -> None:
         self.root = table
         self.stats: dict[str, list[dict[str, Any]]] = {}  # requested instant -> write stats
+        self.completed: dict[str, str] = {}  # requested instant -> completion time
+        self.replaced: dict[str, set[tuple[str, str]]] = {}  # requested -> (partition, fileId) it replaced
         timeline = table / ".hoodie" / "timeline"
-        for f in sorted(timeline.glob("*_*.commit")):
+        for f in sorted([*timeline.glob("*_*.commit"), *timeline.glob("*_*.replacecommit")]):
             md = decode_instant_metadata(f.read_bytes(), str(f))
-            requested = f.name.split("_", 1)[0]
+            requested, _, rest = f.name.partition("_")
             self.stats[requested] = [st for sts in (md.get("partitionToWriteStats") or {}).values()
                                      for st in sts or ()]
+            self.completed[requested] = rest.split(".", 1)[0]
+            self.replaced[requested] = replaced_file_groups(md)
         self._records: dict[str, dict[str, Any]] = {}
+
+    def replaced_files(self, requested: str) -> list[str]:
+        """The base files (paths relative to the table) of the file groups replacecommit ``requested``
+        replaced, each group's latest one committed before the replacecommit completed."""
+        done = self.completed.get(requested, "")
+        groups = self.replaced.get(requested, set())
+        latest: dict[tuple[str, str], tuple[str, str]] = {}  # group -> (completion, path)
+        for req, stats in self.stats.items():
+            if self.completed[req] >= done:
+                continue
+            for st in stats:
+                group = (str(st.get("partitionPath") or ""), str(st.get("fileId") or ""))
+                if group in groups and self.completed[req] > latest.get(group, ("",))[0]:
+                    latest[group] = (self.completed[req], str(st.get("path") or ""))
+        return sorted(path for _done, path in latest.values())
 
     def records(self, path: str) -> dict[str, Any]:
         """Record key -> value of the base file at ``path`` (relative to the table)."""
@@ -82,6 +106,11 @@ def view(run_dir: Path) -> RunView:
             txns.append((start, e["time"], e["process"], FAIL, writes))
             continue
         requested = str(e.get("instant") or "").partition("_")[0]
+        if op in REPLACES:
+            if requested:  # a clustering Hudi planned nothing for is no transaction
+                txns.append((start, e["time"], e["process"], OK,
+                             REPLACES[op](table, requested, writes, tombstones)))
+            continue
         reads = _commit_reads(table, requested, writes, tombstones, notes)
         txns.append((start, e["time"], e["process"], OK, reads + writes))
     txns.sort(key=lambda t: (t[0], t[1]))
@@ -113,6 +142,43 @@ def _commit_reads(table: _Table, requested: str, writes: list[Mop],
     for _f, key, _v in writes:
         reads.setdefault(key, dead.get(key))
     return [(READ, k, v) for k, v in sorted(reads.items())]
+
+
+def _cluster_mops(table: _Table, requested: str, _writes: list[Mop],
+                  tombstones: dict[str, dict[str, str]]) -> list[Mop]:
+    """A clustering reads every record of the base files it replaced and writes no new value (it rewrites
+    them into its new file group, whose lineage keeps its inputs' tombstones)."""
+    reads: dict[str, Any] = {}
+    dead: dict[str, str] = {}
+    for path in table.replaced_files(requested):
+        reads.update(table.records(path))
+        dead.update(tombstones.get(path, {}))
+    for st in table.stats.get(requested, ()):
+        path = str(st.get("path") or "")
+        tombstones[path] = {k: v for k, v in dead.items() if k not in table.records(path)}
+    return [(READ, k, v) for k, v in sorted(reads.items())]
+
+
+def _overwrite_mops(table: _Table, requested: str, writes: list[Mop],
+                    tombstones: dict[str, dict[str, str]]) -> list[Mop]:
+    """An insert_overwrite reads every record of the file groups it replaced (the versions it supersedes:
+    Hudi replaces the groups in its view, as an upsert replaces the base file it merged), then writes its
+    keys and deletes every other key of them (tombstone ``del:<its value>``, kept in its new file group's
+    lineage)."""
+    own = {k for _f, k, _v in writes}
+    value = writes[0][2]
+    before: dict[str, Any] = {}
+    for path in table.replaced_files(requested):
+        before.update(table.records(path))
+    gone = {k: f"del:{value}" for k in before if k not in own}
+    for st in table.stats.get(requested, ()):
+        tombstones[str(st.get("path") or "")] = dict(gone)
+    return ([(READ, k, v) for k, v in sorted(before.items())] + writes
+            + [(WRITE, k, v) for k, v in sorted(gone.items())])
+
+
+# a replacecommit's operation -> its transaction's micro-operations
+REPLACES = {"cluster": _cluster_mops, "insert_overwrite": _overwrite_mops}
 
 
 def _final_read(rows: list[list[Any]], notes: list[str]) -> list[Mop]:

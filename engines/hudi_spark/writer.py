@@ -2,10 +2,12 @@
 
 The plan (JSON) names the writer, the table's base path (``s3a://bucket/prefix/table``), the S3 endpoint
 (the fault proxy) and credentials, the extra classpath (:mod:`engines.hudi_spark.classpath`), Hudi's write
-options and the batches: ``{"op": "upsert"|"insert"|"delete", "rows": [{"key", "partition", "value"}, ...]}``
-(a delete's rows name the keys it deletes; Hudi's ``delete`` operation reads only their key and partition).
-Each batch is one Hudi commit. Before it, an ``invoke`` line goes to the history file (JSON lines, flushed
-and fsynced per line, so a crash keeps what was written); after it an ``ok`` line with the instant Hudi
+options and the batches: ``{"op": "upsert"|"insert"|"delete"|"insert_overwrite", "rows": [{"key",
+"partition", "value"}, ...]}`` (a delete's rows name the keys it deletes; Hudi's ``delete`` operation reads
+only their key and partition; an ``insert_overwrite`` replaces every file group of its rows' partitions)
+or ``{"op": "cluster", "partition": P}``, a clustering of partition ``P`` (:func:`cluster`). Each batch
+is one Hudi commit. Before it, an ``invoke`` line goes to the history file (JSON lines, flushed and
+fsynced per line, so a crash keeps what was written); after it an ``ok`` line with the instant Hudi
 committed, or a ``fail`` line with Hudi's exception: its class and message (the root of the chain too).
 The plan's ``protocol`` (``occ``, the default, or ``nbcc``) picks Hudi's write options (:func:`hudi_options`).
 A batch may wait for the table's ``after_commits`` completed commits and for the harness's ``after_info``
@@ -22,10 +24,11 @@ from pathlib import Path
 from typing import IO, Any
 
 PLAN_FIELDS = ("writer", "base_path", "table", "endpoint", "classpath", "history", "batches")
-OPS = ("upsert", "insert", "delete")
+OPS = ("upsert", "insert", "delete", "insert_overwrite", "cluster")
 # Hudi copies write options with the commit-metadata key prefix ("_") into the commit's metadata
 MARK = "_hcc_"
 WAIT_POLL_S = 0.5
+NOTHING_TO_CLUSTER = "nothing-to-cluster"  # an ok clustering that Hudi planned nothing for
 
 
 class PlanError(ValueError):
@@ -49,6 +52,10 @@ def load_plan(path: Path) -> dict[str, Any]:
         if batch.get("op") not in OPS:
             raise PlanError(f"plan field batches[{i}].op={batch.get('op')!r}: "
                             f"expected one of {', '.join(OPS)}")
+        if batch["op"] == "cluster":  # a clustering names its partition and writes no rows of its own
+            if not batch.get("partition") or batch.get("rows"):
+                raise PlanError(f"plan field batches[{i}]: a cluster batch has a 'partition' and no rows")
+            continue
         for j, row in enumerate(batch.get("rows") or []):
             for k in ("key", "partition", "value"):
                 if k not in row:
@@ -213,6 +220,28 @@ def own_instant(spark: Any, base_path: str, writer: str, batch: int) -> str | No
     return None
 
 
+def cluster(spark: Any, plan: dict[str, Any], opts: dict[str, str], partition: str) -> str | None:
+    """A clustering of ``partition``'s file groups by Hudi's ``run_clustering`` procedure (Spark SQL
+    ``CALL``: the write client schedules the plan, ``scheduleClusteringAtInstant``, and executes it,
+    ``cluster(instant, true)``, completing a replacecommit), with the writer's own options (the lock, OCC,
+    the table's fields); the completed instant ``<requested>_<completion>``, or None when Hudi planned
+    nothing (no file group eligible: every one in a pending clustering)."""
+    # HoodieCLIUtils#extractOptions splits "k=v" pairs on ","; none of the writer's values holds "," or "="
+    options = ",".join(f"{k}={v}" for k, v in sorted(opts.items()))
+    got = spark.sql(f"CALL run_clustering(path => '{plan['base_path']}', selected_partitions => "
+                    f"'{partition}', options => '{options}')").collect()
+    if not got:
+        return None
+    requested = str(got[0][0])
+    timeline = _meta_client(spark, plan["base_path"]).getActiveTimeline().filterCompletedInstants()
+    instants = timeline.getInstants()
+    for j in range(instants.size()):
+        instant = instants.get(j)
+        if instant.requestedTime() == requested:
+            return f"{requested}_{instant.getCompletionTime()}"
+    return None
+
+
 def wait_for_info(history: Path, want: dict[str, str]) -> None:
     """Wait until the history holds an ``info`` line carrying every field of ``want``."""
     while True:
@@ -248,25 +277,32 @@ def run(plan: dict[str, Any]) -> int:
                     time.sleep(WAIT_POLL_S)
                 if batch.get("after_info"):
                     wait_for_info(Path(plan["history"]), batch["after_info"])
+                if batch["op"] == "cluster":
+                    value["partition"] = batch["partition"]
                 _line(out, {"process": plan["writer"], "type": "invoke", "f": "write", "value": value,
                             "time": time.time()})
                 start = time.time()
+                extra: dict[str, Any] = {}
                 try:
-                    df = spark.createDataFrame(rows, "key string, partition string, value long, ts long")
-                    (df.write.format("hudi").options(**opts)
-                     .option("hoodie.datasource.write.operation", batch["op"])
-                     .option(f"{MARK}writer", plan["writer"]).option(f"{MARK}batch", str(i))
-                     .mode("append").save(plan["base_path"]))
+                    if batch["op"] == "cluster":
+                        instant = cluster(spark, plan, opts, batch["partition"])
+                        extra = {} if instant else {"result": NOTHING_TO_CLUSTER}
+                    else:
+                        df = spark.createDataFrame(rows, "key string, partition string, value long, ts long")
+                        (df.write.format("hudi").options(**opts)
+                         .option("hoodie.datasource.write.operation", batch["op"])
+                         .option(f"{MARK}writer", plan["writer"]).option(f"{MARK}batch", str(i))
+                         .mode("append").save(plan["base_path"]))
+                        instant = own_instant(spark, plan["base_path"], plan["writer"], i)
                 except Exception as e:  # Hudi's failure is the outcome recorded, whatever its class
                     failed += 1
                     _line(out, {"process": plan["writer"], "type": "fail", "f": "write", "value": value,
                                 "time": time.time(), "elapsed_s": round(time.time() - start, 3),
                                 "error": java_error(e)})
                     continue
-                instant = own_instant(spark, plan["base_path"], plan["writer"], i)
                 _line(out, {"process": plan["writer"], "type": "ok", "f": "write", "value": value,
                             "time": time.time(), "elapsed_s": round(time.time() - start, 3),
-                            "instant": instant})
+                            "instant": instant, **extra})
             if plan.get("read_at_end"):
                 read_table(spark, plan, out)
         finally:
