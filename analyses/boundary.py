@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.cells import Task
+from engines.cells import SweepRun
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Violation
 from model.config import ConfigError, FaultPlan, Scenario, describe_faults
@@ -108,9 +108,8 @@ class Prober:
 
     def __call__(self, index: int, value: Number) -> Probe:
         scenario = self.build(value)
-        tasks = [
-            Task(f"boundary:{scenario.name}", index, ((self.param, value),), s, scenario) for s in self.seeds
-        ]
+        label = f"boundary:{scenario.name}"
+        tasks = [SweepRun(label, index, ((self.param, value),), s, scenario) for s in self.seeds]
         rows = self.engine.run(tasks, label=f"probe {index} {self.param}={value}")
         return Probe(
             value,

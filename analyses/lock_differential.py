@@ -461,7 +461,7 @@ def step_table(schedule: Schedule, obs: Observation) -> list[str]:
 
 
 @dataclass
-class Found:
+class DivergentSchedule:
     """The minimal divergent schedule the search kept, with both sides' observations."""
 
     schedule: Schedule
@@ -476,7 +476,7 @@ class SearchResult:
 
     examples: int = 0
     seconds: float = 0.0
-    found: Found | None = None
+    found: DivergentSchedule | None = None
     shrink_stopped: bool = False
     flaky: bool = False  # the divergence did not come back when its schedule ran again
     jvm_rss_mb: dict[str, float] = field(default_factory=dict)  # each node's JVM, resident memory at the end
@@ -515,7 +515,7 @@ def search(ep: Endpoint, *, version: str, examples: int, seed: int, log_dir: Pat
             if not first_found:
                 first_found.append(time.monotonic())
             if result.found is None or _size(schedule) <= _size(result.found.schedule):
-                result.found = Found(schedule, model, hudi, found)
+                result.found = DivergentSchedule(schedule, model, hudi, found)
             raise _Divergent(found[0].line())
 
     try:
@@ -548,7 +548,7 @@ def run_both(schedule: Schedule, ep: Endpoint, prefix: str, *, version: str, nod
         return model, hudi.result()
 
 
-def replay(schedule: Schedule, ep: Endpoint, *, version: str, log_dir: Path) -> Found:
+def replay(schedule: Schedule, ep: Endpoint, *, version: str, log_dir: Path) -> DivergentSchedule:
     """Run one schedule on both sides (``--replay FILE``)."""
     nodes = {n: HudiNode(n, version, log_dir) for n in schedule.nodes}
     try:
@@ -557,4 +557,4 @@ def replay(schedule: Schedule, ep: Endpoint, *, version: str, log_dir: Path) -> 
     finally:
         for hn in nodes.values():
             hn.end("stop")
-    return Found(schedule, model, hudi, compare(schedule, model, hudi))
+    return DivergentSchedule(schedule, model, hudi, compare(schedule, model, hudi))

@@ -19,8 +19,9 @@ from backends import registry
 from cli.options import add_backend, add_json, add_out, add_set
 from engines.rundir import STORE, RunResult, claim_out, execute_entry
 from model.config import ConfigError
+from model.protocols import NAMES
 from scenarios import catalogue
-from scenarios.catalogue import PROTOCOLS, Entry
+from scenarios.catalogue import Entry
 
 
 def _print_run_line(result: RunResult, seconds: float) -> None:
@@ -155,7 +156,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """hcc list: the catalogue, grouped by protocol."""
-    for protocol in [args.protocol] if args.protocol else PROTOCOLS:
+    for protocol in [args.protocol] if args.protocol else NAMES:
         names = catalogue.names(protocol)
         if not names:
             continue
@@ -173,7 +174,7 @@ def register(sub: Any) -> None:
     run = sub.add_parser("run", help="run a catalogue entry (lock, occ, nbcc, explore) or all of them")
     run.add_argument("scenario", nargs="?", help="catalogue name or path to a TOML file")
     run.add_argument("--all", action="store_true", help="run every entry of the catalogue")
-    run.add_argument("--protocol", choices=PROTOCOLS, help="with --all: only the entries of this protocol")
+    run.add_argument("--protocol", choices=NAMES, help="with --all: only the entries of this protocol")
     run.add_argument("--catalogue", metavar="DIR",
                      help="with --all: run the scenario files of this folder, not the shipped catalogue")
     run.add_argument("--seed", type=int, help="override the entry's seed")
@@ -196,5 +197,5 @@ def register(sub: Any) -> None:
     show.set_defaults(func=cmd_show)
 
     lst = sub.add_parser("list", help="list the catalogue, grouped by protocol")
-    lst.add_argument("--protocol", choices=PROTOCOLS, help="only this protocol's entries")
+    lst.add_argument("--protocol", choices=NAMES, help="only this protocol's entries")
     lst.set_defaults(func=cmd_list)

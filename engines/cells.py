@@ -62,7 +62,7 @@ RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
 
 
 @dataclass(frozen=True)
-class Task:
+class SweepRun:
     """One simulated run: a cell of a grid (its settings and built scenario) and a seed."""
 
     grid: str
@@ -72,15 +72,15 @@ class Task:
     scenario: Scenario
 
 
-def expand(grid: Grid, seeds: int | None = None, first_seed: int | None = None) -> list[Task]:
+def expand(grid: Grid, seeds: int | None = None, first_seed: int | None = None) -> list[SweepRun]:
     """Every (cell, seed) pair of the grid, cell-major, as tasks with their scenarios built."""
     kinds = grid.kinds()
     seed_list = grid.seed_list(seeds, first_seed)
-    tasks: list[Task] = []
+    tasks: list[SweepRun] = []
     for i, cell in enumerate(grid.cells()):
         scenario = grid.build(cell)
         settings = tuple((k, column_value(kinds[k], v)) for k, v in cell.items())
-        tasks.extend(Task(grid.name, i, settings, seed, scenario) for seed in seed_list)
+        tasks.extend(SweepRun(grid.name, i, settings, seed, scenario) for seed in seed_list)
     return tasks
 
 
@@ -144,7 +144,8 @@ def simulate(scenario: Scenario, seed: int) -> dict[str, Any]:
     }
 
 
-def run_task(task: Task, simulate_fn: Callable[[Scenario, int], dict[str, Any]] = simulate) -> dict[str, Any]:
+def run_task(task: SweepRun,
+             simulate_fn: Callable[[Scenario, int], dict[str, Any]] = simulate) -> dict[str, Any]:
     """One row for one task.  A model crash becomes a row with verdict ``error`` and the error text."""
     row: dict[str, Any] = {"grid": task.grid, "scenario": task.scenario.name, "cell": task.cell}
     row.update(task.settings)

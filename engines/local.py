@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.cells import RESULT_COLUMNS, Task, run_task
+from engines.cells import RESULT_COLUMNS, SweepRun, run_task
 from engines.progress import Progress
 
 __all__ = ["IN_FLIGHT", "LocalEngine", "Progress", "TaskFailed", "WorkersFailed", "default_jobs",
@@ -121,8 +121,8 @@ class LocalEngine:
         self._ctx: Any = None
         self._workers: list[_Worker] = []
 
-    def run(self, tasks: Sequence[Task], label: str = "sweep",
-            fn: Callable[[Task], dict[str, Any]] = run_task) -> list[dict[str, Any]]:
+    def run(self, tasks: Sequence[SweepRun], label: str = "sweep",
+            fn: Callable[[SweepRun], dict[str, Any]] = run_task) -> list[dict[str, Any]]:
         """One row per task (``fn(task)``, :func:`run_task` by default), in task order."""
         progress = None if self.quiet else Progress(label, len(tasks))
         if self.jobs == 1 or len(tasks) < 2:
@@ -153,7 +153,7 @@ class LocalEngine:
         child.close()
         return _Worker(process, parent)
 
-    def _run_pool(self, tasks: Sequence[Task], fn: Callable[[Task], dict[str, Any]],
+    def _run_pool(self, tasks: Sequence[SweepRun], fn: Callable[[SweepRun], dict[str, Any]],
                   progress: Progress | None) -> list[dict[str, Any]]:
         while len(self._workers) < min(self.jobs, len(tasks)):
             self._workers.append(self._start_worker())
@@ -206,7 +206,7 @@ class LocalEngine:
                 progress.update(done, running=sum(min(len(w.queue), 1) for w in self._workers))
         return [row if row is not None else {} for row in rows]
 
-    def _bury(self, dead: _Worker, tasks: Sequence[Task], rows: list[dict[str, Any] | None],
+    def _bury(self, dead: _Worker, tasks: Sequence[SweepRun], rows: list[dict[str, Any] | None],
               todo: deque[int], deaths: dict[int, int]) -> int:
         """Replace a dead worker; its running task is retried or becomes an error row (returns rows made)."""
         dead.process.join(STOP_WAIT_S)
@@ -257,7 +257,7 @@ def _joined(process: Any, seconds: float) -> bool:
     return not process.is_alive()
 
 
-def _died_row(task: Task, why: str) -> dict[str, Any]:
+def _died_row(task: SweepRun, why: str) -> dict[str, Any]:
     """The error row of a task whose worker died (the row :func:`run_task` makes for a model crash)."""
     row: dict[str, Any] = {"grid": task.grid, "scenario": task.scenario.name, "cell": task.cell}
     row.update(task.settings)

@@ -41,7 +41,7 @@ from glob import glob
 from pathlib import Path
 from typing import Any
 
-from engines.cells import Task, run_task
+from engines.cells import SweepRun, run_task
 from engines.local import Progress
 from engines.ship import ship
 
@@ -178,8 +178,8 @@ class SparkEngine:
         cores = max(1, int(self.session.sparkContext.defaultParallelism))
         return max(1, min(count, self.tasks_per_core * cores))
 
-    def run(self, tasks: Sequence[Task], label: str = "sweep",
-            fn: Callable[[Task], dict[str, Any]] = run_task) -> list[dict[str, Any]]:
+    def run(self, tasks: Sequence[SweepRun], label: str = "sweep",
+            fn: Callable[[SweepRun], dict[str, Any]] = run_task) -> list[dict[str, Any]]:
         """One row per task (``fn(task)``, :func:`run_task` by default), in task order, in batches.
 
         The rows are those of the local engine: a row depends only on its task.
@@ -190,7 +190,7 @@ class SparkEngine:
         dealt = deal(len(tasks), self.batches(len(tasks)))
         done = sc.accumulator(0)  # runs finished, for progress (tasks finish a batch at a time)
 
-        def run_batch(batch: list[Task]) -> list[dict[str, Any]]:
+        def run_batch(batch: list[SweepRun]) -> list[dict[str, Any]]:
             rows = [fn(task) for task in batch]
             done.add(len(rows))
             return rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from engines.cells import Task
+from engines.cells import SweepRun
 from engines.local import LocalEngine, default_jobs
 from model.config import ConfigError
 
@@ -15,7 +15,7 @@ ENGINES = ("spark", "local")
 class Engine(Protocol):
     name: str
 
-    def run(self, tasks: list[Task], label: str = "sweep") -> list[dict[str, Any]]: ...
+    def run(self, tasks: list[SweepRun], label: str = "sweep") -> list[dict[str, Any]]: ...
 
     def close(self) -> None: ...
 

@@ -30,8 +30,7 @@ import tomli_w
 from model.config import ConfigError
 from model.cow.scenario import CowSettings, ExploreScenario
 from model.nbcc.config import NbccScenario
-from model.protocols import NAMES as PROTOCOLS
-from model.protocols import EntryHead, Plugin, plugin
+from model.protocols import NAMES, EntryHead, Plugin, plugin
 from model.protocols.base import World
 from model.protocols.explore import DEFAULT_EXPLORER, explorer
 from scenarios import loader, timeline_loader
@@ -162,9 +161,9 @@ def load(name_or_path: str, overrides: Sequence[str] = ()) -> Entry:
 
 def names(protocol: str | None = None, folder: Path = CATALOGUE) -> list[str]:
     """Names of the catalogue's entries (of one protocol when given), sorted."""
-    if protocol is not None and protocol not in PROTOCOLS:
-        raise ConfigError("--protocol", protocol, f"must be one of {', '.join(PROTOCOLS)}")
+    if protocol is not None and protocol not in NAMES:
+        raise ConfigError("--protocol", protocol, f"must be one of {', '.join(NAMES)}")
     return loader.catalogue_names(folder, protocol)
 
 
-__all__ = ["CATALOGUE", "PROTOCOLS", "Entry", "load", "names", "protocol_of"]
+__all__ = ["CATALOGUE", "Entry", "load", "names", "protocol_of"]

@@ -12,6 +12,7 @@ import pytest
 from cli.main import main
 from engines.rundir import execute_entry
 from model.config import ConfigError
+from model.protocols import NAMES
 from scenarios import catalogue, loader
 
 FAST = ["tl-cc-none-lost-update", "tl-occ-put-if-absent", "nbcc-completion-time-safe",
@@ -24,12 +25,12 @@ def test_every_file_names_its_protocol_and_explains_its_verdict() -> None:
     names = catalogue.names()
     for protocol in ("lock", "occ", "nbcc", "explore"):
         assert catalogue.names(protocol), f"no {protocol} entry"
-    assert sorted(sum((catalogue.names(p) for p in catalogue.PROTOCOLS), [])) == names
+    assert sorted(sum((catalogue.names(p) for p in NAMES), [])) == names
     for name in names:
         text = loader.resolve(name).read_text()
         assert text.lstrip().startswith("#"), f"{name}: the expected verdict needs its reason in a comment"
         raw = tomllib.loads(text)
-        assert raw.get("protocol") in catalogue.PROTOCOLS, f"{name}: no protocol"
+        assert raw.get("protocol") in NAMES, f"{name}: no protocol"
         entry = catalogue.load(name)
         assert entry.protocol == raw["protocol"] and entry.name == name
 
@@ -72,7 +73,7 @@ def test_run_all_of_one_protocol_and_list_grouped(tmp_path: Path, capsys: pytest
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     headers = [line.split()[0] for line in out.splitlines() if not line.startswith(" ")]
-    assert headers == list(catalogue.PROTOCOLS)
+    assert headers == list(NAMES)
     assert main(["show", "nbcc-instant-time-rule"]) == 0
     assert tomllib.loads(capsys.readouterr().out)["nbcc"]["variant"] == "v6-instant-time"
     assert main(["run", "nbcc-instant-time-rule", "--protocol", "nbcc"]) == 2

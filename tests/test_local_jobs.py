@@ -23,25 +23,25 @@ from scenarios import grid
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _smoke(seeds: int = 3) -> list[cells.Task]:
+def _smoke(seeds: int = 3) -> list[cells.SweepRun]:
     return cells.expand(grid.load("smoke"), seeds=seeds)
 
 
-def _broken(task: cells.Task) -> cells.Task:
+def _broken(task: cells.SweepRun) -> cells.SweepRun:
     workload = dataclasses.replace(task.scenario.workload, work_ms=Dist("bogus"))
     return dataclasses.replace(task, scenario=dataclasses.replace(task.scenario, workload=workload))
 
 
 # Row functions for the workers: module level, so a worker process imports them by name.
 
-def dies_on_seed_2_of_cell_1(task: cells.Task) -> dict[str, Any]:
+def dies_on_seed_2_of_cell_1(task: cells.SweepRun) -> dict[str, Any]:
     """A run whose worker process dies (as a segfault or the OOM killer would kill it)."""
     if task.cell == 1 and task.seed == 2:
         os._exit(7)
     return cells.run_task(task)
 
 
-def raises_on_cell_2(task: cells.Task) -> dict[str, Any]:
+def raises_on_cell_2(task: cells.SweepRun) -> dict[str, Any]:
     """A row function that raises (run_task itself turns a model crash into an error row)."""
     if task.cell == 2:
         raise ValueError("no row for this cell")

@@ -119,7 +119,7 @@ def test_a_model_crash_becomes_an_error_row() -> None:
     scenario = loader.load("rfc91-long-pause", ["duration_ms=20000"])
     workload = dataclasses.replace(scenario.workload, work_ms=Dist("bogus"))
     broken = dataclasses.replace(scenario, workload=workload)
-    row = cells.run_task(cells.Task("g", 0, (("lock.variant", "hudi"),), 3, broken))
+    row = cells.run_task(cells.SweepRun("g", 0, (("lock.variant", "hudi"),), 3, broken))
     assert row["verdict"] == "error" and row["seed"] == 3 and row["lock.variant"] == "hudi"
     assert "ConfigError" in row["error"] and "bogus" in row["error"]
     assert row["violations"] is None and row["acquisitions"] is None
@@ -127,7 +127,7 @@ def test_a_model_crash_becomes_an_error_row() -> None:
     def boom(_s: object, _seed: int) -> dict[str, object]:
         raise ZeroDivisionError("division by zero")
 
-    row = cells.run_task(cells.Task("g", 0, (), 1, scenario), simulate_fn=boom)
+    row = cells.run_task(cells.SweepRun("g", 0, (), 1, scenario), simulate_fn=boom)
     assert row["verdict"] == "error" and row["error"].startswith("ZeroDivisionError: division by zero (at ")
 
 

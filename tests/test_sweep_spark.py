@@ -82,7 +82,7 @@ def test_a_model_crash_on_an_executor_is_an_error_row(engine: SparkEngine) -> No
     assert rows[0]["verdict"] == "ok" and rows[1]["verdict"] == "error" and "bogus" in rows[1]["error"]
 
 
-def _fails_on_first_attempt(task: cells.Task) -> dict[str, Any]:
+def _fails_on_first_attempt(task: cells.SweepRun) -> dict[str, Any]:
     from pyspark import TaskContext
 
     ctx = TaskContext.get()

@@ -16,12 +16,11 @@ from model.explore.nbcc import NbccBounds
 from model.explore.occ import OccBounds
 
 BOUNDS: dict[str, type[Bounds]] = {cls.protocol: cls for cls in (Bounds, OccBounds, NbccBounds)}
-PROTOCOLS = tuple(BOUNDS)  # lock, occ, nbcc
 
 
 def bounds_class(protocol: str, where: str = "protocol") -> type[Bounds]:
     """The bounds of ``protocol``: the lock's (:class:`Bounds`), OCC's or NBCC's."""
-    _require(protocol in BOUNDS, where, protocol, f"must be one of {', '.join(PROTOCOLS)}")
+    _require(protocol in BOUNDS, where, protocol, f"must be one of {', '.join(BOUNDS)}")
     return BOUNDS[protocol]
 
 
@@ -58,4 +57,4 @@ def config_from_dict(data: dict[str, Any], where: str = "explore") -> Bounds:
     return bounds
 
 
-__all__ = ["BOUNDS", "PROTOCOLS", "bounds_class", "config_from_dict"]
+__all__ = ["BOUNDS", "bounds_class", "config_from_dict"]
