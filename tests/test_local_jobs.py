@@ -112,10 +112,14 @@ def test_sigint_in_the_parent_stops_the_workers() -> None:
     seen: list[int] = []
 
     def interrupt() -> None:
+        # once both workers are at work (their start is slow on a loaded machine), not at a fixed time
+        deadline = time.monotonic() + 60
+        while len(engine.worker_pids()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
         seen.extend(engine.worker_pids())  # the workers at work when the signal comes
         os.kill(os.getpid(), signal.SIGINT)
 
-    timer = threading.Timer(0.5, interrupt)
+    timer = threading.Timer(0.1, interrupt)
     try:
         with signals_as_exceptions(), pytest.raises(KeyboardInterrupt):
             timer.start()
