@@ -28,12 +28,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from analyses.writers_differential import _minus, final_read, hudi_rs_rows, model_rows
+from analyses.writers_differential import compare_final_rows, compare_run
 from engines.hudi_spark.check import read_history
+from model.nbcc.config import NbccScenario
 from model.nbcc.filegroup import build_group
 from model.nbcc.slices import FileSlice, Rule
 from model.nbcc.timeline_reader import HudiTable
 from model.timeline.layout import format_instant
+from scenarios.catalogue import Entry
 
 # each release whose hudi-common fsview.json reads, and the model's rule for its HoodieFileGroup
 RELEASES = {"1.2.0": Rule.HUDI_1_2_0, "1.2.1": Rule.PR_19785}
@@ -159,23 +161,12 @@ def compare_nbcc_run(run_dir: Path, *, metadata_table: bool = False) -> dict[str
     slice_diffs, slice_notes = compare_slices(table, views)
     differences += slice_diffs
     notes += slice_notes
-    final = final_read(events)
-    hudi_rows = None if final is None else sorted((r[0], r[1], int(r[2])) for r in final["value"])
-    ours = model_rows(run_dir / "table", metadata_table, Rule.HUDI_1_2_0)
-    if hudi_rows is not None and hudi_rows != ours:
-        differences.append({"kind": "final-rows", "hudi_only": _minus(hudi_rows, ours),
-                            "model_only": _minus(ours, hudi_rows),
-                            "fidelity": "NB20-NB22 (the snapshot reader: listing, latest merged slice)"})
-    rs_rows, rs_note = hudi_rs_rows(run_dir / "table")
-    if hudi_rows is not None and rs_rows is not None and hudi_rows != rs_rows:
-        differences.append({"kind": "final-rows-hudi-rs", "hudi_only": _minus(hudi_rows, rs_rows),
-                            "hudi_rs_only": _minus(rs_rows, hudi_rows),
-                            "fidelity": "hudi-rs 0.5.0's snapshot read (a second reader, not the model)"})
-    if hudi_rows is None:
-        notes.append("no writer read after the last write ended: the final rows are not compared")
-    return {"attempts": attempts, "notes": notes, "hidden": hidden_groups(views), "hudi_rows": hudi_rows,
-            "model_rows": ours, "hudi_rs_rows": rs_rows, "hudi_rs": rs_note, "differences": differences,
-            "agree": not differences}
+    rows, row_differences, row_notes = compare_final_rows(
+        events, run_dir / "table", metadata_table, Rule.HUDI_1_2_0,
+        "NB20-NB22 (the snapshot reader: listing, latest merged slice)")
+    differences += row_differences
+    return {"attempts": attempts, "notes": notes + row_notes, "hidden": hidden_groups(views), **rows,
+            "differences": differences, "agree": not differences}
 
 
 def _planned_kills(run_dir: Path) -> int:
@@ -185,3 +176,12 @@ def _planned_kills(run_dir: Path) -> int:
     except (OSError, ValueError):
         return 0
     return sum(1 for f in data.get("hudi", {}).get("faults", []) if f.get("fault") == "kill")
+
+
+def judge_run(entry: Entry, run_dir: Path) -> dict[str, Any]:
+    """The model's judgement of ``run_dir``, a hudi run of catalogue ``entry``: an NBCC entry's by
+    :func:`compare_nbcc_run`, an OCC entry's by :func:`analyses.writers_differential.compare_run`."""
+    if isinstance(entry.config, NbccScenario):
+        return compare_nbcc_run(run_dir, metadata_table=entry.config.nbcc.metadata_table)
+    tl = entry.config.timeline
+    return compare_run(run_dir, strategy=tl.strategy, metadata_table=tl.metadata_table_on)

@@ -316,26 +316,39 @@ def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool
                                 "model_conflict_with": a.conflict_with,
                                 "hudi_conflict_with": a.hudi_conflict_with,
                                 "candidates": list(a.candidates), "fidelity": rows})
+    rows, row_differences, row_notes = compare_final_rows(events, run_dir / "table", metadata_table)
+    return {"attempts": [a.__dict__ | {"agrees": a.agrees} for a in attempts], "notes": notes + row_notes,
+            **rows, "differences": differences + row_differences,
+            "agree": not differences and not row_differences}
+
+
+Row = tuple[str, str, int]
+
+
+def compare_final_rows(events: Sequence[Mapping[str, Any]], table_dir: Path, metadata_table: bool,
+                       rule: Rule | None = None,
+                       fidelity: str = "the snapshot reader (model/nbcc/timeline_reader.py)",
+                       ) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """The final rows of Hudi's Spark reader (:func:`final_read`), of the model's reader (:func:`model_rows`
+    with ``rule``) and of hudi-rs on ``table_dir``; the differences (the model's naming ``fidelity``) and
+    notes."""
+    differences: list[dict[str, Any]] = []
+    notes: list[str] = []
     final = final_read(events)
     hudi_rows = None if final is None else sorted((r[0], r[1], int(r[2])) for r in final["value"])
-    ours = model_rows(run_dir / "table", metadata_table)
+    ours = model_rows(table_dir, metadata_table, rule)
     if hudi_rows is not None and hudi_rows != ours:
         differences.append({"kind": "final-rows", "hudi_only": _minus(hudi_rows, ours),
-                            "model_only": _minus(ours, hudi_rows),
-                            "fidelity": "the snapshot reader (model/nbcc/timeline_reader.py)"})
-    rs_rows, rs_note = hudi_rs_rows(run_dir / "table")
+                            "model_only": _minus(ours, hudi_rows), "fidelity": fidelity})
+    rs_rows, rs_note = hudi_rs_rows(table_dir)
     if hudi_rows is not None and rs_rows is not None and hudi_rows != rs_rows:
         differences.append({"kind": "final-rows-hudi-rs", "hudi_only": _minus(hudi_rows, rs_rows),
                             "hudi_rs_only": _minus(rs_rows, hudi_rows),
                             "fidelity": "hudi-rs 0.5.0's snapshot read (a second reader, not the model)"})
     if hudi_rows is None:
         notes.append("no writer read after the last write ended: the final rows are not compared")
-    return {"attempts": [a.__dict__ | {"agrees": a.agrees} for a in attempts], "notes": notes,
-            "hudi_rows": hudi_rows, "model_rows": ours, "hudi_rs_rows": rs_rows, "hudi_rs": rs_note,
-            "differences": differences, "agree": not differences}
-
-
-Row = tuple[str, str, int]
+    rows = {"hudi_rows": hudi_rows, "model_rows": ours, "hudi_rs_rows": rs_rows, "hudi_rs": rs_note}
+    return rows, differences, notes
 
 
 def _minus(a: Sequence[Row], b: Sequence[Row]) -> list[Row]:

@@ -1,4 +1,4 @@
-"""The catalogue's OCC entries on Hudi's own Spark writers: the README's "OCC entries on Hudi (real)" table.
+"""The catalogue's OCC and NBCC entries on Hudi's own Spark writers: the README's "Hudi (real)" tables.
 
 Not a test (``tests/test_real_hudi_spark_entries.py`` asserts two entries). Each OCC entry of the
 catalogue that Hudi can run (:mod:`engines.hudi_spark.plans` refuses the others, and the row says why)
@@ -8,6 +8,11 @@ ENTRY --run DIR``): each attempt's commit or abort by the model's conflict check
 model's reader and hudi-rs. A row says Hudi's verdict against the entry's ``expect``, the anomalies by
 kind, commits and write conflicts, whether the model decided every attempt as Hudi did, and the cost:
 wall time (JVM start included), the median commit time and the writers' peak resident memory.
+
+Each NBCC entry (:mod:`engines.hudi_spark.nbcc_plans`: its deltacommits, a failed one a writer killed after
+its first log and restarted) runs the same way and is judged by :mod:`analyses.nbcc_writers_differential`:
+every deltacommit committed, the model's file slices against Hudi 1.2.0's and 1.2.1's own, the final rows;
+its row also says which file groups each release's reader hides (1.2.1: PR #19785, issue #19774).
 
 Which commits overlap is the JVMs' timing, not the seed's: a row is one run.
 
@@ -28,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_explore_lock import write_readme  # noqa: E402
 
-from analyses.writers_differential import compare_run  # noqa: E402
-from engines.hudi_spark.plans import entry_plans  # noqa: E402
+from analyses.nbcc_writers_differential import judge_run  # noqa: E402
+from engines.hudi_spark.nbcc_plans import hudi_plans  # noqa: E402
 from engines.hudi_spark.run import VERSION, run  # noqa: E402
 from engines.hudi_spark.txns import isolation  # noqa: E402
 from model.config import ConfigError  # noqa: E402
@@ -43,41 +48,83 @@ def occ_entries() -> list[str]:
     return [n for n in catalogue.names("occ") if not n.startswith("explore-")]
 
 
+def nbcc_entries() -> list[str]:
+    """Every NBCC entry of the catalogue (``nbcc-*``)."""
+    return [n for n in catalogue.names("nbcc") if not n.startswith("explore-")]
+
+
 def one(name: str, max_ops: int, out: Path) -> dict[str, Any]:
     """Run ``name`` on Hudi and judge it; the row's facts (or why Hudi cannot run it)."""
     entry = catalogue.load(name)
-    expect = entry.config.scenario.expect
     try:
-        plans = entry_plans(name, entry.config, max_ops)
+        protocol, plans = hudi_plans(entry, max_ops)
     except ConfigError as e:
-        return {"entry": name, "expect": expect, "refused": str(e)}
+        return {"entry": name, "expect": entry.expect, "protocol": entry.protocol, "refused": str(e)}
     run_dir = out / name
     shutil.rmtree(run_dir, ignore_errors=True)  # a rerun replaces the entry's run
     t0 = time.monotonic()
-    run(run_dir, entry=plans, scenario_toml=entry.to_toml())
+    run(run_dir, entry=plans, scenario_toml=entry.to_toml(), protocol=protocol)
     return judged(name, run_dir, round(time.monotonic() - t0), len(plans.batches), plans.untranslated)
 
 
 def judged(name: str, run_dir: Path, wall_s: int, writers: int, untranslated: list[str]) -> dict[str, Any]:
     """The row of ``name``'s run in ``run_dir``: its verdict and the model's judgement of it."""
     entry = catalogue.load(name)
-    expect = entry.config.scenario.expect
     verdict = json.loads((run_dir / "verdict.json").read_text())
-    tl = entry.config.timeline
-    diff = compare_run(run_dir, strategy=tl.strategy, metadata_table=tl.metadata_table_on)
+    diff = judge_run(entry, run_dir)
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    return {"entry": name, "expect": expect, "valid": verdict["valid"],
-            "kinds": sorted({a["kind"] for a in verdict["anomalies"]}), "commits": verdict["commits"],
-            "conflicts": len(verdict["conflicts"]), "attempts": len(diff["attempts"]),
-            "differences": diff["differences"], "hudi_rs": diff["hudi_rs"],
-            "isolation": (verdict.get("isolation") or isolation(run_dir)).get("anomalies"),
-            "wall_s": wall_s, "commit_s_median": metrics["commit_s_median"],
-            "peak_rss_mb": max(metrics["peak_rss_mb"].values()), "writers": writers,
-            "untranslated": untranslated}
+    row = {"entry": name, "expect": entry.expect, "protocol": entry.protocol, "valid": verdict["valid"],
+           "kinds": sorted({a["kind"] for a in verdict["anomalies"]}), "commits": verdict["commits"],
+           "conflicts": len(verdict["conflicts"]), "attempts": len(diff["attempts"]),
+           "differences": diff["differences"], "hudi_rs": diff["hudi_rs"],
+           "wall_s": wall_s, "commit_s_median": metrics["commit_s_median"],
+           "peak_rss_mb": max(metrics["peak_rss_mb"].values()), "writers": writers,
+           "untranslated": untranslated}
+    if entry.protocol == "nbcc":
+        return row | {"killed": sum(1 for a in diff["attempts"] if a["outcome"] == "killed"),
+                      "hidden": diff["hidden"], "notes": diff["notes"]}
+    return row | {"isolation": (verdict.get("isolation") or isolation(run_dir)).get("anomalies")}
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    """Hudi's verdict against the entry's ``expect``, with the anomalies' kinds."""
+    got = "ok" if r["valid"] else "violation"
+    same = "as expected" if (got == "ok") == (r["expect"] == "ok") else "**not as expected**"
+    kinds = f" ({', '.join(r['kinds'])})" if r["kinds"] else ""
+    return f"{got}{kinds}, {same}"
+
+
+def _cost(r: dict[str, Any]) -> str:
+    return (f"{r['writers']} writers, {r['wall_s']} s, commit median {r['commit_s_median']} s, "
+            f"peak {r['peak_rss_mb']} MB")
+
+
+def nbcc_table(rows: dict[str, dict[str, Any]]) -> str:
+    """The README's table of the NBCC entries."""
+    lines = [f"| entry | expect | Hudi {VERSION} (real) | the model on Hudi's table | Hudi 1.2.1's reader "
+             "(#19774, PR #19785) | cost |", "|---|---|---|---|---|---|"]
+    for name in sorted(rows):
+        r = rows[name]
+        if "refused" in r:
+            lines.append(f"| `{name}` | {r['expect']} | not run: {r['refused']} | | | |")
+            continue
+        hidden = r["hidden"]
+        hid = {v: (f"hides {len(hidden[v])} file group(s)" if hidden.get(v) else "hides no file group")
+               if v in hidden else "not read" for v in ("1.2.0", "1.2.1")}
+        kinds = sorted({f"{d['kind']} ({d['fidelity'].split(' (')[0]})" for d in r["differences"]})
+        model = ("slices every file group as 1.2.0's and 1.2.1's views do; every deltacommit it did not "
+                 "kill committed; its reader reads Hudi's rows" if not r["differences"] else
+                 f"**{len(r['differences'])} differences**: " + "; ".join(kinds))
+        rs = "" if r["differences"] or "not" in r["hudi_rs"] else ", and so does hudi-rs"
+        notes = "".join(f"; {n}" for n in r["notes"])
+        lines.append(f"| `{name}` | {r['expect']} | {_verdict(r)}: {r['commits']} deltacommits, "
+                     f"{r['killed']} killed mid-deltacommit; 1.2.0's reader {hid['1.2.0']} | "
+                     f"{model}{rs}{notes} | {hid['1.2.1']} | {_cost(r)} |")
+    return "\n".join(lines)
 
 
 def table(rows: dict[str, dict[str, Any]]) -> str:
-    """The README table."""
+    """The README's table of the OCC entries."""
     lines = [f"| entry | expect | Hudi {VERSION} (real) | the model on Hudi's schedule | cost |",
              "|---|---|---|---|---|"]
     for name in sorted(rows):
@@ -85,9 +132,6 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
         if "refused" in r:
             lines.append(f"| `{name}` | {r['expect']} | not run: {r['refused']} | | |")
             continue
-        got = "ok" if r["valid"] else "violation"
-        same = "as expected" if (got == "ok") == (r["expect"] == "ok") else "**not as expected**"
-        kinds = f" ({', '.join(r['kinds'])})" if r["kinds"] else ""
         elle = r.get("isolation")
         elle_says = "" if elle is None else f"; Elle: {', '.join(elle) or 'no anomaly'}"
         model = (f"decides all {r['attempts']} attempts as Hudi did; its reader reads Hudi's rows"
@@ -95,26 +139,33 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
                  f"**{len(r['differences'])} differences**: "
                  + "; ".join(d["kind"] for d in r["differences"]))
         rs = "" if r["differences"] or "not" in r["hudi_rs"] else ", and so does hudi-rs"
-        lines.append(f"| `{name}` | {r['expect']} | {got}{kinds}, {same}: {r['commits']} commits, "
-                     f"{r['conflicts']} write conflicts{elle_says} | {model}{rs} | {r['writers']} writers, "
-                     f"{r['wall_s']} s, commit median {r['commit_s_median']} s, peak {r['peak_rss_mb']} MB |")
+        lines.append(f"| `{name}` | {r['expect']} | {_verdict(r)}: {r['commits']} commits, "
+                     f"{r['conflicts']} write conflicts{elle_says} | {model}{rs} | {_cost(r)} |")
     return "\n".join(lines)
+
+
+def tables(rows: dict[str, dict[str, Any]]) -> str:
+    """Both README tables: the OCC entries', then the NBCC entries'."""
+    occ = {k: r for k, r in rows.items() if r.get("protocol", "occ") == "occ"}
+    nbcc = {k: r for k, r in rows.items() if r.get("protocol") == "nbcc"}
+    return table(occ) + ("\n\nNBCC entries:\n\n" + nbcc_table(nbcc) if nbcc else "")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--entries", default="", help="comma-separated entries (default: every OCC entry)")
+    ap.add_argument("--entries", default="",
+                    help="comma-separated entries (default: every OCC and NBCC entry)")
     ap.add_argument("--max-ops", type=int, default=3, help="each writer's first N operations (default 3)")
     ap.add_argument("--out", default="out/hudi-writers", help="run directories and hudi-writers.json")
     ap.add_argument("--readme", action="store_true", help="rewrite the README's table")
     ap.add_argument("--rejudge", action="store_true",
                     help="judge the runs already in OUT again (the checks and the model), running nothing")
     args = ap.parse_args()
-    out = Path(args.out)
+    out = Path(args.out).resolve()  # absolute: the launched server runs in its own folder
     out.mkdir(parents=True, exist_ok=True)
     results = out / "hudi-writers.json"
     rows = {r["entry"]: r for r in json.loads(results.read_text())} if results.exists() else {}
-    for name in [n for n in args.entries.split(",") if n] or occ_entries():
+    for name in [n for n in args.entries.split(",") if n] or occ_entries() + nbcc_entries():
         if args.rejudge:
             if "refused" not in rows.get(name, {"refused": ""}):
                 r = rows[name]
@@ -123,9 +174,9 @@ def main() -> None:
         rows[name] = one(name, args.max_ops, out)
         print(f"{name}: {json.dumps(rows[name])[:300]}", flush=True)
         results.write_text(json.dumps(list(rows.values()), indent=1))
-    print(table(rows))
+    print(tables(rows))
     if args.readme:
-        write_readme(table(rows) + "\n", *MARKERS)
+        write_readme(tables(rows) + "\n", *MARKERS)
 
 
 if __name__ == "__main__":

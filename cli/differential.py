@@ -146,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_writers(args: argparse.Namespace) -> int:
     """``differential writers``: run (or take) a Hudi run of an OCC or NBCC entry and compare the model with
     it."""
+    from analyses.nbcc_writers_differential import judge_run
     from engines.hudi_spark.nbcc_plans import hudi_plans, load_entry
 
     if not args.entry:
@@ -182,18 +183,6 @@ def _run_writers(args: argparse.Namespace) -> int:
         print(f"hudi-rs: {result['hudi_rs']}" + ("" if result["hudi_rs_rows"] is None else f": rows {rs}"))
         print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
     return 0 if result["agree"] else 1
-
-
-def judge_run(entry: Any, out: Path) -> dict[str, Any]:
-    """The model's judgement of ``out``, a hudi run of catalogue ``entry`` (an OCC or an NBCC entry)."""
-    if entry.protocol == "nbcc":
-        from analyses.nbcc_writers_differential import compare_nbcc_run
-
-        return compare_nbcc_run(out, metadata_table=entry.config.nbcc.metadata_table)
-    from analyses.writers_differential import compare_run
-
-    tl = entry.config.timeline
-    return compare_run(out, strategy=tl.strategy, metadata_table=tl.metadata_table_on)
 
 
 def _print_nbcc(result: dict[str, Any], out: Path) -> None:
