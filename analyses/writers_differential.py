@@ -316,9 +316,9 @@ def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool
                                 "model_conflict_with": a.conflict_with,
                                 "hudi_conflict_with": a.hudi_conflict_with,
                                 "candidates": list(a.candidates), "fidelity": rows})
-    rows, row_differences, row_notes = compare_final_rows(events, run_dir / "table", metadata_table)
+    read_rows, row_differences, row_notes = compare_final_rows(events, run_dir / "table", metadata_table)
     return {"attempts": [a.__dict__ | {"agrees": a.agrees} for a in attempts], "notes": notes + row_notes,
-            **rows, "differences": differences + row_differences,
+            **read_rows, "differences": differences + row_differences,
             "agree": not differences and not row_differences}
 
 

@@ -56,6 +56,8 @@ def test_keys_keep_their_bucket_and_values_their_order() -> None:
     entry, plans = _plans("nbcc-completion-time-safe")
     sim = entry.config.plan(entry.config.seed)
     for w, batches in plans.batches.items():
+        if w == sim.compactor_node:
+            continue
         model = sim.writers[int(w[1:]) - 1].batches
         for b in batches:
             rows = model[b["model"]["batch"]].rows
@@ -179,3 +181,23 @@ def test_every_deltacommit_not_killed_must_commit() -> None:
               ev("w1", "fail", batch=1, error={"class": "org.apache.hudi.exception.HoodieException"})]
     assert [(a["process"], a["batch"], a["outcome"]) for a in judge_deltacommits(events)] == \
         [("w1", 0, "killed"), ("w2", 0, "commit"), ("w1", 1, "fail")]
+
+
+def test_the_compactions_the_simulation_planned_run_on_a_compactor(tmp_path: Path) -> None:
+    from engines.hudi_spark.writer import PlanError, load_plan
+
+    entry, plans = _plans("nbcc-completion-time-safe")
+    compactor = entry.config.plan(entry.config.seed).compactor_node
+    ops = [b["op"] for b in plans.batches[compactor]]
+    assert ops == ["compact", "compact"] and all(b["after_commits"] >= 1 for b in plans.batches[compactor])
+    assert plans.options["hoodie.compact.inline.max.delta.commits"] == "1"
+    _, anchor = _plans("nbcc-uncommitted-anchor")  # its one slot found nothing to compact
+    assert "w4" not in anchor.batches and any("planned none" in u for u in anchor.untranslated)
+    plan = {"writer": "w4", "base_path": "s3a://b/t", "table": "t", "endpoint": "http://x", "classpath": [],
+            "history": "h", "batches": [{"op": "compact", "rows": []}]}
+    (tmp_path / "p.json").write_text(json.dumps(plan))
+    assert load_plan(tmp_path / "p.json")["batches"][0]["op"] == "compact"
+    plan["batches"] = [{"op": "compact", "rows": [{"key": "k", "partition": "p", "value": 1}]}]
+    (tmp_path / "p.json").write_text(json.dumps(plan))
+    with pytest.raises(PlanError, match=r"batches\[0\]: a compact batch has no rows"):
+        load_plan(tmp_path / "p.json")

@@ -94,6 +94,11 @@ def check_scenario(scenario: Scenario, kind: str | None = None) -> None:
     if scenario.faults.heartbeat_start_failures:
         raise ConfigError("faults.heartbeat_start_failures", len(scenario.faults.heartbeat_start_failures),
                           "the model's injection point: Hudi's heartbeat manager has no such hook")
+    for i, sd in enumerate(scenario.faults.shutdowns):
+        if sd.halt_after_hooks_ms:
+            raise ConfigError(f"faults.shutdowns[{i}].halt_after_hooks_ms", sd.halt_after_hooks_ms,
+                              "the model's stand-in for the JVM's halt after its hooks: in the hudi world "
+                              "the JVM halts when it does (150-400 ms after SIGTERM here)")
     for node, spec in scenario.clocks.items():
         if spec.drift_ppm or spec.jumps:
             raise ConfigError(f"clocks.{node}", "drift or jumps",

@@ -23,11 +23,16 @@ deltacommit each:
   deltacommit, so "after n logs" is "after the first"), after its ``.deltacommit.inflight`` PUT when it wrote
   none. The model's writer retries the batch as a new deltacommit: on Hudi the writer restarts (a new process,
   the same name) from the next batch, as a Spark job that died is run again.
+- **Compactions.** Each compaction the simulated compaction service planned (node ``w{N+1}``) is Hudi's
+  ``run_compaction`` procedure (``scheduleandexecute``, :func:`engines.hudi_spark.writer.compact`) on a
+  compactor process of that name, once the table has the commits the simulation had completed when it
+  planned; Hudi then plans it from the table it finds (``hoodie.compact.inline.max.delta.commits = 1``: the
+  model's slots, not Hudi's trigger, NB10).
 
 What the hudi world cannot apply is refused by field (variants other than ``hudi-1.2.0``: Hudi 1.2.0's bundle
 is the only one served; another time generator; storage faults, crashes and pauses; a reader during the run;
-a heartbeat that expires within the run) or listed in :attr:`EntryPlans.untranslated` (the compaction service,
-not run on Hudi yet; the heartbeat, scaled; timings).
+a heartbeat that expires within the run) or listed in :attr:`EntryPlans.untranslated` (compactions that fail
+part-way in the simulation; the heartbeat, scaled; timings).
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ HEARTBEAT_MS = 360_000
 
 @dataclass(frozen=True)
 class SimAttempt:
-    """One deltacommit attempt of the simulated run."""
+    """One deltacommit attempt (or a compaction the compaction service planned) of the simulated run."""
 
     writer: str
     batch: int
@@ -67,6 +72,7 @@ class SimAttempt:
     invoked_ms: int
     ok_ms: int | None  # when it completed (None: failed)
     logs_written: int  # logs it wrote before failing (failed attempts)
+    compaction: bool = False
 
 
 def load_entry(field: str, name: str, overrides: Sequence[str] = ()) -> Entry:
@@ -98,15 +104,23 @@ def _refuse_untranslatable(sc: NbccScenario) -> None:
 
 
 def simulated_attempts(plan: TablePlan, seed: int) -> tuple[list[SimAttempt], int, int]:
-    """Every writer's deltacommit attempts of the simulated run (in invoke order), how many compactions
-    completed, and when the run's last deltacommit ended (ms)."""
+    """Every writer's deltacommit attempts and the compactions planned (the compaction service's, node
+    ``plan.compactor_node``) of the simulated run, in invoke order; how many planned compactions failed
+    part-way (each finished later as the simulation's service does), and when the run's last deltacommit
+    ended (ms)."""
     writers = {f"w{i}" for i in range(1, len(plan.writers) + 1)}
     begun: dict[str, dict[str, Any]] = {}
     ended: dict[str, tuple[int | None, int]] = {}
-    compactions, last = 0, 0
+    planned: dict[str, int] = {}
+    compacted: dict[str, int] = {}
+    failed_compactions, last = 0, 0
     for e in run_table(plan, seed).events:
-        if e.f == "compaction" and e.type == "ok":
-            compactions += 1
+        if e.f == "compaction-plan" and e.type == "ok":
+            planned[e.value["instant"]] = e.time
+        elif e.f == "compaction" and e.type == "ok":
+            compacted[e.value["instant"]] = e.time
+        elif e.f == "compaction" and e.type == "fail":
+            failed_compactions += 1
         if e.f != "deltacommit" or e.process not in writers:
             continue
         if e.type == "invoke":
@@ -117,8 +131,10 @@ def simulated_attempts(plan: TablePlan, seed: int) -> tuple[list[SimAttempt], in
             last = max(last, e.time)
     out = [SimAttempt(v["writer"], int(v["batch"]), int(v["attempt"]), inst, int(v["time"]),
                       *ended.get(inst, (None, 0)))
-           for inst, v in sorted(begun.items(), key=lambda kv: (kv[1]["time"], kv[0]))]
-    return out, compactions, last
+           for inst, v in begun.items()]
+    out += [SimAttempt(plan.compactor_node, i, 0, inst, t, compacted.get(inst), 0, compaction=True)
+            for i, (inst, t) in enumerate(sorted(planned.items(), key=lambda kv: kv[1]))]
+    return sorted(out, key=lambda a: (a.invoked_ms, a.instant)), failed_compactions, last
 
 
 def hudi_keys(plan: TablePlan) -> dict[int, str]:
@@ -144,7 +160,7 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
         raise ConfigError("max_ops", max_ops, "must be 1 or more")
     _refuse_untranslatable(sc)
     plan = sc.plan(sc.seed)
-    attempts, compactions, run_end_ms = simulated_attempts(plan, sc.seed)
+    attempts, failed_compactions, run_end_ms = simulated_attempts(plan, sc.seed)
     if plan.heartbeat_expiry_ms <= run_end_ms:
         raise ConfigError("nbcc.heartbeat_interval_ms", plan.heartbeat_interval_ms,
                           f"the heartbeat expires ({plan.heartbeat_expiry_ms} ms) within the simulated run "
@@ -156,19 +172,23 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
             per[a.writer].append(a)
     kept = sorted((a for v in per.values() for a in v), key=lambda a: a.invoked_ms)
     keys = hudi_keys(plan)
-    first = kept[0] if kept else None
+    first = next((a for a in kept if not a.compaction), None)  # it creates the table
     batches: dict[str, list[dict[str, Any]]] = {f"w{i}": [] for i in range(1, len(plan.writers) + 1)}
     faults: list[WriterFault] = []
     for w, todo in per.items():
         index = int(w[1:])
         puts = {"log": 0, "inflight": 0}  # this writer's matching PUTs before each attempt
         for i, a in enumerate(todo):
+            done = sum(1 for x in kept if x.ok_ms is not None and x.ok_ms < a.invoked_ms)
+            model = {"instant": a.instant, "batch": a.batch, "attempt": a.attempt,
+                     "outcome": "ok" if a.ok_ms is not None else "failed"}
+            if a.compaction:  # the compaction service's plan: Hudi's run_compaction (writer.compact)
+                batches.setdefault(w, []).append({"op": "compact", "rows": [], "after_commits": max(done, 1),
+                                                  "model": model})
+                continue
             rows = [{"key": keys[k], "partition": PARTITION, "value": hudi_value(ts, index, a.batch)}
                     for k, ts in plan.writers[index - 1].batches[a.batch].rows]
-            done = sum(1 for x in kept if x.ok_ms is not None and x.ok_ms < a.invoked_ms)
-            batch: dict[str, Any] = {"op": "upsert", "rows": rows, "after_commits": done,
-                                     "model": {"instant": a.instant, "batch": a.batch, "attempt": a.attempt,
-                                               "outcome": "ok" if a.ok_ms is not None else "failed"}}
+            batch: dict[str, Any] = {"op": "upsert", "rows": rows, "after_commits": done, "model": model}
             if i > 0 and todo[i - 1].ok_ms is None:  # the restarted writer: after its kill
                 batch["after_info"] = {"process": w, "f": "kill"}
             elif a is not first and done == 0 and first is not None:  # the table is the first attempt's
@@ -197,9 +217,17 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
         f"keys: the model's k<n> as Hudi keys of the same simple bucket of {plan.buckets} "
         f"({', '.join(f'k{k}={v}' for k, v in sorted(keys.items()))})",
     ]
-    if plan.compactions:
-        untranslated.append(f"nbcc.compactions = {len(plan.compactions)}: the compaction service is not run "
-                            f"on Hudi yet ({compactions} completed in the simulated run)")
+    planned = sum(1 for a in attempts if a.compaction)
+    if plan.compactions and not planned:
+        untranslated.append(f"nbcc.compactions = {len(plan.compactions)}: the simulation planned none "
+                            "(nothing to compact at its slots): none on Hudi")
+    elif plan.compactions:
+        untranslated.append(
+            f"nbcc.compactions = {len(plan.compactions)}: the {planned} compaction(s) the simulation planned "
+            f"are Hudi's run_compaction (scheduleandexecute) on a compactor {plan.compactor_node}, each "
+            f"planned by Hudi when the simulation planned it (the table's commits then), "
+            f"hoodie.compact.inline.max.delta.commits = 1; {failed_compactions} failing part-way in the "
+            "simulation run to the end on Hudi")
     if any(len(v) < sum(1 for a in attempts if a.writer == w) for w, v in per.items()):
         untranslated.append(f"each writer's first {max_ops} deltacommit attempts only (the entry runs more)")
     wrote_more = [a for v in per.values() for a in v if a.ok_ms is None and a.logs_written > 1]
@@ -211,7 +239,9 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
                "hoodie.bucket.index.num.buckets": str(plan.buckets),
                "hoodie.client.heartbeat.interval_in_ms": str(HEARTBEAT_MS),
                "hoodie.client.heartbeat.tolerable.misses": str(plan.tolerable_misses),
-               "hoodie.clean.automatic": str(plan.auto_clean).lower()}
+               "hoodie.clean.automatic": str(plan.auto_clean).lower(),
+               # the compaction service plans whenever asked (the model's slots; NB10's trigger not modelled)
+               "hoodie.compact.inline.max.delta.commits": "1"}
     return EntryPlans(name, sc.seed, batches, options, untranslated, tuple(faults))
 
 

@@ -5,7 +5,8 @@ The plan (JSON) names the writer, the table's base path (``s3a://bucket/prefix/t
 options and the batches: ``{"op": "upsert"|"insert"|"delete"|"insert_overwrite", "rows": [{"key",
 "partition", "value"}, ...]}`` (a delete's rows name the keys it deletes; Hudi's ``delete`` operation reads
 only their key and partition; an ``insert_overwrite`` replaces every file group of its rows' partitions)
-or ``{"op": "cluster", "partition": P}``, a clustering of partition ``P`` (:func:`cluster`). Each batch
+or ``{"op": "cluster", "partition": P}``, a clustering of partition ``P`` (:func:`cluster`), or
+``{"op": "compact"}``, a compaction of the merge-on-read table's file groups (:func:`compact`). Each batch
 is one Hudi commit. Before it, an ``invoke`` line goes to the history file (JSON lines, flushed and
 fsynced per line, so a crash keeps what was written); after it an ``ok`` line with the instant Hudi
 committed, or a ``fail`` line with Hudi's exception: its class and message (the root of the chain too).
@@ -24,11 +25,12 @@ from pathlib import Path
 from typing import IO, Any
 
 PLAN_FIELDS = ("writer", "base_path", "table", "endpoint", "classpath", "history", "batches")
-OPS = ("upsert", "insert", "delete", "insert_overwrite", "cluster")
+OPS = ("upsert", "insert", "delete", "insert_overwrite", "cluster", "compact")
 # Hudi copies write options with the commit-metadata key prefix ("_") into the commit's metadata
 MARK = "_hcc_"
 WAIT_POLL_S = 0.5
 NOTHING_TO_CLUSTER = "nothing-to-cluster"  # an ok clustering that Hudi planned nothing for
+NOTHING_TO_COMPACT = "nothing-to-compact"  # an ok compaction that Hudi planned nothing for
 
 
 class PlanError(ValueError):
@@ -55,6 +57,10 @@ def load_plan(path: Path) -> dict[str, Any]:
         if batch["op"] == "cluster":  # a clustering names its partition and writes no rows of its own
             if not batch.get("partition") or batch.get("rows"):
                 raise PlanError(f"plan field batches[{i}]: a cluster batch has a 'partition' and no rows")
+            continue
+        if batch["op"] == "compact":  # a compaction writes no rows of its own
+            if batch.get("rows"):
+                raise PlanError(f"plan field batches[{i}]: a compact batch has no rows")
             continue
         for j, row in enumerate(batch.get("rows") or []):
             for k in ("key", "partition", "value"):
@@ -226,10 +232,25 @@ def cluster(spark: Any, plan: dict[str, Any], opts: dict[str, str], partition: s
     ``cluster(instant, true)``, completing a replacecommit), with the writer's own options (the lock, OCC,
     the table's fields); the completed instant ``<requested>_<completion>``, or None when Hudi planned
     nothing (no file group eligible: every one in a pending clustering)."""
+    return _table_service(spark, plan, opts, "run_clustering", f"selected_partitions => '{partition}'")
+
+
+def compact(spark: Any, plan: dict[str, Any], opts: dict[str, str]) -> str | None:
+    """A compaction of the merge-on-read table by Hudi's ``run_compaction`` procedure (Spark SQL ``CALL``,
+    ``op => 'scheduleandexecute'``: the write client schedules a plan, ``scheduleCompaction``, and executes
+    it, completing a ``commit``), with the writer's own options (NBCC, the lock, the bucket index); the
+    completed instant, or None when Hudi planned nothing (no completed log to compact)."""
+    return _table_service(spark, plan, opts, "run_compaction", "op => 'scheduleandexecute'")
+
+
+def _table_service(spark: Any, plan: dict[str, Any], opts: dict[str, str], procedure: str,
+                   args: str) -> str | None:
+    """Hudi's table-service ``procedure`` on the plan's table with ``args`` and the writer's options; the
+    completed instant ``<requested>_<completion>`` of the instant it returns first, or None."""
     # HoodieCLIUtils#extractOptions splits "k=v" pairs on ","; none of the writer's values holds "," or "="
     options = ",".join(f"{k}={v}" for k, v in sorted(opts.items()))
-    got = spark.sql(f"CALL run_clustering(path => '{plan['base_path']}', selected_partitions => "
-                    f"'{partition}', options => '{options}')").collect()
+    call = f"CALL {procedure}(path => '{plan['base_path']}', {args}, options => '{options}')"
+    got = spark.sql(call).collect()
     if not got:
         return None
     requested = str(got[0][0])
@@ -287,6 +308,9 @@ def run(plan: dict[str, Any]) -> int:
                     if batch["op"] == "cluster":
                         instant = cluster(spark, plan, opts, batch["partition"])
                         extra = {} if instant else {"result": NOTHING_TO_CLUSTER}
+                    elif batch["op"] == "compact":
+                        instant = compact(spark, plan, opts)
+                        extra = {} if instant else {"result": NOTHING_TO_COMPACT}
                     else:
                         df = spark.createDataFrame(rows, "key string, partition string, value long, ts long")
                         (df.write.format("hudi").options(**opts)
