@@ -12,7 +12,8 @@ wall time (JVM start included), the median commit time and the writers' peak res
 Each NBCC entry (:mod:`engines.hudi_spark.nbcc_plans`: its deltacommits, a failed one a writer killed after
 its first log and restarted) runs the same way and is judged by :mod:`analyses.nbcc_writers_differential`:
 every deltacommit committed, the model's file slices against Hudi 1.2.0's and 1.2.1's own, the final rows;
-its row also says which file groups each release's reader hides (1.2.1: PR #19785, issue #19774).
+its row also says which file groups each release's file-system view hides (storage listing; 1.2.1: PR #19785,
+issue #19774).
 
 Which commits overlap is the JVMs' timing, not the seed's: a row is one run.
 
@@ -82,7 +83,8 @@ def judged(name: str, run_dir: Path, wall_s: int, writers: int, untranslated: li
            "untranslated": untranslated}
     if entry.protocol == "nbcc":
         return row | {"killed": sum(1 for a in diff["attempts"] if a["outcome"] == "killed"),
-                      "hidden": diff["hidden"], "notes": diff["notes"]}
+                      "hidden": diff["hidden"], "notes": diff["notes"],
+                      "hudi_rs_reads_as": diff.get("hudi_rs_reads_as")}
     return row | {"isolation": (verdict.get("isolation") or isolation(run_dir)).get("anomalies")}
 
 
@@ -111,15 +113,20 @@ def nbcc_table(rows: dict[str, dict[str, Any]]) -> str:
         hidden = r["hidden"]
         hid = {v: (f"hides {len(hidden[v])} file group(s)" if hidden.get(v) else "hides no file group")
                if v in hidden else "not read" for v in ("1.2.0", "1.2.1")}
+        fixed = ": 1.2.1 reads the group 1.2.0 hides (PR #19785)" if hidden.get("1.2.0") and \
+            not hidden.get("1.2.1", ["?"]) else ""
         kinds = sorted({f"{d['kind']} ({d['fidelity'].split(' (')[0]})" for d in r["differences"]})
         model = ("slices every file group as 1.2.0's and 1.2.1's views do; every deltacommit it did not "
                  "kill committed; its reader reads Hudi's rows" if not r["differences"] else
                  f"**{len(r['differences'])} differences**: " + "; ".join(kinds))
-        rs = "" if r["differences"] or "not" in r["hudi_rs"] else ", and so does hudi-rs"
-        notes = "".join(f"; {n}" for n in r["notes"])
-        lines.append(f"| `{name}` | {r['expect']} | {_verdict(r)}: {r['commits']} deltacommits, "
-                     f"{r['killed']} killed mid-deltacommit; 1.2.0's reader {hid['1.2.0']} | "
-                     f"{model}{rs}{notes} | {hid['1.2.1']} | {_cost(r)} |")
+        if r.get("hudi_rs_reads_as"):
+            rs = f"; hudi-rs 0.5.0 reads as {r['hudi_rs_reads_as']}'s slicing does (the hidden group's rows)"
+        else:
+            rs = "" if r["differences"] or "not" in r["hudi_rs"] else ", and so does hudi-rs"
+        notes = "".join(f"; {n}" for n in r["notes"] if not n.startswith("hudi-rs"))
+        lines.append(f"| `{name}` | {r['expect']} | {_verdict(r)}: {r['commits']} commits, "
+                     f"{r['killed']} deltacommits killed mid-way; its file-system view (storage listing) "
+                     f"{hid['1.2.0']} | {model}{rs}{notes} | its view {hid['1.2.1']}{fixed} | {_cost(r)} |")
     return "\n".join(lines)
 
 
