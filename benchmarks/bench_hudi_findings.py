@@ -67,8 +67,9 @@ NOTES: dict[str, str] = {
                                "has ended, and the writer's thread runs until then (Java runs hooks beside "
                                "the application's threads): here the expire came about 15 ms after "
                                "SIGTERM and the JVM ended 150-400 ms after it, and a contender polling in "
-                               "between overlapped the still-writing holder. The model stops the node as "
-                               "soon as its hooks end: a divergence of the model (the window after the hook)",
+                               "between overlapped the still-writing holder. This entry stops the node as "
+                               "soon as its hooks end; with the JVM's halt 300 ms later the model overlaps "
+                               "too (`rfc91-graceful-shutdown-halt-window`)",
 }
 
 

@@ -306,11 +306,15 @@ class Crash:
 @dataclass(frozen=True)
 class Shutdown:
     """``node`` shuts down gracefully at ``at_ms`` (SIGTERM): its JVM shutdown hooks run (Hudi's expires the
-    lock it holds) while its threads go on, then it stops; restarts ``restart_after_ms`` later (<0: never)."""
+    lock it holds) while its threads go on, then it stops ``halt_after_hooks_ms`` after the last hook ended
+    (a JVM halts only once every hook has ended, and its application threads run until then: 150-400 ms
+    measured in the hudi world; 0, the default, stops it as the hooks end); restarts ``restart_after_ms``
+    after the stop (<0: never)."""
 
     node: str = "w1"
     at_ms: int = 0
     restart_after_ms: int = 10_000
+    halt_after_hooks_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -394,6 +398,8 @@ class FaultPlan:
         for i, sd in enumerate(self.shutdowns):
             node_ok(f"faults.shutdowns[{i}].node", sd.node)
             _require(sd.at_ms >= 0, f"faults.shutdowns[{i}].at_ms", sd.at_ms, "must be >= 0")
+            _require(sd.halt_after_hooks_ms >= 0, f"faults.shutdowns[{i}].halt_after_hooks_ms",
+                     sd.halt_after_hooks_ms, "must be >= 0")
         for i, k in enumerate(self.cutoffs):
             node_ok(f"faults.cutoffs[{i}].node", k.node)
             _require(k.end_ms >= k.start_ms, f"faults.cutoffs[{i}].end_ms", k.end_ms, "must be >= start_ms")
@@ -494,7 +500,8 @@ def describe_faults(plan: FaultPlan) -> list[str]:
     for h in plan.heartbeat_start_failures:
         lines.append(f"heartbeat of {h.node} fails to start on acquisition {h.acquisition}")
     for sd in plan.shutdowns:
-        lines.append(f"graceful shutdown of {sd.node} at {sd.at_ms} ms, restart after "
+        halt = f", halt {sd.halt_after_hooks_ms} ms after its hooks" if sd.halt_after_hooks_ms else ""
+        lines.append(f"graceful shutdown of {sd.node} at {sd.at_ms} ms{halt}, restart after "
                      f"{sd.restart_after_ms} ms")
     return lines
 

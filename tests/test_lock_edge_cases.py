@@ -9,6 +9,7 @@ from lockstrategies import fast_scenario
 
 from model.checkers.lock_run import check_lock_history
 from model.config import (
+    ConfigError,
     Crash,
     Dist,
     ErrorRule,
@@ -176,6 +177,33 @@ def test_a_graceful_shutdown_runs_the_hook_that_expires_the_lock() -> None:
     assert not any(e.f == "shutdown-hook" for e in crashed)
     taken = next(e for e in crashed if e.f == "acquire" and e.type == "ok" and e.time > 30_000)
     assert taken.time > 30_000 + 200_000
+
+
+def test_the_jvms_halt_after_its_hooks_keeps_the_holder_running_under_a_freed_lock() -> None:
+    # the same shutdown with the JVM halting 300 ms after its hooks (what Hudi's jars showed): the node stops
+    # then, not as its hooks end, and a contender takes the lock the hook freed while the holder still runs
+    scenario = loader.load("rfc91-graceful-shutdown-halt-window")
+    assert scenario.faults.shutdowns[0].halt_after_hooks_ms == 300
+
+    def stop_after_hook(events: list[Event]) -> int:
+        return _first(events, f="shutdown-stop").time - _first(events, f="shutdown-hook", node="w1").time
+
+    events = run_scenario(scenario)
+    assert stop_after_hook(events) >= 300
+    assert "overlap" in {v.kind for v in check_lock_history(events, scenario.checkers).violations}
+    # with no halt window (the default) the node stops as its hook ends and the same seed is safe: the
+    # verdict rests on the setting
+    shutdown = replace(scenario.faults.shutdowns[0], halt_after_hooks_ms=0)
+    safe_events = run_scenario(replace(scenario, faults=replace(scenario.faults, shutdowns=(shutdown,))))
+    assert stop_after_hook(safe_events) < 300
+    assert check_lock_history(safe_events, scenario.checkers).verdict == "ok"
+
+
+def test_a_negative_halt_after_hooks_is_refused_by_field() -> None:
+    scenario = loader.load("rfc91-graceful-shutdown-halt-window")
+    bad = replace(scenario.faults.shutdowns[0], halt_after_hooks_ms=-1)
+    with pytest.raises(ConfigError, match=r"faults\.shutdowns\[0\]\.halt_after_hooks_ms"):
+        replace(scenario, faults=replace(scenario.faults, shutdowns=(bad,))).validate()
 
 
 @pytest.mark.parametrize("policy,interrupted", [("next-storage-call", True), ("checkpoints", True),

@@ -38,7 +38,7 @@ from collections.abc import Callable, Generator, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from model.config import FaultPlan, Pause
+from model.config import FaultPlan, Pause, Shutdown
 from model.explorable import Keyer
 from model.runtime.client import Call, RetryPolicy
 from model.runtime.clock import NodeClock
@@ -619,7 +619,7 @@ class Kernel:
             for task in list(node.tasks.values()):
                 self.kill(task, "crash")
         elif action.kind == "shutdown":
-            self._start(node.name, "shutdown", self._shutdown(node, action.spec.restart_after_ms))
+            self._start(node.name, "shutdown", self._shutdown(node, action.spec))
         elif action.kind == "restart":
             self.start_writer(node)
         elif action.kind == "writer-death":
@@ -627,16 +627,19 @@ class Kernel:
             if writer is not None:
                 self.kill(writer, "death")
 
-    def _shutdown(self, node: Node, restart_after_ms: int) -> Gen:
-        """A graceful shutdown: run the shutdown hooks as tasks (the others go on), then stop the node."""
+    def _shutdown(self, node: Node, spec: Shutdown) -> Gen:
+        """A graceful shutdown: run the shutdown hooks as tasks (the others go on), then, the spec's
+        ``halt_after_hooks_ms`` later (the JVM's halt), stop the node."""
         hooks, node.hooks = list(node.hooks.values()), {}
         running = [self.spawn(node, f"shutdown-hook-{i}", hook()) for i, hook in enumerate(hooks)]
         for _i, task in enumerate(running):  # _i: which hook it waits for (a declared loop position)
             yield task.done
+        if spec.halt_after_hooks_ms:
+            yield self.world.timeout(spec.halt_after_hooks_ms)
         self.record(node.name, "nemesis", "info", "shutdown-stop", {"node": node.name})
         for task in list(node.tasks.values()):
             self.kill(task, "crash")
-        if restart_after_ms >= 0:
-            yield self.world.timeout(restart_after_ms)
+        if spec.restart_after_ms >= 0:
+            yield self.world.timeout(spec.restart_after_ms)
             self.record(node.name, "nemesis", "info", "restart", {"node": node.name})
             self.start_writer(node)
