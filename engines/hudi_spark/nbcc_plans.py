@@ -104,23 +104,20 @@ def _refuse_untranslatable(sc: NbccScenario) -> None:
 
 
 def simulated_attempts(plan: TablePlan, seed: int) -> tuple[list[SimAttempt], int, int]:
-    """Every writer's deltacommit attempts and the compactions planned (the compaction service's, node
-    ``plan.compactor_node``) of the simulated run, in invoke order; how many planned compactions failed
-    part-way (each finished later as the simulation's service does), and when the run's last deltacommit
-    ended (ms)."""
+    """Every writer's deltacommit attempts and the compactions that completed (the compaction service's,
+    node ``plan.compactor_node``) of the simulated run, in invoke order; how many planned compactions never
+    completed, and when the run's last deltacommit ended (ms)."""
     writers = {f"w{i}" for i in range(1, len(plan.writers) + 1)}
     begun: dict[str, dict[str, Any]] = {}
     ended: dict[str, tuple[int | None, int]] = {}
     planned: dict[str, int] = {}
     compacted: dict[str, int] = {}
-    failed_compactions, last = 0, 0
+    last = 0
     for e in run_table(plan, seed).events:
         if e.f == "compaction-plan" and e.type == "ok":
             planned[e.value["instant"]] = e.time
         elif e.f == "compaction" and e.type == "ok":
             compacted[e.value["instant"]] = e.time
-        elif e.f == "compaction" and e.type == "fail":
-            failed_compactions += 1
         if e.f != "deltacommit" or e.process not in writers:
             continue
         if e.type == "invoke":
@@ -132,9 +129,11 @@ def simulated_attempts(plan: TablePlan, seed: int) -> tuple[list[SimAttempt], in
     out = [SimAttempt(v["writer"], int(v["batch"]), int(v["attempt"]), inst, int(v["time"]),
                       *ended.get(inst, (None, 0)))
            for inst, v in begun.items()]
-    out += [SimAttempt(plan.compactor_node, i, 0, inst, t, compacted.get(inst), 0, compaction=True)
-            for i, (inst, t) in enumerate(sorted(planned.items(), key=lambda kv: kv[1]))]
-    return sorted(out, key=lambda a: (a.invoked_ms, a.instant)), failed_compactions, last
+    # the compactions that completed (one failing part-way and never finished is not translated)
+    done = sorted((t, inst) for inst, t in planned.items() if inst in compacted)
+    out += [SimAttempt(plan.compactor_node, i, 0, inst, t, compacted[inst], 0, compaction=True)
+            for i, (t, inst) in enumerate(done)]
+    return sorted(out, key=lambda a: (a.invoked_ms, a.instant)), len(planned) - len(done), last
 
 
 def hudi_keys(plan: TablePlan) -> dict[int, str]:
@@ -160,7 +159,7 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
         raise ConfigError("max_ops", max_ops, "must be 1 or more")
     _refuse_untranslatable(sc)
     plan = sc.plan(sc.seed)
-    attempts, failed_compactions, run_end_ms = simulated_attempts(plan, sc.seed)
+    attempts, unfinished, run_end_ms = simulated_attempts(plan, sc.seed)
     if plan.heartbeat_expiry_ms <= run_end_ms:
         raise ConfigError("nbcc.heartbeat_interval_ms", plan.heartbeat_interval_ms,
                           f"the heartbeat expires ({plan.heartbeat_expiry_ms} ms) within the simulated run "
@@ -218,16 +217,13 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
         f"({', '.join(f'k{k}={v}' for k, v in sorted(keys.items()))})",
     ]
     planned = sum(1 for a in attempts if a.compaction)
-    if plan.compactions and not planned:
-        untranslated.append(f"nbcc.compactions = {len(plan.compactions)}: the simulation planned none "
-                            "(nothing to compact at its slots): none on Hudi")
-    elif plan.compactions:
+    if plan.compactions:
         untranslated.append(
-            f"nbcc.compactions = {len(plan.compactions)}: the {planned} compaction(s) the simulation planned "
-            f"are Hudi's run_compaction (scheduleandexecute) on a compactor {plan.compactor_node}, each "
-            f"planned by Hudi when the simulation planned it (the table's commits then), "
-            f"hoodie.compact.inline.max.delta.commits = 1; {failed_compactions} failing part-way in the "
-            "simulation run to the end on Hudi")
+            f"nbcc.compactions = {len(plan.compactions)}: the {planned} compaction(s) the simulation "
+            "completed are Hudi's run_compaction (scheduleandexecute) on a compactor "
+            f"{plan.compactor_node}, each planned by Hudi when the simulation planned it (the table's "
+            "commits then), hoodie.compact.inline.max.delta.commits = 1; "
+            f"{unfinished} planned and never completed (failing part-way) not run")
     if any(len(v) < sum(1 for a in attempts if a.writer == w) for w, v in per.items()):
         untranslated.append(f"each writer's first {max_ops} deltacommit attempts only (the entry runs more)")
     wrote_more = [a for v in per.values() for a in v if a.ok_ms is None and a.logs_written > 1]
