@@ -13,6 +13,8 @@ committed, or a ``fail`` line with Hudi's exception: its class and message (the 
 The plan's ``protocol`` (``occ``, the default, or ``nbcc``) picks Hudi's write options (:func:`hudi_options`).
 A batch may wait for the table's ``after_commits`` completed commits and for the harness's ``after_info``
 history line (e.g. ``{"process": "w1", "f": "kill"}``: a fault :mod:`engines.hudi_spark.launch` injected).
+A writer restarted after a kill runs the plan from its ``first_batch``. The read at the end lists storage,
+or through the metadata table when the plan's ``read_metadata_table`` is true (an NBCC entry's setting).
 """
 
 from __future__ import annotations
