@@ -54,10 +54,11 @@ from backends.endpoint import Endpoint
 from backends.fault_proxy import Exchange, FaultProxy
 from backends.launchers.workdir import server_dir
 from backends.threadworld import ThreadWorld
-from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Dist, Scenario, client_settings
 from model.lock.audit import enable_body, enable_key
+from model.protocols import plugin
+from model.protocols.base import ModelRun
 from model.runtime.effects import CreateIfAbsent, FencedPut, Put, ReplaceIfMatch, StorageEffect, StoreResult
 from model.runtime.history import Event
 from model.runtime.kernel import Kernel, Node, Workload, WorldError
@@ -380,7 +381,8 @@ def run_realworld(scenario: Scenario, ep: Endpoint, *, prefix: str = "hcc-realwo
         holder.append(world)
         events = world.run()
         actions = dict(proxy.stats.actions) if proxy is not None else {}
-    return RealWorldResult(scenario, seed, events, check_lock_history(events, scenario.checkers), actions)
+    verdict = plugin("lock").check(scenario, ModelRun(events))  # as every world's lock run (model/protocols)
+    return RealWorldResult(scenario, seed, events, verdict, actions)
 
 
 def run_node(scenario: Scenario, node: str, backend_url: str, *, prefix: str, duration_ms: int | None = None,

@@ -35,9 +35,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from backends.base import Backend
-from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import Scenario
+from model.protocols import plugin
+from model.protocols.base import ModelRun
 from model.runtime.effects import (
     CreateIfAbsent,
     Delete,
@@ -255,9 +256,10 @@ def replay(scenario: Scenario, seed: int, backend: Backend, *, backend_name: str
     clear(backend)
     store = ReplayStore(backend, scenario.storage.flavor)
     events = SimWorld(scenario, seed, sink, store=store).run()
-    verdict = check_lock_history(events, scenario.checkers)
+    lock = plugin("lock")  # the verdict as every world's lock run gets it (model/protocols)
+    verdict = lock.check(scenario, ModelRun(events))
     if original_verdict is None and original is not None:
-        original_verdict = check_lock_history(original, scenario.checkers).verdict
+        original_verdict = lock.check(scenario, ModelRun(list(original))).verdict
     return ReplayReport(scenario.name, seed, backend_name or backend.describe(), store.steps, events, verdict,
                         original_verdict, store.version_notes,
                         _divergence(original, events) if original is not None else None)

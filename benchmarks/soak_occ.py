@@ -26,10 +26,10 @@ from soak_probe import Sampler, Stream, history_complete, print_summary
 
 from backends.realworld import RealWorld, clear_prefix, endpoint_health, map_scenario_keys, node_backends
 from backends.registry import open_endpoint
-from engines.contention_commits import check_occ_scenario, occ_metrics
+from engines.contention_commits import check_occ_scenario, judge_occ
 from model.config import Cutoff, ErrorRule, Pause
 from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run, timeline_workload
+from model.timeline.run import timeline_workload
 from scenarios import timeline_loader
 
 
@@ -107,8 +107,7 @@ def main() -> int:
         print(f"run failed: {type(result['error']).__name__}: {result['error']}")
         return 1
     complete, events, why = history_complete(stream.history, stream.events)
-    verdict = check_timeline_run(ts, events)
-    m = occ_metrics(events, nodes, sc.duration_ms)
+    verdict, m = judge_occ(ts, events, nodes, sc.duration_ms)
     print(f"history complete: {complete} ({why}); proxy {dict(sorted(result['proxy'].items()))}")
     print(f"commits {m['commits']} ({m['commits_per_s']}/s), per writer {m['commits_per_writer']}, "
           f"OCC conflicts {m['conflicts']}, aborts {m['aborts']} {m['abort_reasons']}, "

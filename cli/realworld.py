@@ -43,12 +43,11 @@ from backends.realworld import ServerDied, Unreachable, map_scenario_keys, read_
 from backends.secrets import redact, redact_url
 from cli.options import add_backend, add_json, add_out, add_quiet, add_set
 from engines.progress import Progress, Steps
-from engines.rundir import finish_run, history_sink, keep_lock_table, prepare_out, write_atomic
-from model.checkers.lock_run import check_lock_history
+from engines.rundir import RunWriter, prepare_out
 from model.config import ConfigError, Dist
-from model.lock.metrics import lock_metrics
 from model.protocols import plugin
-from model.run_format import HISTORY, SCENARIO, RunHead, verdict_file
+from model.protocols.base import ModelRun
+from model.run_format import HISTORY, RunHead, verdict_file
 from scenarios import loader
 from scenarios.time_scale import scale
 
@@ -99,12 +98,14 @@ def run(args: argparse.Namespace) -> int:
     latency = parse_dist(args.latency) if args.latency else None
     backend = redact_url(args.backend)  # what outputs may show of the backend
     out = prepare_out(args.out, force=args.force, name=f"{scenario.name}-{backend}", seed=seed)
-    write_atomic(out / SCENARIO, loader.to_toml(map_scenario_keys(scenario, args.prefix)))
+    writer = RunWriter(out, "lock")
+    writer.scenario(loader.to_toml(map_scenario_keys(scenario, args.prefix)))
+    lock = plugin("lock")
     error: str | None = None
     objects: dict[str, bytes] = {}
     scaled = f", times / {args.time_scale}" if args.time_scale > 1 else ""
     head: RunHead = {"scenario": scenario.name, "protocol": "lock", "world": "real", "seed": seed,
-                     "expect": scenario.expect, "models": plugin("lock").models(scenario) + scaled,
+                     "expect": scenario.expect, "models": lock.models(scenario) + scaled,
                      "backend": backend}
     steps = Steps(f"hcc realworld {scenario.name} on {backend}", quiet=args.quiet)
     bar: list[Progress | None] = []
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         if bar[0] is not None:
             bar[0].update(min(total, now_ms // 1000))
 
-    with history_sink(out, head) as sink:
+    with writer.history(head) as sink:
         try:
             with contextlib.ExitStack() as stack:
                 with steps.part(f"start {backend}"):
@@ -135,23 +136,23 @@ def run(args: argparse.Namespace) -> int:
                                        matches=False, out=str(out))
             not_started["error"] = reason
             not_started["events"] = 0
-            finish_run(out, not_started, lock_metrics([]), report=False)
+            writer.finish(not_started, lock.metrics(scenario, ModelRun([])), report=False)
             return 2
         except ServerDied as e:
             error, events, actions = redact(str(e)), e.events, {}
             print(f"hcc realworld: {error}; history kept in {out / HISTORY}", file=sys.stderr)
     with steps.part("check"):
-        verdict = check_lock_history(events, scenario.checkers)
-        metrics = lock_metrics(events)
-        found, audit = keep_lock_table(out, objects, map_scenario_keys(scenario, args.prefix).lock.base_path,
-                                       verdict)
+        ran = ModelRun(events)
+        verdict, metrics = lock.check(scenario, ran), lock.metrics(scenario, ran)
+        base = map_scenario_keys(scenario, args.prefix).lock.base_path
+        found, audit = writer.keep_lock_table(objects, base, verdict)
     summary = verdict_file(head, found, matches=error is None and verdict.verdict == scenario.expect,
                            out=str(out))
     summary["error"] = error
     summary["proxy"] = actions
     summary["audit"] = audit
     summary["timings"] = dict(steps.seconds)
-    finish_run(out, summary, metrics)
+    writer.finish(summary, metrics)
     if args.json:
         print(json.dumps({**summary, "metrics": metrics}, sort_keys=True))
     else:

@@ -28,12 +28,13 @@ from backends.launchers.process import LaunchError, Unavailable
 from backends.replay import replay
 from backends.secrets import redact, redact_url
 from cli.options import add_backend, add_json, add_out
-from engines.rundir import claim_out, finish_run, fresh_dir, history_sink, slug, with_audit, write_atomic
+from engines.rundir import RunWriter, claim_out, fresh_dir, slug, with_audit
 from model.config import ConfigError
-from model.lock.metrics import lock_metrics
 from model.protocols import plugin
-from model.run_format import HISTORY, SCENARIO, STEPS, VERDICT, RunHead, verdict_file
-from model.runtime.history import Event, loads
+from model.protocols.base import ModelRun
+from model.run_format import STEPS, RunHead, verdict_file
+from model.runtime.history import Event
+from reports.load import RunDirError, load_run
 from scenarios import loader
 
 
@@ -52,22 +53,18 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def load_run(run_dir: Path) -> tuple[Any, int, list[Event], str | None]:
-    """The scenario, seed, history and verdict of a simulated run directory; ConfigError when incomplete."""
-    if not run_dir.is_dir():
-        raise ConfigError("RUN_DIR", str(run_dir), "is not a directory")
-    for name in (SCENARIO, VERDICT, HISTORY):
-        if not (run_dir / name).is_file():
-            raise ConfigError("RUN_DIR", str(run_dir), f"has no {name} (is it a `hcc run --out` directory?)")
-    scenario = loader.load(str(run_dir / SCENARIO))
+def simulated_run(run_dir: Path) -> tuple[Any, int, list[Event], str | None]:
+    """The scenario, seed, history and verdict of a simulated lock run's directory, read by the one loader
+    (``reports/load.py``); ConfigError naming RUN_DIR when it is incomplete or another protocol's."""
     try:
-        verdict = json.loads((run_dir / VERDICT).read_text())
-    except ValueError as e:
-        raise ConfigError(f"{run_dir / VERDICT}", "...", f"not JSON: {e}") from e
-    seed = verdict.get("seed")
-    if not isinstance(seed, int):
-        raise ConfigError(f"{run_dir / VERDICT}: seed", seed, "must be an integer")
-    return scenario, seed, loads((run_dir / HISTORY).read_text()), verdict.get("verdict")
+        run = load_run(run_dir)
+    except RunDirError as e:
+        raise ConfigError("RUN_DIR", str(run_dir),
+                          f"{e.reason} (is it a `hcc run --out` directory?)") from None
+    if run.protocol != "lock":
+        raise ConfigError("RUN_DIR", str(run_dir), f"is a {run.protocol} run: replay replays lock runs")
+    raw = {k: v for k, v in run.scenario.items() if k != "protocol"}
+    return loader.from_raw(raw), run.seed, list(run.events), run.outcome
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise ConfigError("--backend", args.backend, str(e)) from e
     run_dir = Path(args.run_dir)
-    scenario, seed, original, original_verdict = load_run(run_dir)
+    scenario, seed, original, original_verdict = simulated_run(run_dir)
     name = redact_url(args.backend)
     if args.out:
         out = claim_out(Path(args.out), args.force)
@@ -86,9 +83,10 @@ def run(args: argparse.Namespace) -> int:
         out = fresh_dir(run_dir / f"replay-{slug(args.backend)}")
     head: RunHead = {"scenario": scenario.name, "protocol": "lock", "world": "replay", "seed": seed,
                      "expect": scenario.expect, "models": plugin("lock").models(scenario), "backend": name}
-    write_atomic(out / SCENARIO, loader.to_toml(scenario))
+    writer = RunWriter(out, "lock")
+    writer.scenario(loader.to_toml(scenario))
     try:
-        with history_sink(out, head) as sink, registry.open_endpoint(args.backend) as ep, \
+        with writer.history(head) as sink, registry.open_endpoint(args.backend) as ep, \
                 ep.backend(args.prefix, client=args.client, timeout_s=10) as backend:
             backend.ensure_container()
             report = replay(scenario, seed, backend, backend_name=name, original=original,
@@ -96,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     except (Unavailable, LaunchError) as e:
         print(f"hcc replay: {name} did not start: {redact(str(e))}", file=sys.stderr)
         return 1
-    write_atomic(out / STEPS, "".join(json.dumps(s.to_dict(), sort_keys=True) + "\n" for s in report.steps))
+    writer.write_text(STEPS, "".join(json.dumps(s.to_dict(), sort_keys=True) + "\n" for s in report.steps))
     summary = verdict_file(head, with_audit(report.verdict),
                            matches=report.verdict.verdict == scenario.expect, out=str(out))
     first = next((s for s in report.steps if not s.agree), None)
@@ -108,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     summary["same_verdict"] = report.same_verdict
     summary["version_notes"] = len(report.version_notes)
     summary["schedule_divergence"] = report.schedule_divergence
-    finish_run(out, summary, lock_metrics(report.events))
+    writer.finish(summary, plugin("lock").metrics(scenario, ModelRun(report.events)))
     ok = report.all_agree and report.same_verdict
     if args.json:
         print(json.dumps(summary, sort_keys=True))

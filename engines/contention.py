@@ -25,13 +25,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from backends.launchers.workdir import server_dir
-from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
-from model.lock.metrics import LockMetrics, lock_metrics
+from model.lock.metrics import LockMetrics
+from model.protocols import plugin
+from model.protocols.base import ModelRun
 from model.runtime.history import Event
 
 START_MARGIN_S = 5.0  # the shared start lies this far in the future, so every task is ready by then
@@ -165,7 +166,8 @@ def run_contention(scenario: Scenario, backend: str, engine: Any, *, duration_ms
 
     ran = run_tasks(backend, engine, len(nodes), make_tasks, prepare=prepare, read_back=True,
                     label=f"contention {scenario.name} on {backend}")
-    events = ran.events
+    run = ModelRun(ran.events)
     run_scenario = dataclasses.replace(scenario, duration_ms=duration_ms)
-    return ContentionResult(run_scenario, backend, events, check_lock_history(events, scenario.checkers),
-                            lock_metrics(events), ran.objects, ran.prefix)
+    lock = plugin("lock")  # the verdict and metrics as every world's lock run gets them (model/protocols)
+    return ContentionResult(run_scenario, backend, ran.events, lock.check(scenario, run),
+                            cast(LockMetrics, lock.metrics(scenario, run)), ran.objects, ran.prefix)

@@ -33,24 +33,22 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from backends.launchers.workdir import server_dir
 from engines.contention import WriterTask, check_parallelism, run_tasks
 from model.checkers.verdict import Verdict
 from model.config import ConfigError
 from model.lock.metrics import jain_index, percentiles
-from model.nbcc.sim_checks import check_history
+from model.nbcc.config import NbccConfig, NbccScenario
 from model.nbcc.sim_table import BatchPlan, CompactionSlot, TablePlan, WriterPlan
-from model.nbcc.variants import variant
+from model.protocols import plugin
+from model.protocols.base import ModelRun
 from model.protocols.nbcc import NbccMetrics
-from model.protocols.nbcc import nbcc_metrics as table_metrics
 from model.protocols.occ import OccMetrics
-from model.protocols.occ import occ_metrics as occ_counts
 from model.runtime.clock import EPOCH_MS
 from model.runtime.history import Event
 from model.timeline.config import TimelineScenario
-from model.timeline.run import check_timeline_run
 
 
 @dataclass(frozen=True)
@@ -77,10 +75,18 @@ def _per_writer(writers: list[str], counts: dict[str, int]) -> dict[str, int]:
 # ---- OCC: copy-on-write commits of a timeline scenario --------------------------------------------
 
 
-def occ_metrics(events: list[Event], writers: list[str], duration_ms: int) -> OccMetrics:
-    """The simulated run's metrics (:func:`model.protocols.occ.occ_metrics`) and, per writer in real time:
-    commits, OCC conflicts (aborts), aborts, throughput, fairness, commit latency."""
-    base = occ_counts(events)
+def judge_occ(ts: TimelineScenario, events: list[Event], writers: list[str],
+              duration_ms: int) -> tuple[Verdict, OccMetrics]:
+    """An OCC run's verdict and metrics as the occ protocol gives every world's run (``model/protocols``),
+    and the metrics of the contention (:func:`occ_metrics`)."""
+    occ, run = plugin("occ"), ModelRun(events)
+    base = cast(OccMetrics, occ.metrics(ts, run))
+    return occ.check(ts, run), occ_metrics(base, events, writers, duration_ms)
+
+
+def occ_metrics(base: OccMetrics, events: list[Event], writers: list[str], duration_ms: int) -> OccMetrics:
+    """The protocol's metrics of the run (``base``) and, per writer in real time: commits, OCC conflicts
+    (aborts), aborts, throughput, fairness, commit latency."""
     commits: dict[str, int] = {}
     aborts: dict[str, int] = {}
     conflicts: dict[str, int] = {}
@@ -135,9 +141,9 @@ def run_occ(ts: TimelineScenario, backend: str, engine: Any, *, duration_ms: int
 
     run = run_tasks(backend, engine, len(nodes), make_tasks, read_back=True,
                     label=f"occ {ts.name} on {backend}")
-    verdict = check_timeline_run(mapped[0], run.events)
-    metrics: OccMetrics = {**occ_metrics(run.events, nodes, duration_ms), "cc": ts.timeline.cc,
-                           "variant": ts.timeline.variant, "models": ts.models()}
+    verdict, measured = judge_occ(mapped[0], run.events, nodes, duration_ms)
+    metrics: OccMetrics = {**measured, "cc": ts.timeline.cc, "variant": ts.timeline.variant,
+                           "models": ts.models()}
     return CommitsResult("occ", ts.name, backend, run.events, verdict, metrics, run.objects,
                          mapped[0].base_path + "/", mapped[0])
 
@@ -241,6 +247,14 @@ def nbcc_metrics(events: list[Event], writers: list[str], compactor: str, durati
     }
 
 
+def nbcc_config(settings: NbccSettings, plan: TablePlan) -> NbccScenario:
+    """The nbcc protocol's configuration of a contention run: its settings and the plan that ran (what the
+    protocol's checks and metrics read: the variant's slicing rule, the metadata table)."""
+    return NbccScenario(name=f"nbcc-{settings.writers}w", seed=settings.seed, nbcc=NbccConfig(
+        writers=settings.writers, buckets=settings.buckets, variant=plan.variant,
+        metadata_table=plan.metadata_table, time_generator=settings.time_generator), plan_given=plan)
+
+
 def run_nbcc(settings: NbccSettings, backend: str, engine: Any, *, duration_ms: int,
              log_dir: Path | None = None) -> CommitsResult:
     """NBCC writers and the compaction service as Spark tasks against ``backend``; check the final store."""
@@ -260,9 +274,11 @@ def run_nbcc(settings: NbccSettings, backend: str, engine: Any, *, duration_ms: 
     run = run_tasks(backend, engine, len(nodes), make_tasks, read_back=True,
                     label=f"nbcc {settings.writers} writers on {backend}")
     plan = plans[0]
-    rule = variant(plan.variant).slicing  # the readers slice as the variant's Hudi does, as in simulation
-    verdict = check_history(run.events, run.objects, plan.base, rule)
-    table = table_metrics(run.objects, plan.base, rule, plan.metadata_table)
+    # judged as every world's nbcc run is (model/protocols): readers slice as the variant's Hudi does
+    nbcc, config = plugin("nbcc"), nbcc_config(settings, plan)
+    ran = ModelRun(run.events, run.objects, plan.base + "/")
+    verdict = nbcc.check(config, ran)
+    table = cast(NbccMetrics, nbcc.metrics(config, ran))
     metrics = {**nbcc_metrics(run.events, nodes[:-1], plan.compactor_node, duration_ms, table),
                "objects": len(run.objects)}
     return CommitsResult("nbcc", f"nbcc-{settings.writers}w", backend, run.events, verdict, metrics,

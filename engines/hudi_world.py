@@ -24,11 +24,11 @@ from backends.launchers.process import LaunchError, Unavailable
 from backends.realworld import ServerDied, Unreachable, read_prefix
 from backends.secrets import redact, redact_url
 from engines.progress import Steps
-from engines.rundir import finish_run, history_sink, keep_lock_table, prepare_out, write_atomic
-from model.checkers.lock_run import check_lock_history
+from engines.rundir import RunWriter, prepare_out
 from model.config import ConfigError, Scenario
-from model.lock.metrics import lock_metrics
-from model.run_format import HISTORY, SCENARIO, HudiInfo, RunHead, VerdictFile, verdict_file
+from model.protocols import plugin
+from model.protocols.base import ModelRun
+from model.run_format import HISTORY, HudiInfo, RunHead, VerdictFile, verdict_file
 from scenarios import loader
 from scenarios.catalogue import Entry
 from scenarios.time_scale import scale
@@ -64,7 +64,9 @@ def run_entry(entry: Entry, seed: int, out: Path | None, req: HudiRequest) -> Ve
     driver_classpath(version)  # the jars fetched and the driver built (javac) before the run's folder
     backend = redact_url(req.backend)
     out = prepare_out(out, name=f"{entry.name}-hudi-{version}", seed=seed)
-    write_atomic(out / SCENARIO, loader.to_toml(scenario))
+    writer = RunWriter(out, "lock")
+    writer.scenario(loader.to_toml(scenario))
+    lock = plugin("lock")
     scaled = f", times / {req.time_scale}" if req.time_scale > 1 else ""
     head: RunHead = {"scenario": entry.name, "protocol": "lock", "world": "hudi", "seed": seed,
                      "expect": entry.expect, "backend": backend,
@@ -75,7 +77,7 @@ def run_entry(entry: Entry, seed: int, out: Path | None, req: HudiRequest) -> Ve
     error: str | None = None
     objects: dict[str, bytes] = {}
     run: HudiRunResult | None = None
-    with history_sink(out, head) as sink:
+    with writer.history(head) as sink:
         try:
             with contextlib.ExitStack() as stack:
                 with steps.part(f"start {backend}"):
@@ -92,7 +94,7 @@ def run_entry(entry: Entry, seed: int, out: Path | None, req: HudiRequest) -> Ve
                                        matches=False, out=str(out))
             not_started["error"] = reason
             not_started["hudi"] = info
-            finish_run(out, not_started, lock_metrics([]), report=False)
+            writer.finish(not_started, lock.metrics(scenario, ModelRun([])), report=False)
             return not_started
         except ServerDied as e:
             error, events = redact(str(e)), e.events
@@ -101,8 +103,8 @@ def run_entry(entry: Entry, seed: int, out: Path | None, req: HudiRequest) -> Ve
         events = run.result.events
         info["jvms"] = run.jvms
     with steps.part("check"):
-        verdict = check_lock_history(events, scenario.checkers)
-        found, audit = keep_lock_table(out, objects, f"{req.prefix}{scenario.lock.base_path}", verdict)
+        verdict = lock.check(scenario, ModelRun(events))
+        found, audit = writer.keep_lock_table(objects, f"{req.prefix}{scenario.lock.base_path}", verdict)
     matches = error is None and verdict.verdict == entry.expect
     summary = verdict_file(head, found, matches=matches, out=str(out))
     summary["error"] = error
@@ -110,7 +112,7 @@ def run_entry(entry: Entry, seed: int, out: Path | None, req: HudiRequest) -> Ve
     summary["proxy"] = run.result.proxy_actions if run is not None else {}
     summary["hudi"] = info
     summary["timings"] = dict(steps.seconds)
-    finish_run(out, summary, lock_metrics(events))
+    writer.finish(summary, lock.metrics(scenario, ModelRun(events)))
     return summary
 
 

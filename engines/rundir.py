@@ -1,6 +1,8 @@
 """Run directories: the history (streamed as it happens), verdicts, metrics, the resolved scenario, the table.
 
-The history is appended and flushed line by line, so a run that crashes keeps
+:class:`RunWriter` is the one writer of a run directory, for every world: each file is checked against
+``model/run_format.py`` before it is written (:class:`RunFileError` names the file, the field and the
+value).  The history is appended and flushed line by line, so a run that crashes keeps
 every event written so far; every other file is written atomically (a
 temporary file, then a rename), so a reader never sees half of one.  A
 simulated lock run also leaves its final store under ``table/`` (the lock file,
@@ -8,7 +10,7 @@ the register and Hudi's lock audit trail in ``table/.hoodie/.locks/audit/``),
 and its verdict says, per violation, whether Hudi's audit validator
 (``hcc check-audit`` on that trail) would have seen it.  A run stopped
 by SIGINT or SIGTERM keeps its history and gets a ``verdict.json`` saying
-``"verdict": "interrupted"`` and the signal (:func:`marks_interrupted`).
+``"verdict": "interrupted"`` and the signal (:meth:`RunWriter.marks_interrupted`).
 
 Runs are never overwritten.  Without ``--out`` each run gets a folder of its own in the
 store, ``out/runs/<name>/seed<N>-<UTC time>`` (:func:`new_run_dir`), and the links
@@ -28,7 +30,8 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+import tomllib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,22 +42,26 @@ from engines.lifecycle import STOP_SIGNALS, signal_name
 from engines.oracle import write_run_table
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
-from model.protocols import plugin as protocol
 from model.run_format import (
+    EVENT_VALUES,
     HISTORY,
     METRICS,
     SCENARIO,
     TABLE,
     VERDICT,
     AuditSummary,
+    EventLine,
+    FormatError,
     Found,
+    HistoryHeader,
     RunHead,
     VerdictFile,
     ViolationEntry,
     check,
+    files_of,
     verdict_file,
 )
-from model.runtime.history import Event, dumps
+from model.runtime.history import Event
 from reports.isolation import anomaly_counts, write_isolation
 from reports.report import write_report
 from scenarios.catalogue import Entry
@@ -267,48 +274,188 @@ def count_events(history: Path) -> int:
         return 0
 
 
-def write_interrupted(out: Path, exc: BaseException, head: RunHead) -> None:
-    """``verdict.json`` of a run stopped by a signal: verdict ``interrupted``, the signal, the events kept."""
-    verdict = verdict_file(head, {"verdict": "interrupted", "violations": [], "findings": []},
-                           matches=False, out=str(out))
-    verdict["signal"] = signal_name(exc)
-    verdict["events"] = count_events(out / HISTORY)
-    write_json(out / VERDICT, verdict)
+class RunFileError(ValueError):
+    """A file a writer gave the run directory that breaks the declared format (``model/run_format.py``):
+    nothing of it is written.  Names the directory, the file, the field and its value."""
+
+    def __init__(self, out: Path, name: str, error: FormatError | str, where: str = "") -> None:
+        at = f"{where}: " if where else ""
+        super().__init__(f"run directory {out}: {name}: {at}{error} (not written: it breaks the run "
+                         "directory's format, model/run_format.py)")
+        self.file = name
+        self.field = error.field if isinstance(error, FormatError) else ""
+        self.value = error.value if isinstance(error, FormatError) else None
 
 
-@contextlib.contextmanager
-def marks_interrupted(out: Path, head: RunHead) -> Iterator[None]:
-    """On SIGINT / SIGTERM inside the block: mark the run interrupted (history kept as written), re-raise."""
-    try:
-        yield
-    except STOP_SIGNALS as e:
-        write_interrupted(out, e, head)
-        link_latest(out)
-        raise
+class RunWriter:
+    """The one writer of a run directory, for every world (simulated, explored, real threads, replay,
+    Spark, hudi): every file goes through it and is checked against its declaration in
+    ``model/run_format.py`` before it is written (:class:`RunFileError` otherwise).
+
+    ``history.jsonl`` is appended and flushed line by line as the run goes (:meth:`history`): a run that
+    crashes keeps every event written so far, and its lines are read by ``reports/load.py``; each event
+    is checked as it comes (its index the next one, the first a ``run-start`` with its header, the line an
+    ``EventLine``, a value the format declares as declared).  Every other file is written atomically (a
+    temporary file, then a rename): ``verdict.json`` and ``metrics.json`` (:meth:`finish`), the
+    protocol's JSON files, ``oracle.json`` and ``isolation.json`` as the format types them,
+    ``scenario.toml`` as TOML, the store under ``table/`` (:meth:`table`) and the report."""
+
+    def __init__(self, out: Path, protocol: str) -> None:
+        self.out = out
+        self.protocol = protocol
+        self.declared = files_of(protocol)  # JSON file -> its declared type
+        self._lines = 0  # history lines written
+        self._shapes: set[tuple[Any, ...]] = set()  # event shapes already checked against EventLine
+        self._lock = threading.Lock()  # a real world's threads share the history
+
+    def _name(self, path: Path | str) -> str:
+        """A file of this run directory by its name in it (``path`` relative to the folder, or in it)."""
+        p = Path(path)
+        if p.is_absolute() or p.parts[:len(self.out.parts)] == self.out.parts:
+            try:
+                p = p.relative_to(self.out)
+            except ValueError:
+                raise ValueError(f"{path} is not in the run directory {self.out}") from None
+        if p.is_absolute() or ".." in p.parts or not p.parts:
+            raise ValueError(f"{path!s} does not name a file in the run directory {self.out}")
+        return p.as_posix()
+
+    def _check(self, name: str, value: Any, declared: Any, where: str = "") -> None:
+        try:
+            check(value, declared)
+        except FormatError as e:
+            raise RunFileError(self.out, name, e, where) from None
+
+    def write_json(self, path: Path | str, data: Any) -> None:
+        """Write pretty, key-sorted JSON atomically, checked first when the format declares the file."""
+        name = self._name(path)
+        declared = self.declared.get(name)
+        if declared is not None:
+            self._check(name, json.loads(json.dumps(data)), declared)  # as a reader will see it
+        write_json(self.out / name, data)
+
+    def write_text(self, path: Path | str, text: str | bytes) -> None:
+        """Write ``text`` (or bytes) atomically: ``scenario.toml`` checked as TOML, a declared JSON file
+        against its type; the history only through :meth:`history`."""
+        name = self._name(path)
+        if name == HISTORY:
+            raise ValueError(f"{HISTORY} is appended line by line (RunWriter.history), never written whole")
+        if name == SCENARIO:
+            try:
+                tomllib.loads(text.decode() if isinstance(text, bytes) else text)
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+                raise RunFileError(self.out, name, f"not valid TOML ({e})") from None
+        elif name in self.declared:
+            try:
+                value = json.loads(text)
+            except ValueError as e:
+                raise RunFileError(self.out, name, f"not valid JSON ({e})") from None
+            self._check(name, value, self.declared[name])
+        write_atomic(self.out / name, text)
+
+    def scenario(self, text: str) -> None:
+        """``scenario.toml``: the resolved scenario."""
+        self.write_text(SCENARIO, text)
+
+    def _append(self, history: Any, event: Event) -> None:
+        line = event.to_json()
+        with self._lock:
+            n = self._lines
+            where = f"line {n + 1}"
+            if event.index != n:
+                raise RunFileError(self.out, HISTORY, f"field index = {event.index}: expected {n} (events "
+                                                      "are written in order, from 0)", where)
+            # EventLine constrains its fields by type (and ``type`` by name): one check per shape decides
+            shape = (event.type, type(event.index), type(event.time), type(event.node), type(event.process),
+                     type(event.f), type(event.clock))
+            if shape not in self._shapes:
+                self._check(HISTORY, json.loads(line), EventLine, where)
+                self._shapes.add(shape)
+            if n == 0 and event.f != "run-start":
+                raise RunFileError(self.out, HISTORY, f"field f = {event.f!r}: the first event is run-start "
+                                                      "(the history's header)", where)
+            declared = HistoryHeader if n == 0 else EVENT_VALUES.get((event.process, event.f))
+            if declared is not None:
+                self._check(HISTORY, json.loads(line)["value"], declared,
+                            f"{where}: the value of a {event.f} event")
+            history.write(line + "\n")
+            history.flush()
+            self._lines = n + 1
+
+    @contextlib.contextmanager
+    def history(self, head: RunHead | None = None) -> Iterator[Callable[[Event], None]]:
+        """A sink that appends events to ``history.jsonl`` line by line, flushed (a crash keeps what was
+        written), each checked first; with ``head``, a signal inside the block marks the run interrupted
+        (:meth:`marks_interrupted`)."""
+        with contextlib.ExitStack() as stack:
+            if head is not None:
+                stack.enter_context(self.marks_interrupted(head))
+            self.out.mkdir(parents=True, exist_ok=True)
+            history = stack.enter_context(open(self.out / HISTORY, "w"))
+            self._lines = 0
+            yield lambda event: self._append(history, event)
+
+    def history_of(self, events: Iterable[Event]) -> None:
+        """``history.jsonl`` of a run whose history came back whole (the Spark tasks' merged histories),
+        appended line by line as :meth:`history` does."""
+        with self.history() as sink:
+            for event in events:
+                sink(event)
+
+    def table(self, objects: Mapping[str, bytes], prefix: str = "") -> Path:
+        """The store the run left under ``table/`` (:func:`write_table`); the folder."""
+        return write_table(self.out, objects, prefix)
+
+    def keep_lock_table(self, objects: dict[str, bytes], base_path: str,
+                        verdict: Verdict) -> tuple[Found, AuditSummary | None]:
+        """A real-storage lock run's ending: the objects it left under its table (``base_path``) go to
+        ``table/``, and Hudi's audit validator runs on them.  Returns the verdict as ``verdict.json`` holds
+        it, its violations with ``audit_visible``, and the audit summary (None when the run left no
+        objects)."""
+        table = self.table(objects, prefix=base_path + "/")
+        audit, seen = audit_of_run(table, verdict) if objects else (None, ())
+        return with_audit(verdict, seen), audit
+
+    def interrupted(self, exc: BaseException, head: RunHead) -> None:
+        """``verdict.json`` of a run stopped by a signal: verdict ``interrupted``, the signal, the events
+        kept."""
+        verdict = verdict_file(head, {"verdict": "interrupted", "violations": [], "findings": []},
+                               matches=False, out=str(self.out))
+        verdict["signal"] = signal_name(exc)
+        verdict["events"] = count_events(self.out / HISTORY)
+        self.write_json(VERDICT, verdict)
+
+    @contextlib.contextmanager
+    def marks_interrupted(self, head: RunHead) -> Iterator[None]:
+        """On SIGINT / SIGTERM inside the block: mark the run interrupted (history kept as written),
+        re-raise."""
+        try:
+            yield
+        except STOP_SIGNALS as e:
+            self.interrupted(e, head)
+            link_latest(self.out)
+            raise
+
+    def finish(self, verdict: VerdictFile, metrics: Mapping[str, Any], report: bool = True) -> None:
+        """The last step of every run directory of every world: ``metrics.json`` and ``verdict.json``
+        (checked first: a writer that breaks the format is a bug, a RunFileError here rather than a run
+        directory no reader accepts), the report when asked, and the run linked as its scenario's latest."""
+        if verdict["protocol"] != self.protocol:
+            raise RunFileError(self.out, VERDICT, f"field protocol = {verdict['protocol']!r}: this run "
+                                                  f"directory is of protocol {self.protocol!r}")
+        self._check(METRICS, json.loads(json.dumps(metrics)), self.declared[METRICS])
+        self._check(VERDICT, json.loads(json.dumps(verdict)), self.declared[VERDICT])
+        write_json(self.out / METRICS, metrics)
+        write_json(self.out / VERDICT, verdict)
+        if report:
+            write_report(self.out, self.write_text, required=False)
+        link_latest(self.out)
 
 
 def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None,
             report: bool = True) -> RunResult:
     """Run a simulated lock scenario (:func:`execute_entry`)."""
     return execute_entry(Entry("lock", scenario), seed, out, report)
-
-
-@contextlib.contextmanager
-def history_sink(out: Path, head: RunHead) -> Iterator[Callable[[Event], None]]:
-    """A sink that streams events to ``out/history.jsonl`` line by line (a crash keeps what was written);
-    a signal inside the block marks the run interrupted (:func:`marks_interrupted`)."""
-    with marks_interrupted(out, head), open(out / HISTORY, "w") as history:
-
-        def sink(event: Event) -> None:
-            history.write(event.to_json() + "\n")
-            history.flush()
-
-        yield sink
-
-
-def write_history(out: Path, events: list[Event]) -> None:
-    """``out/history.jsonl`` of a run whose history came back whole (the Spark tasks' merged histories)."""
-    write_atomic(out / HISTORY, dumps(events))
 
 
 def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None,
@@ -323,19 +470,20 @@ def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None
     seed = entry.seed if seed is None else seed
     out = out or new_run_dir(entry.name, seed)
     out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / SCENARIO, entry.to_toml())
+    writer = RunWriter(out, entry.protocol)
+    writer.scenario(entry.to_toml())
     head: RunHead = {"scenario": entry.name, "protocol": entry.protocol, "world": entry.world,
                      "seed": seed, "expect": entry.expect, "models": entry.models}
     if plugin.history:
-        with history_sink(out, head) as sink:
+        with writer.history(head) as sink:
             run = plugin.run(entry.config, seed, sink)
     else:
-        with marks_interrupted(out, head):
+        with writer.marks_interrupted(head):
             run = plugin.run(entry.config, seed, None)
     verdict = plugin.check(entry.config, run)
     metrics = dict(plugin.metrics(entry.config, run))
     for name, content in run.files.items():  # plan.json, explore.json
-        write_json(out / name, content)
+        writer.write_json(name, content)
     audit: AuditSummary | None = None
     seen: tuple[bool, ...] = ()
     table_info: dict[str, Any] = {}
@@ -343,41 +491,15 @@ def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None
         shutil.rmtree(out / TABLE, ignore_errors=True)  # a rerun into the same folder leaves no stale files
         # a Hudi table (occ, nbcc) in Hudi's encoding, read back by hudi-rs (engines/oracle.py); else as is
         table, table_info = write_run_table(out, plugin.hudi_table, entry.config, run, write_table,
-                                            write_json)
+                                            writer.write_json)
         if plugin.audit_trail:
             audit, seen = audit_of_run(table, verdict)
-    isolation = write_isolation(out, entry.protocol, run.events, write_atomic)  # occ, nbcc: isolation.json
+    isolation = write_isolation(out, entry.protocol, run.events, writer.write_text)  # occ, nbcc
     if isolation is not None:
         metrics["isolation"] = anomaly_counts(isolation)
     result = RunResult(entry, seed, out, verdict, metrics, audit, seen, table_info)
-    finish_run(out, result.verdict_file(), metrics, report)
+    writer.finish(result.verdict_file(), metrics, report)
     return result
-
-
-def finish_run(out: Path, verdict: VerdictFile, metrics: Mapping[str, Any], report: bool = True) -> None:
-    """The last step of every run directory of every world: write ``metrics.json`` and ``verdict.json``,
-    the report when asked, and link the run as the latest of its scenario.
-
-    Both files are checked against the run directory's format first (``model/run_format.py``): a writer
-    that breaks it is a bug, a FormatError here rather than a run directory no reader accepts."""
-    as_json = json.loads(json.dumps({"verdict": verdict, "metrics": metrics}))
-    check(as_json["verdict"], VerdictFile)
-    check(as_json["metrics"], protocol(verdict["protocol"]).metrics_type)
-    write_json(out / METRICS, metrics)
-    write_json(out / VERDICT, verdict)
-    if report:
-        write_report(out, write_atomic, required=False)
-    link_latest(out)
-
-
-def keep_lock_table(out: Path, objects: dict[str, bytes], base_path: str,
-                    verdict: Verdict) -> tuple[Found, AuditSummary | None]:
-    """A real-storage lock run's ending: the objects it left under its table (``base_path``) go to
-    ``out/table/``, and Hudi's audit validator runs on them.  Returns the verdict as ``verdict.json`` holds
-    it, its violations with ``audit_visible``, and the audit summary (None when the run left no objects)."""
-    table = write_table(out, objects, prefix=base_path + "/")
-    audit, seen = audit_of_run(table, verdict) if objects else (None, ())
-    return with_audit(verdict, seen), audit
 
 
 def audit_of_run(table: Path, verdict: Verdict) -> tuple[AuditSummary | None, tuple[bool, ...]]:

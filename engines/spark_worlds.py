@@ -3,8 +3,8 @@ they leave (``hcc contention``, and ``hcc run`` of an entry with ``world = "spar
 
 :data:`SPARK_WORLDS` is the Spark world's part of each protocol that has one (``model/protocols``), keyed
 by its name: ``lock`` (:mod:`engines.contention`), ``occ`` and ``nbcc`` (:mod:`engines.contention_commits`).
-Every run ends as every other world's does (:func:`engines.rundir.finish_run`): the merged history, the
-resolved scenario, the table the run left, ``verdict.json``, ``metrics.json`` and the report.
+Every run directory is written as every other world's is (:class:`engines.rundir.RunWriter`): the merged
+history, the resolved scenario, the table the run left, ``verdict.json``, ``metrics.json`` and the report.
 """
 
 from __future__ import annotations
@@ -20,24 +20,14 @@ from backends.realworld import map_scenario_keys
 from engines.contention import run_contention
 from engines.contention_commits import NbccSettings, run_nbcc, run_occ
 from engines.oracle import write_run_table
-from engines.rundir import (
-    finish_run,
-    keep_lock_table,
-    marks_interrupted,
-    new_run_dir,
-    with_audit,
-    write_atomic,
-    write_history,
-    write_json,
-    write_table,
-)
+from engines.rundir import RunWriter, new_run_dir, with_audit, write_table
 from engines.spark import SparkEngine, SparkUnavailable, start_for_tasks
 from model.config import ConfigError
 from model.nbcc.variants import variant
 from model.protocols import plugin
 from model.protocols.base import ModelRun
 from model.protocols.nbcc import PLAN
-from model.run_format import SCENARIO, RunHead, verdict_file
+from model.run_format import RunHead, verdict_file
 from scenarios import loader, timeline_loader
 from scenarios.catalogue import Entry
 
@@ -108,21 +98,22 @@ class LockSpark:
         out = request.out or new_run_dir(f"{scenario.name}-{backend}", seed)
         head = _head(scenario.name, "lock", seed, scenario.expect, entry.models, backend, writers,
                      duration_ms)
+        writer = RunWriter(out, "lock")
         try:
             engine = SparkEngine(session=session)
-            with marks_interrupted(out, head):
+            with writer.marks_interrupted(head):
                 result = run_contention(scenario, backend, engine, seed=seed, duration_ms=duration_ms,
                                         log_dir=out / "logs")
         finally:
             session.stop()
-        write_history(out, result.events)
-        write_atomic(out / SCENARIO, loader.to_toml(result.scenario))
+        writer.history_of(result.events)
+        writer.scenario(loader.to_toml(result.scenario))
         # the table the run left under its prefix, and what Hudi's audit validator sees of it
         base = map_scenario_keys(scenario, result.prefix).lock.base_path
-        found, audit = keep_lock_table(out, result.objects, base, result.verdict)
+        found, audit = writer.keep_lock_table(result.objects, base, result.verdict)
         verdict = verdict_file(head, found, matches=result.verdict.verdict == scenario.expect, out=str(out))
         verdict["audit"] = audit
-        finish_run(out, verdict, result.metrics)
+        writer.finish(verdict, result.metrics)
         return {**verdict, "metrics": result.metrics}
 
     def describe(self, summary: dict[str, Any]) -> list[str]:
@@ -176,24 +167,26 @@ class OccSpark:
         session = _session(request.master, tasks)
         out = request.out or new_run_dir(f"{ts.name}-{backend}", seed)
         head = _head(ts.name, "occ", seed, ts.scenario.expect, entry.models, backend, tasks, duration_ms)
+        writer = RunWriter(out, "occ")
         try:
             engine = SparkEngine(session=session)
-            with marks_interrupted(out, head):
+            with writer.marks_interrupted(head):
                 result = run_occ(ts, backend, engine, duration_ms=duration_ms, seed=seed,
                                  log_dir=out / "logs")
         finally:
             session.stop()
-        write_history(out, result.events)
+        writer.history_of(result.events)
         # the scenario as it ran: its keys under the run's prefix, as the history names them
-        write_atomic(out / SCENARIO, timeline_loader.to_toml(result.config))
+        writer.scenario(timeline_loader.to_toml(result.config))
         run = ModelRun(result.events, result.objects, result.table_prefix)
-        _, table = write_run_table(out, plugin("occ").hudi_table, result.config, run, write_table, write_json)
+        _, table = write_run_table(out, plugin("occ").hudi_table, result.config, run, write_table,
+                                   writer.write_json)
         matches = result.verdict.verdict == ts.scenario.expect
         verdict = verdict_file(head, with_audit(result.verdict), matches=matches, out=str(out))
         if table:
             verdict["table_encoding"] = table["table_encoding"]
             verdict["oracle"] = table["oracle"]
-        finish_run(out, verdict, result.metrics)
+        writer.finish(verdict, result.metrics)
         return {**verdict, "metrics": result.metrics}
 
     def describe(self, summary: dict[str, Any]) -> list[str]:
@@ -224,26 +217,27 @@ class NbccSpark:
         models = (f"{variant(settings.variant).follows}: file slicing of the final table, on this harness's "
                   "NBCC writers and compaction service on real storage")
         head = _head(name, "nbcc", seed, "ok", models, backend, tasks, duration_ms)
+        writer = RunWriter(out, "nbcc")
         try:
             engine = SparkEngine(session=session)
-            with marks_interrupted(out, head):
+            with writer.marks_interrupted(head):
                 result = run_nbcc(settings, backend, engine, duration_ms=duration_ms, log_dir=out / "logs")
         finally:
             session.stop()
         plan = result.config
-        write_history(out, result.events)
+        writer.history_of(result.events)
         # what ran, as the NBCC report reads it: the [nbcc] settings, and the contention's own
-        write_atomic(out / SCENARIO, tomli_w.dumps({
+        writer.scenario(tomli_w.dumps({
             "protocol": "nbcc", "name": name, "seed": seed, "expect": "ok",
             "nbcc": {"variant": plan.variant, "metadata_table": plan.metadata_table,
                      "time_generator": settings.time_generator, "writers": settings.writers,
                      "buckets": settings.buckets},
             "contention": {"duration_ms": duration_ms, **dataclasses.asdict(settings)}}))
-        write_json(out / PLAN, dataclasses.asdict(plan))
-        write_table(out, result.objects, prefix=result.table_prefix)
+        writer.write_json(PLAN, dataclasses.asdict(plan))
+        writer.table(result.objects, prefix=result.table_prefix)
         verdict = verdict_file(head, with_audit(result.verdict), matches=result.verdict.verdict == "ok",
                                out=str(out))
-        finish_run(out, verdict, result.metrics)
+        writer.finish(verdict, result.metrics)
         return {**verdict, "metrics": result.metrics}
 
     def describe(self, summary: dict[str, Any]) -> list[str]:

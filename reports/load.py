@@ -118,9 +118,15 @@ def _refuse_unfinished(path: Path) -> None:
         raise RunDirError(path, f"the run never started ({why}): no verdict to report or gate")
 
 
-def _read_history(path: Path, verdict: VerdictFile) -> list[Event]:
+def load_history(path: Path | str) -> list[Event]:
+    """The history of a run directory, complete or not (a run that crashed keeps the lines it had written;
+    a torn last line is left out), checked against its format: events in order from 0, the first a
+    ``run-start`` with its header, each value the format declares as declared.  RunDirError otherwise."""
+    path = Path(path)
     try:
         events = loads((path / HISTORY).read_text())
+    except OSError as e:
+        raise RunDirError(path, f"{HISTORY} cannot be read ({e.strerror or e})") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise RunDirError(path, f"{HISTORY}: {e}") from None
     if not events:
@@ -139,6 +145,12 @@ def _read_history(path: Path, verdict: VerdictFile) -> list[Event]:
             except FormatError as e:
                 raise RunDirError(path, f"{HISTORY}: line {i + 1}: the value of a {ev.f} event: "
                                         f"{e}") from None
+    return events
+
+
+def _read_history(path: Path, verdict: VerdictFile) -> list[Event]:
+    """The history (:func:`load_history`), every event the verdict cites in it."""
+    events = load_history(path)
     n = len(events)
     for v in verdict["violations"] + verdict["findings"]:
         bad = [i for i in v["events"] if not 0 <= i < n]

@@ -105,6 +105,6 @@ def test_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert "RUN_DIR" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
     assert main(["replay", str(tmp_path / "empty"), "--backend", "fake-gcs"]) == 2
-    assert "scenario.toml" in capsys.readouterr().err
+    assert "missing verdict.json" in capsys.readouterr().err  # reports/load.py's reason
     assert main(["replay", str(tmp_path / "empty"), "--backend", "nosuch"]) == 2
     assert "nosuch" in capsys.readouterr().err

@@ -50,10 +50,11 @@ from backends.realworld import (
     node_backends,
     seed_lock_table,
 )
-from model.checkers.lock_run import check_lock_history
 from model.config import ConfigError, Scenario, client_settings
 from model.lock.register_writer import RegisterWriter
 from model.lock.variants import variant
+from model.protocols import plugin
+from model.protocols.base import ModelRun
 from model.runtime.effects import Effect, Record, Sleep
 from model.runtime.history import Event
 from model.runtime.kernel import Kernel, Killed, WorldError, WriterContext
@@ -515,5 +516,6 @@ def run_hudi_world(scenario: Scenario, ep: Endpoint, *, version: str, prefix: st
             if own:
                 hn.end("stop")
             hn.kernel = None
-    result = RealWorldResult(scenario, seed, events, check_lock_history(events, scenario.checkers), actions)
+    verdict = plugin("lock").check(scenario, ModelRun(events))  # as every world's lock run (model/protocols)
+    result = RealWorldResult(scenario, seed, events, verdict, actions)
     return HudiRunResult(result, version, events_of(nodes), exchanges)
