@@ -9,7 +9,6 @@ the verdict.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,17 +60,12 @@ def _encoding_text(encoding: Mapping[str, Any]) -> str:
 def oracle_section(run: RunData) -> Section | None:
     """The section, or None for a run without a Hudi table."""
     encoding = run.verdict.get("table_encoding")
-    path = run.path / ORACLE
-    if not encoding and not path.is_file():
+    oracle = run.files.get(ORACLE)  # read and checked by reports/load.py
+    if not encoding and oracle is None:
         return None
     sec = Section(TITLE, [_encoding_text(encoding or {})])
-    if not path.is_file():
+    if oracle is None:
         sec.text.append("No oracle.json: the run was not read back by hudi-rs.")
-        return sec
-    try:
-        oracle = json.loads(path.read_text())
-    except ValueError as exc:
-        sec.text.append(f"oracle.json is not readable JSON ({exc}).")
         return sec
     if oracle.get("status") == "skipped":
         sec.text.append(f"Not read back by hudi-rs: {oracle.get('reason')}.")
