@@ -199,6 +199,26 @@ def test_the_jvms_halt_after_its_hooks_keeps_the_holder_running_under_a_freed_lo
     assert check_lock_history(safe_events, scenario.checkers).verdict == "ok"
 
 
+def test_the_hook_that_checks_the_writer_leaves_the_lock_to_lapse_while_it_writes() -> None:
+    # the hypothetical fix (variant hook-checks-writer): with the same 300 ms halt the hook keeps the lock
+    # while the writer runs, so no one takes it before the lease lapses and the run is safe
+    scenario = loader.load("rfc91-hypothetical-hook-checks-writer")
+    events = run_scenario(scenario)
+    kept = next(e for e in events if e.f == "shutdown-hook" and e.value.get("kept"))
+    assert not any(e.process == "store" and e.f == "lock-file" and e.value["expired"] and e.index > kept.index
+                   and e.value["owner"] == kept.value["owner"] for e in events)
+    taken = next(e for e in events if e.f == "acquire" and e.type == "ok" and e.time > kept.time)
+    assert taken.time > kept.time + scenario.lock.validity_secs * 1000 - 1000  # the lease had to lapse
+    assert check_lock_history(events, scenario.checkers).verdict == "ok"
+    # once the writer thread has died, the same hook expires the lock at once, as Hudi's does
+    died = replace(scenario, faults=replace(scenario.faults, writer_deaths=(WriterDeath("w1", 29_000),)))
+    died_events = run_scenario(died)
+    hook = _first(died_events, f="shutdown-hook", node="w1")
+    assert not any(e.f == "shutdown-hook" and e.value.get("kept") for e in died_events)
+    assert any(e.process == "store" and e.f == "lock-file" and e.value["expired"] and e.index > hook.index
+               and e.value["owner"] == hook.value["owner"] for e in died_events)
+
+
 def test_a_negative_halt_after_hooks_is_refused_by_field() -> None:
     scenario = loader.load("rfc91-graceful-shutdown-halt-window")
     bad = replace(scenario.faults.shutdowns[0], halt_after_hooks_ms=-1)

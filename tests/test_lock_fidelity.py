@@ -605,8 +605,9 @@ def test_the_variants_differ_only_where_hudi_changed() -> None:
             old.unlock_acquired_by_others_fails, old.sdk_retries("s3"), old.sdk_retries("gcs")) == (
         False, False, 0, False, 3, 5)
     assert set(VARIANTS) == {"hudi", "hudi-1.1", "rfc91-as-written", "fenced", "412-recovery",
-                             "pr-13577", "careful-margin"}
+                             "pr-13577", "careful-margin", "hook-checks-writer"}
     assert variant("careful-margin").hypothetical and not variant("hudi").hypothetical
+    assert variant("hook-checks-writer").hypothetical
     # no release has TransactionManager#hasLock: only the variant of the unmerged PR skips lock()
     assert [v for v in VARIANTS if variant(v).transaction_has_lock_skip] == ["pr-13577"]
     assert variant("pr-13577").unmerged_pr == 13577 and variant("hudi").unmerged_pr is None

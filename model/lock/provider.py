@@ -540,9 +540,14 @@ class StorageLockProvider:
         self.closed = True
 
     def shutdown_hook(self) -> Gen:
-        """The JVM shutdown hook, shutdown(true): expire the lock if we actually hold it, heartbeat or not."""
+        """The JVM shutdown hook, shutdown(true): expire the lock if we actually hold it, heartbeat or not
+        (the hypothetical ``hook-checks-writer``: only once the writer thread has ended)."""
         if not self.closed and (yield from self.holds_valid_lock()):
             yield Record("shutdown-hook", "info", {"owner": self.owner})
+            if self.variant.hook_checks_writer and (yield IsAlive(WRITER_TASK)):
+                yield Record("shutdown-hook", "info", {"owner": self.owner, "kept": "the writer still runs"})
+                self.closed = True
+                return
             try:
                 yield from self._expire(from_hook=True)
             except LockClientError as e:

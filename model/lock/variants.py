@@ -51,6 +51,10 @@ class Variant:
     # set ("Lock already acquired, skipping lock acquisition"): the unmerged PR #13577 (60f6c0cd); no
     # release has it.  Without it (every release), each transaction calls lockManager.lock().
     transaction_has_lock_skip: bool = False
+    # Hypothetical fix of the shutdown hook (docs/findings/shutdown-hook-releases-while-writing.md): the
+    # hook expires the lock only once the writer thread it guards has ended; while the writer runs the
+    # lock is left to lapse at validUntil + drift, as after a crash.
+    hook_checks_writer: bool = False
     hypothetical: bool = False
     unmerged_pr: int | None = None  # the variant follows a pull request no release has merged
 
@@ -90,6 +94,12 @@ _VARIANTS = (
         "after a failed release",
         transaction_has_lock_skip=True,
         unmerged_pr=13577,
+    ),
+    Variant(
+        "hook-checks-writer",
+        "hypothetical: Hudi 1.2.0 whose shutdown hook expires the lock only when the writer thread has ended",
+        hook_checks_writer=True,
+        hypothetical=True,
     ),
     Variant(
         "careful-margin",
