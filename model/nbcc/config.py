@@ -13,6 +13,9 @@ writers with a bucket index append logs to shared file groups while a compaction
   10 in 1.2.1, 2 in 1.2.0), ``auto_clean`` (default true): after each commit a writer rolls back the
   deltacommits whose heartbeat expired (LAZY failed-writes cleaning);
 * ``read_every_ms`` / ``read_until_ms``: a snapshot reader that reads while the writers run (0: none).
+* ``clustering_at_ms``: clusterings the compaction service's node schedules at those times (ms since
+  the run started): Hudi 1.2.x plans them and refuses to execute them on the bucket layout, and the plan
+  then refuses updates of its file groups (:mod:`model.nbcc.sim_clustering`).
 
 ``rule`` (before variants) is no longer accepted: a file that sets it gets a ConfigError naming the
 variant to write instead (``completion`` -> ``pr-19786``, ``instant`` -> ``v6-instant-time``,
@@ -50,6 +53,7 @@ class NbccConfig:
     auto_clean: bool = True
     read_every_ms: int = 0
     read_until_ms: int = 0
+    clustering_at_ms: tuple[int, ...] = ()  # clusterings scheduled (model/nbcc/sim_clustering.py)
     # removed (before variants): a file that sets it gets a ConfigError naming the variant to write
     # instead; the metadata asks writers of TOML (scenarios.loader.to_dict) to leave it out
     rule: str = field(default="", metadata={"removed": "nbcc.variant"})
@@ -84,6 +88,8 @@ class NbccConfig:
         for name in ("read_every_ms", "read_until_ms"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"nbcc.{name}", getattr(self, name), "must be >= 0")
+        if any(at < 0 for at in self.clustering_at_ms):
+            raise ConfigError("nbcc.clustering_at_ms", list(self.clustering_at_ms), "times must be >= 0")
 
     @property
     def nbcc_variant(self) -> NbccVariant:
@@ -100,7 +106,7 @@ class NbccConfig:
         """The plan's settings of whose behaviour runs."""
         return TableSettings(self.variant, self.metadata_table, self.heartbeat_interval_ms,
                              self.heartbeat_tolerable_misses, self.auto_clean, self.read_every_ms,
-                             self.read_until_ms)
+                             self.read_until_ms, tuple(self.clustering_at_ms))
 
 
 def reader_configuration(metadata_table: bool) -> str:

@@ -29,6 +29,8 @@ Violation kinds (each names the history events that prove it):
 
 :func:`check_same_outcome` compares the snapshots of several runs of one plan (different
 interleavings): they must be equal when ordering values are distinct per key.
+
+Finding (reported, not a violation): ``clustering-blocks-updates`` (:func:`clustering_findings`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import Any
 
 from model.checkers.verdict import Verdict, Violation
 from model.nbcc import checks
+from model.nbcc.sim_clustering import UPDATE_REJECTED
 from model.nbcc.sim_layout import (
     Row,
     load_table,
@@ -220,7 +223,24 @@ def check_history(
         step()
         if stop_early and found.out:
             break
-    return Verdict(tuple(found.out), (), dict(sorted(found.count.items())))
+    return Verdict(tuple(found.out), clustering_findings(events), dict(sorted(found.count.items())))
+
+
+def clustering_findings(events: Sequence[Event]) -> tuple[Violation, ...]:
+    """Finding ``clustering-blocks-updates``: deltacommits refused because their file groups are in a
+    clustering plan that Hudi's bucket layout never executes (:mod:`model.nbcc.sim_clustering`), with the
+    plan's events; none when no deltacommit was refused."""
+    refused = [e for e in events if e.f == "deltacommit" and e.type == "fail" and isinstance(e.value, dict)
+               and e.value.get("reason") == UPDATE_REJECTED]
+    if not refused:
+        return ()
+    plans = [e.index for e in events if e.f in ("clustering-plan", "clustering") and e.type in ("ok", "fail")]
+    groups = sorted({g for e in refused for g in e.value.get("file_groups", ())})
+    message = (f"{len(refused)} deltacommit(s) refused (HoodieClusteringUpdateException): file groups "
+               f"{', '.join(groups)} are in a clustering plan that HoodieSimpleBucketLayout never executes")
+    proof = tuple(sorted([*plans, *(e.index for e in refused)]))
+    return (Violation("clustering-blocks-updates", message, proof, {"refused": len(refused),
+                                                                   "file_groups": groups}),)
 
 
 def _check_slices(

@@ -61,6 +61,15 @@ class CompactionSlot:
 
 
 @dataclass(frozen=True)
+class ClusteringSlot:
+    """The compaction service's node schedules a clustering at ``at_ms`` (true ms since the run started):
+    a plan of every eligible file group, whose execution Hudi's bucket layout refuses
+    (:mod:`model.nbcc.sim_clustering`)."""
+
+    at_ms: int
+
+
+@dataclass(frozen=True)
 class CrashSpec:
     """Node ``node`` (1-based; ``len(writers) + 1`` is the compaction service) crashes at ``at_ms``
     and restarts ``restart_after_ms`` later."""
@@ -99,6 +108,7 @@ class TablePlan:
     # the order of the steps due at one instant and the hops' latencies (``model.config.Schedule``): what
     # makes a run found by the explorer replay exactly; empty: drawn from the seed
     schedule: Schedule = field(default_factory=Schedule)
+    clusterings: tuple[ClusteringSlot, ...] = ()  # on the compaction service's node, between its slots
 
     def validate(self) -> None:
         """Raise ConfigError naming the field and value of the first bad setting."""
@@ -135,6 +145,9 @@ class TablePlan:
                 raise ConfigError(f"compactions[{i}].at_ms", c.at_ms, "must be >= 0")
             if c.fail_after is not None and c.fail_after < 0:
                 raise ConfigError(f"compactions[{i}].fail_after", c.fail_after, "must be >= 0")
+        for i, cl in enumerate(self.clusterings):
+            if cl.at_ms < 0:
+                raise ConfigError(f"clusterings[{i}].at_ms", cl.at_ms, "must be >= 0")
         if self.variant not in VARIANTS:
             raise ConfigError("variant", self.variant, f"must be one of {', '.join(VARIANTS)}")
         if self.heartbeat_interval_ms < 1000:  # HoodieHeartbeatClient: "Cannot set heartbeat lower than 1 s"
@@ -244,11 +257,13 @@ class TableSettings:
     auto_clean: bool = True
     read_every_ms: int = 0
     read_until_ms: int = 0
+    clustering_at_ms: tuple[int, ...] = ()
 
     def apply(self, plan: TablePlan) -> TablePlan:
-        """``plan`` with these settings."""
+        """``plan`` with these settings (a clustering slot at each ``clustering_at_ms``)."""
         return replace(
             plan,
+            clusterings=tuple(ClusteringSlot(at) for at in self.clustering_at_ms),
             variant=self.variant,
             metadata_table=self.metadata_table,
             heartbeat_interval_ms=self.heartbeat_interval_ms,
@@ -271,6 +286,8 @@ def describe_plan(plan: TablePlan) -> list[str]:
     for c in plan.compactions:
         fail = f", fails after {c.fail_after} base file(s)" if c.fail_after is not None else ""
         lines.append(f"compaction scheduled at {c.at_ms} ms{fail}")
+    for cl in plan.clusterings:
+        lines.append(f"clustering scheduled at {cl.at_ms} ms")
     for k in plan.crashes:
         lines.append(f"node w{k.node} crashes at {k.at_ms} ms, restarts {k.restart_after_ms} ms later")
     lines.append(

@@ -64,6 +64,13 @@ from model.config import Scenario
 from model.explorable import Keyer
 from model.lock.provider import StorageLockProvider
 from model.nbcc.sim_cleaner import Cleaner, Heartbeat, expired_own, start_heartbeat, stop_heartbeat
+from model.nbcc.sim_clustering import (
+    UNSUPPORTED_LAYOUT,
+    UPDATE_REJECTED,
+    clustering_plan_body,
+    pending_clustering_groups,
+)
+from model.nbcc.sim_clustering import describe_plan as describe_clustering
 from model.nbcc.sim_io import (
     RETRY_MS,
     Gen,
@@ -97,6 +104,7 @@ from model.nbcc.sim_layout import (
 )
 from model.nbcc.sim_plan import (
     BatchPlan,
+    ClusteringSlot,
     CompactionSlot,
     CrashSpec,
     TablePlan,
@@ -226,6 +234,8 @@ class NbccWriter:
                 continue
             attempt = 0
             while (outcome := (yield from self._attempt(b, batch, attempt))) != "committed":
+                if outcome == "rejected":  # refused for good: its group is in a clustering never executed
+                    break
                 attempt += 1
                 if outcome == "storage":
                     yield Sleep(RETRY_MS)
@@ -282,7 +292,7 @@ class NbccWriter:
         yield Record("deltacommit", "fail", {"instant": format_instant(t), "reason": reason, **more})
         self._txn_end("fail", reason)
         yield from self._close_heartbeat()
-        return "injected" if reason == "injected" else "storage"
+        return {"injected": "injected", UPDATE_REJECTED: "rejected"}.get(reason, "storage")
 
     def _close_heartbeat(self) -> Gen:
         """A failed attempt's write client is closed: its heartbeat timer stops, the file stays."""
@@ -314,6 +324,11 @@ class NbccWriter:
             self.txn = {"process": self.ctx.node, "kind": "deltacommit", "instant": format_instant(t),
                         "batch": b, "attempt": attempt, "rows": [], "outcome": None, "reason": None}
             self.txn_log.append(self.txn)
+        if self.plan.clusterings:  # clusteringHandleUpdate, before the inflight file (sim_clustering.py)
+            clustering = yield from pending_clustering_groups(self.base)
+            refused = sorted({lf.file_id for lf, _rows in self._logs(t, b, batch, attempt)} & clustering)
+            if refused:
+                return (yield from self._fail(t, UPDATE_REJECTED, file_groups=refused))
         res: StoreResult = yield Put(inflight_key(self.base, t, "deltacommit"), b"")
         if not res.ok:
             return (yield from self._fail(t, f"inflight {res.outcome.name}"))
@@ -412,7 +427,9 @@ class CompactionService:
         restarted_at = now - EPOCH_MS if self.ctx.incarnation > 1 else -1
         if restarted_at >= 0:
             yield from self._finish_pending()
-        _over = self.plan.compactions
+        _over: tuple[CompactionSlot | ClusteringSlot, ...] = self.plan.compactions
+        if self.plan.clusterings:
+            _over = tuple(sorted((*self.plan.compactions, *self.plan.clusterings), key=lambda x: x.at_ms))
         for _at, slot in enumerate(_over):  # the loop's position
             if slot.at_ms <= restarted_at:
                 continue
@@ -420,6 +437,9 @@ class CompactionService:
             if slot.at_ms > now - EPOCH_MS:
                 yield Sleep(slot.at_ms - (now - EPOCH_MS))
             try:
+                if isinstance(slot, ClusteringSlot):
+                    yield from self._cluster()
+                    continue
                 yield from self._finish_pending()
                 yield from self._schedule_and_run(slot)
             except Interrupted:
@@ -453,9 +473,13 @@ class CompactionService:
             )
             return
         ct = table.timeline.completion_time
+        # BaseHoodieCompactionPlanGenerator leaves out the groups of a pending clustering (1.2.0, 109-114)
+        clustering: frozenset[str] = frozenset()
+        if self.plan.clusterings:
+            clustering = yield from pending_clustering_groups(self.base)
         ops: list[PlanOp] = []
         for g in table.listed_groups(table.has_metadata_table):
-            planned = plan_group(g, ct, t_c, self.rule)
+            planned = None if g.file_id in clustering else plan_group(g, ct, t_c, self.rule)
             if planned is None:
                 continue
             logs = sorted(planned.log_files, key=lambda lf: (ct(lf.instant) or 0, lf.sort_key))
@@ -480,6 +504,40 @@ class CompactionService:
             {"instant": format_instant(t_c), "operations": {op.file_id: list(op.logs) for op in ops}},
         )
         yield from self._execute(t_c, ops, slot.fail_after, slot.work_ms)
+
+    def _cluster(self) -> Gen:
+        """A clustering (:mod:`model.nbcc.sim_clustering`): under the lock, a plan of the latest committed
+        slice of every group not in a pending compaction or clustering, ``<t>.clustering.requested``;
+        then its execution, which Hudi's bucket layout refuses before writing anything."""
+        yield from self.times.begin()
+        t = yield from self.times.next("instant")
+        table: HudiTable | None = yield from self.loader.load()
+        if table is None:
+            yield from self.times.end()
+            return (yield from self._clustering_failed(t, "timeline not read"))
+        clustering = yield from pending_clustering_groups(self.base)
+        ct = table.timeline.completion_time
+        eligible: list[FileSlice] = []
+        for g in table.listed_groups(table.has_metadata_table):
+            slices = slicer(self.rule)(g, ct)
+            if g.pending_compactions or g.file_id in clustering or not slices or slices[-1].is_empty:
+                continue
+            eligible.append(slices[-1])
+        if not eligible:
+            yield from self.times.end()
+            return (yield from self._clustering_failed(t, "nothing to cluster"))
+        created = yield from create_resolved(requested_key(self.base, t, "clustering"),
+                                             clustering_plan_body(eligible))
+        yield from self.times.end()
+        if not created:
+            return (yield from self._clustering_failed(t, "plan not created"))
+        yield Record("clustering-plan", "ok", describe_clustering(t, eligible))
+        # SparkExecuteClusteringCommitActionExecutor's constructor: BaseCommitActionExecutor refuses CLUSTER
+        # on HoodieSimpleBucketLayout before any file is written; the plan stays requested
+        yield Record("clustering", "fail", {"instant": format_instant(t), "reason": UNSUPPORTED_LAYOUT})
+
+    def _clustering_failed(self, t: int, reason: str) -> Gen:
+        yield Record("clustering-plan", "fail", {"instant": format_instant(t), "reason": reason})
 
     def _execute(self, t_c: int, ops: list[PlanOp], fail_after: int | None, work_ms: int) -> Gen:
         """Write the plan's base files and complete it; on a failed request the plan stays pending."""
