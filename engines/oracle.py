@@ -41,8 +41,8 @@ from model.hudi_files.export import (
 from model.hudi_files.records import read_data_file
 from model.oracle.points import compare_point
 from model.protocols.base import HudiTable, ModelRun
+from model.run_format import ORACLE
 
-ORACLE = "oracle.json"
 HUDI_RS_MISSING = "hudi-rs is not installed: pip install 'hudi-cc-harness[oracle]' for the second oracle"
 
 
@@ -155,11 +155,12 @@ def summary_of(oracle: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def write_run_table(out: Path, hudi: HudiTable[Any] | None, config: Any, run: ModelRun,
-                    write_table: Callable[..., Path], write_json: Callable[[Path, Any], None]
+                    write_table: Callable[..., Path], write_json: Callable[[str, Any], None]
                     ) -> tuple[Path, dict[str, Any]]:
     """Write a run's ``table/`` (``write_table``: the store under ``run.table_prefix``), in Hudi's encoding
     where the protocol's table is a Hudi table (``hudi``: OCC, NBCC), then the second oracle's
-    ``oracle.json`` (``write_json``, atomic); returns the folder and what ``verdict.json`` says of both
+    ``oracle.json`` (``write_json``: the run directory's writer, by file name); returns the folder and
+    what ``verdict.json`` says of both
     (``table_encoding``, ``oracle``; ``{}`` for a table as stored)."""
     prefix = run.table_prefix or ""
     objects, encoding = encode_table(hudi, run.objects, prefix)
@@ -167,6 +168,6 @@ def write_run_table(out: Path, hudi: HudiTable[Any] | None, config: Any, run: Mo
     if not encoding:
         return table, {}
     oracle = read_back(hudi, config, run, table, encoding)
-    write_json(out / ORACLE, {**oracle, "export": encoding})
+    write_json(ORACLE, {**oracle, "export": encoding})
     return table, {"table_encoding": {k: v for k, v in encoding.items() if k != "seconds"},
                    "oracle": summary_of(oracle)}

@@ -494,7 +494,7 @@ def execute_entry(entry: Entry, seed: int | None = None, out: Path | None = None
                                             writer.write_json)
         if plugin.audit_trail:
             audit, seen = audit_of_run(table, verdict)
-    isolation = write_isolation(out, entry.protocol, run.events, writer.write_text)  # occ, nbcc
+    isolation = write_isolation(entry.protocol, run.events, writer.write_text)  # occ, nbcc
     if isolation is not None:
         metrics["isolation"] = anomaly_counts(isolation)
     result = RunResult(entry, seed, out, verdict, metrics, audit, seen, table_info)

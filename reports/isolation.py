@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from model.checkers.txn_anomalies import known_model
@@ -87,17 +86,17 @@ def isolation_of_run(protocol: str, events: Sequence[Event]) -> tuple[dict[str, 
     return summary, {_jsonl_name(v.view): v.jsonl() for v in views}
 
 
-def write_isolation(out: Path, protocol: str, events: Sequence[Event],
-                    write: Callable[[Path, str], None]) -> dict[str, Any] | None:
-    """Write ``isolation.json`` and the views' histories into run directory ``out`` with ``write`` (the
-    run directory's atomic writer); the summary written, None for a protocol without transactions."""
+def write_isolation(protocol: str, events: Sequence[Event],
+                    write: Callable[[str, str], None]) -> dict[str, Any] | None:
+    """Write ``isolation.json`` and the views' histories with ``write`` (the run directory's writer, by file
+    name); the summary written, None for a protocol without transactions."""
     found = isolation_of_run(protocol, events)
     if found is None:
         return None
     summary, files = found
     for name, text in files.items():
-        write(out / name, text)
-    write(out / ISOLATION, json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n")
+        write(name, text)
+    write(ISOLATION, json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n")
     return summary
 
 

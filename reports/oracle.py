@@ -15,11 +15,11 @@ from typing import Any
 import pandas as pd
 
 from model.protocols import PROTOCOLS
+from model.run_format import ORACLE
 from reports.document import Report, Section
 from reports.load import RunData
 from reports.times import with_times
 
-ORACLE = "oracle.json"
 TITLE = "Second oracle: hudi-rs reads the table back"
 MAX_ROWS = 200
 
