@@ -18,27 +18,29 @@ protocol files     ``Plugin.files``: ``plan.json`` (NBCC's ``TablePlan``), ``exp
 ``table/``         the store the run left; ``report.*`` its report; ``steps.jsonl`` a replay's steps
 =================  =========================================================================================
 
-The declarations are TypedDicts and dataclasses.  :func:`check` validates a parsed file against one
-(:class:`FormatError` names the field and says what is wrong) and :func:`json_schema` generates the JSON
-Schema published as ``docs/run-directory.schema.json`` (``python3 -m model.run_format`` prints it; a
-test keeps the published file equal to it).  A TypedDict is closed (a field it does not declare is an
-error) unless listed in :data:`OPEN`; optional fields are ``NotRequired`` (every TypedDict here is
-total: this module reads ``NotRequired`` from the annotations).
+The declarations are TypedDicts (``typing_extensions``': pydantic reads them on Python 3.11) and
+dataclasses.  :func:`check` validates a parsed file against one through ``model/typed.py`` (pydantic;
+:class:`FormatError` names the field and says what is wrong) and :func:`json_schema` is pydantic's JSON
+Schema of them, published as ``docs/run-directory.schema.json`` (``python3 -m model.run_format`` prints
+it; a test keeps the published file equal to it).  A TypedDict is closed (a field it does not declare is
+an error) unless listed in :data:`OPEN`; optional fields are ``NotRequired``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import types
 import typing
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, NotRequired
 
+from typing_extensions import TypedDict
+
+from model import typed
 from model.protocols import NAMES, PROTOCOLS
 from model.protocols.base import World
 from model.protocols.explore import ExploreFile
 from model.runtime.history import EVENT_TYPES
+from model.typed import MISSING, OneOf
 
 HISTORY = "history.jsonl"
 VERDICT = "verdict.json"
@@ -48,13 +50,6 @@ ORACLE = "oracle.json"
 ISOLATION = "isolation.json"
 STEPS = "steps.jsonl"
 TABLE = "table"
-
-
-class OneOf:
-    """``Annotated[str, OneOf(names)]``: a string that must be one of ``names`` (decided at run time)."""
-
-    def __init__(self, names: Sequence[str]) -> None:
-        self.names = tuple(names)
 
 
 ProtocolName = Annotated[str, OneOf(NAMES)]
@@ -257,7 +252,7 @@ class IsolationFile(TypedDict):
 
 
 # TypedDicts that allow undeclared fields
-OPEN: frozenset[type] = frozenset({ExploreFile, OracleFile, IsolationFile})
+OPEN: frozenset[type] = frozenset(map(typed.open_fields, (ExploreFile, OracleFile, IsolationFile)))
 
 
 def files_of(protocol: str) -> dict[str, Any]:
@@ -271,10 +266,7 @@ def files_of(protocol: str) -> dict[str, Any]:
     return out
 
 
-# ---- validation --------------------------------------------------------------------------------
-
-
-MISSING = object()  # the value of a field that is not there
+# ---- validation (model/typed.py: pydantic) -------------------------------------------------------
 
 
 class FormatError(ValueError):
@@ -294,197 +286,41 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _hints(tp: type) -> dict[str, Any]:
-    return typing.get_type_hints(tp, include_extras=True)
-
-
-def _is_typeddict(tp: Any) -> bool:
-    return isinstance(tp, type) and typing.is_typeddict(tp)
-
-
-def _fields(tp: type) -> tuple[dict[str, Any], set[str]]:
-    """A TypedDict's or dataclass's fields (name -> type) and the names it requires."""
-    if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        names = [f.name for f in dataclasses.fields(tp)]
-        return {n: hints[n] for n in names}, set(names)
-    fields, required = {}, set()
-    for name, hint in _hints(tp).items():
-        if typing.get_origin(hint) is NotRequired:
-            (hint,) = typing.get_args(hint)
-        else:
-            required.add(name)
-        fields[name] = hint
-    return fields, required
-
-
-def describe(tp: Any) -> str:
-    """``tp`` in words, for an error message."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
-        return "anything"
-    if tp is type(None) or tp is None:
-        return "null"
-    if origin is Annotated:
-        one_of = [m for m in args[1:] if isinstance(m, OneOf)]
-        return f"one of {', '.join(one_of[0].names)}" if one_of else describe(args[0])
-    if origin is Literal:
-        return f"one of {', '.join(map(str, args))}"
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(describe(a) for a in args)
-    if origin in (list, tuple, Sequence) or tp in (list, tuple):
-        return "a list"
-    if origin in (dict, Mapping) or tp is dict or _is_typeddict(tp) or dataclasses.is_dataclass(tp):
-        return "an object"
-    return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
-
-
 def check(value: Any, tp: Any, field: str = "") -> None:
     """Raise :class:`FormatError` naming the first field of ``value`` (parsed JSON) that does not match
     ``tp``."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
-        return
-    if origin is Annotated:
-        check(value, args[0], field)
-        for meta in args[1:]:
-            if isinstance(meta, OneOf) and value not in meta.names:
-                raise FormatError(field, value, f"is not one of {', '.join(meta.names)}")
-        return
-    if origin is Literal:
-        if value not in args or isinstance(value, bool) != any(isinstance(a, bool) for a in args):
-            raise FormatError(field, value, f"is not one of {', '.join(map(str, args))}")
-        return
-    if origin in (typing.Union, types.UnionType):
-        for option in args:
-            try:
-                check(value, option, field)
-                return
-            except FormatError as e:
-                if _matches_shape(value, option):  # the right kind of value, wrong inside: say where
-                    raise e from None
-        raise FormatError(field, value, f"is not {describe(tp)}")
-    if tp is type(None) or tp is None:
-        if value is not None:
-            raise FormatError(field, value, "is not null")
-        return
-    if tp in (bool, int, float, str):
-        kinds = {bool: (bool,), int: (int,), float: (int, float), str: (str,)}[tp]
-        if not isinstance(value, kinds) or (tp is not bool and isinstance(value, bool)):
-            raise FormatError(field, value, f"is not {describe(tp)}")
-        return
-    if origin in (list, Sequence) or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
-        if not isinstance(value, list):
-            raise FormatError(field, value, "is not a list")
-        for i, item in enumerate(value):
-            check(item, args[0], f"{field}[{i}]")
-        return
-    if origin is tuple:
-        if not isinstance(value, list) or len(value) != len(args):
-            raise FormatError(field, value, f"is not a list of {len(args)}")
-        for i, (item, item_tp) in enumerate(zip(value, args, strict=True)):
-            check(item, item_tp, f"{field}[{i}]")
-        return
-    if origin in (dict, Mapping):
-        if not isinstance(value, dict):
-            raise FormatError(field, value, "is not an object")
-        for key, item in value.items():
-            check(item, args[1], f"{field}.{key}" if field else str(key))
-        return
-    if _is_typeddict(tp) or dataclasses.is_dataclass(tp):
-        if not isinstance(value, dict):
-            raise FormatError(field, value, "is not an object")
-        fields, required = _fields(tp)
-        for name in sorted(required - value.keys()):
-            raise FormatError(f"{field}.{name}" if field else name, MISSING, "is missing")
-        for name, item in value.items():
-            where = f"{field}.{name}" if field else name
-            if name in fields:
-                check(item, fields[name], where)
-            elif tp not in OPEN:
-                raise FormatError(where, item, f"is not a field of {tp.__name__} (known: "
-                                               f"{', '.join(sorted(fields))})")
-        return
-    raise TypeError(f"run_format: no rule for the type {tp!r}")
-
-
-def _matches_shape(value: Any, tp: Any) -> bool:
-    """True when ``value`` is the JSON kind ``tp`` wants (an object for an object type, ...)."""
-    origin = typing.get_origin(tp)
-    if _is_typeddict(tp) or dataclasses.is_dataclass(tp) or origin in (dict, Mapping):
-        return isinstance(value, dict)
-    if origin in (list, tuple, Sequence):
-        return isinstance(value, list)
-    return False
+    try:
+        typed.convert(value, tp)
+    except typed.Invalid as e:
+        p = e.problem
+        where = p.dotted(prefix=field)
+        if p.kind == "missing":
+            raise FormatError(where, MISSING, "is missing") from None
+        if p.kind == "unknown":
+            known = ", ".join(p.known)
+            raise FormatError(where, p.value, f"is not a field of {p.owner} (known: {known})") from None
+        raise FormatError(where, p.value, f"is not {p.wants}") from None
 
 
 # ---- JSON Schema ---------------------------------------------------------------------------------
 
 
-def _schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
-        return {}
-    if origin is Annotated:
-        out = _schema(args[0], defs)
-        for meta in args[1:]:
-            if isinstance(meta, OneOf):
-                out = {**out, "enum": list(meta.names)}
-        return out
-    if origin is Literal:
-        return {"enum": list(args)}
-    if origin in (typing.Union, types.UnionType):
-        return {"anyOf": [_schema(a, defs) for a in args]}
-    if tp is type(None) or tp is None:
-        return {"type": "null"}
-    if tp in (bool, int, float, str):
-        return {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[tp]}
-    if origin in (list, Sequence) or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
-        return {"type": "array", "items": _schema(args[0], defs)}
-    if origin is tuple:
-        return {"type": "array", "prefixItems": [_schema(a, defs) for a in args], "items": False,
-                "minItems": len(args)}
-    if origin in (dict, Mapping):
-        return {"type": "object", "additionalProperties": _schema(args[1], defs)}
-    if _is_typeddict(tp) or dataclasses.is_dataclass(tp):
-        name = tp.__name__
-        if name not in defs:
-            defs[name] = {}  # a placeholder while its fields are generated (recursive types)
-            fields, required = _fields(tp)
-            body: dict[str, Any] = {"type": "object", "description": _first_line(tp.__doc__),
-                                    "properties": {n: _schema(t, defs) for n, t in fields.items()},
-                                    "required": sorted(required)}
-            if tp not in OPEN:
-                body["additionalProperties"] = False
-            defs[name] = body
-        return {"$ref": f"#/$defs/{name}"}
-    raise TypeError(f"run_format: no rule for the type {tp!r}")
-
-
-def _first_line(doc: str | None) -> str:
-    return " ".join((doc or "").strip().split("\n\n")[0].split())
-
-
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a run directory, read as one JSON object: file name -> the file's parsed
     content (``history.jsonl``: the list of its lines).  ``metrics.json`` and the protocol's own files
-    depend on ``verdict.json``'s ``protocol`` (``if``/``then``)."""
-    defs: dict[str, Any] = {}
-    by_protocol = []
-    for name in NAMES:
-        files = files_of(name)
-        by_protocol.append({
-            "if": {"properties": {VERDICT: {"properties": {"protocol": {"const": name}}}}},
-            "then": {"properties": {f: _schema(t, defs) for f, t in files.items() if f != VERDICT},
-                     "required": sorted([METRICS, *PROTOCOLS[name].files]
-                                        + ([HISTORY] if PROTOCOLS[name].history else []))},
-        })
-    properties = {VERDICT: _schema(VerdictFile, defs),
-                  HISTORY: {"type": "array", "items": _schema(EventLine, defs)},
+    depend on ``verdict.json``'s ``protocol`` (``if``/``then``); each file's schema is pydantic's."""
+    declared: dict[str, Any] = {VERDICT: VerdictFile, HISTORY: EventLine, "header": HistoryHeader}
+    declared |= {f"value {process} {f}": tp for (process, f), tp in EVENT_VALUES.items()}
+    declared |= {f"{name} {f}": tp for name in NAMES for f, tp in files_of(name).items() if f != VERDICT}
+    schemas, defs = typed.json_schema(declared)
+    by_protocol = [{
+        "if": {"properties": {VERDICT: {"properties": {"protocol": {"const": name}}}}},
+        "then": {"properties": {f: schemas[f"{name} {f}"] for f in files_of(name) if f != VERDICT},
+                 "required": sorted([METRICS, *PROTOCOLS[name].files]
+                                    + ([HISTORY] if PROTOCOLS[name].history else []))},
+    } for name in NAMES]
+    properties = {VERDICT: schemas[VERDICT], HISTORY: {"type": "array", "items": schemas[HISTORY]},
                   SCENARIO: {"type": "string", "description": "the resolved scenario, TOML"}}
-    _schema(HistoryHeader, defs)
-    for value_type in EVENT_VALUES.values():
-        _schema(value_type, defs)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "hcc run directory",

@@ -1,8 +1,9 @@
 """Load scenario files (TOML) into frozen dataclasses, with errors that name the field and the value.
 
 The dataclasses in ``model/config.py`` are the schema: every field has a
-default, unknown fields are rejected, types are checked, then the model's own
-``validate()`` checks the protocol rules.  ``--set dotted.key=value`` overrides
+default, unknown fields are rejected, types are checked (``model/typed.py``:
+pydantic, strict as JSON is), then the model's own ``validate()`` checks the
+protocol rules.  ``--set dotted.key=value`` overrides
 are applied to the raw TOML before conversion, so they are checked the same way.
 """
 
@@ -12,13 +13,12 @@ import dataclasses
 import json
 import re
 import tomllib
-import types
-import typing
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
+from model import typed
 from model.config import ConfigError, Scenario
 
 CATALOGUE = Path(__file__).parent / "catalogue"
@@ -54,54 +54,6 @@ def resolve(name_or_path: str, folder: Path = CATALOGUE, what: str = "scenario")
     )
 
 
-def _convert(tp: Any, value: Any, where: str) -> Any:
-    origin = typing.get_origin(tp)
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if not isinstance(value, dict):
-            raise ConfigError(where, value, "must be a table")
-        return build(tp, value, where)
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise ConfigError(where, value, "must be a list")
-        args = typing.get_args(tp)
-        if Ellipsis not in args:  # a fixed length, a type per position (tuple[int, int])
-            if len(value) != len(args):
-                raise ConfigError(where, value, f"must be a list of {len(args)}")
-            pairs = enumerate(zip(args, value, strict=True))
-            return tuple(_convert(a, v, f"{where}[{i}]") for i, (a, v) in pairs)
-        (item,) = [a for a in args if a is not Ellipsis]
-        return tuple(_convert(item, v, f"{where}[{i}]") for i, v in enumerate(value))
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(where, value, "must be a table")
-        _, item = typing.get_args(tp)
-        return {k: _convert(item, v, f"{where}.{k}") for k, v in value.items()}
-    if origin in (typing.Union, types.UnionType):
-        for option in typing.get_args(tp):
-            try:
-                return _convert(option, value, where)
-            except ConfigError:
-                continue
-        raise ConfigError(where, value, f"must be {tp}")
-    if tp is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise ConfigError(where, value, "must be a number")
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise ConfigError(where, value, "must be an integer")
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise ConfigError(where, value, "must be true or false")
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise ConfigError(where, value, "must be a string")
-    raise ConfigError(where, value, f"unsupported type {tp}")
-
-
 def _toml_key(key: str) -> str:
     """``key`` as TOML writes it: bare when it can be, else quoted (an empty key is ``""``)."""
     return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
@@ -111,16 +63,16 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def build(cls: type, raw: dict[str, Any], where: str = "") -> Any:
-    """Build dataclass ``cls`` from a TOML table; unknown fields and wrong types raise ConfigError."""
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    kwargs: dict[str, Any] = {}
-    for key, value in raw.items():
-        path = f"{where}.{_toml_key(key)}" if where else _toml_key(key)
-        if key not in names:
-            raise ConfigError(path, value, f"unknown field (known: {', '.join(sorted(names))})")
-        kwargs[key] = _convert(hints[key], value, path)
-    return cls(**kwargs)
+    """Build dataclass ``cls`` from a TOML table (through ``model/typed.py``); an unknown field or a
+    wrong type raises ConfigError naming its dotted path (under ``where``), the value and what it must be."""
+    try:
+        return typed.convert(raw, cls, table="a table")
+    except typed.Invalid as e:
+        p = e.problem
+        field = p.dotted(_toml_key, where) or where or cls.__name__
+        if p.kind == "unknown":
+            raise ConfigError(field, p.value, f"unknown field (known: {', '.join(p.known)})") from None
+        raise ConfigError(field, p.value, f"must be {p.wants}") from None
 
 
 def parse_value(text: str) -> Any:

@@ -14,11 +14,14 @@ number of renewals per lease.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import typing
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from model import typed
 from model.checkers.lock_run import check_lock_history
 from model.checkers.verdict import Verdict
 from model.config import (
@@ -381,34 +384,36 @@ class Plan:
 
 # ---- a configuration from plain data (a TOML table [explore]) ----------------------------------------
 
-def _typed(where: str, name: str, value: Any, kind: Any) -> Any:
-    """``value`` checked against the type of a Bounds field (ConfigError naming ``where.name`` otherwise)."""
-    field_name = f"{where}.{name}" if where else name
-    optional = kind.endswith(" | None")
-    if value is None and optional:
-        return None
-    base = kind.replace(" | None", "")
-    if base == "bool":
-        _require(isinstance(value, bool), field_name, value, "must be true or false")
-        return value
-    if base == "int":
-        _require(isinstance(value, int) and not isinstance(value, bool), field_name, value,
-                 "must be an integer")
-        return value
-    if base == "float":
-        _require(isinstance(value, int | float) and not isinstance(value, bool), field_name, value,
-                 "must be a number")
-        return float(value)
-    if base == "str":
-        _require(isinstance(value, str), field_name, value, "must be a string")
-        return value
-    if base in ("tuple[str, ...]", "tuple[int, ...]"):
-        item = str if "str" in base else int
-        _require(isinstance(value, list | tuple) and all(
-            isinstance(x, item) and not isinstance(x, bool) for x in value), field_name, value,
-            f"must be a list of {'strings' if item is str else 'integers'}")
-        return tuple(value)
-    raise ConfigError(field_name, value, "cannot be given")
+def _typed(where: str, name: str, value: Any, kind: str | None = None) -> Any:
+    """``value`` as the bounds field ``name`` (of :class:`Bounds` or a protocol's subclass, whose
+    annotation reads ``kind`` when given: two classes may declare one name differently) through
+    ``model/typed.py``; ConfigError naming ``where.name`` (and the item in a list) otherwise."""
+    return _convert(f"{where}.{name}" if where else name, value, _field_type(name, kind))
+
+
+@functools.cache
+def _field_type(name: str, kind: str | None) -> Any:
+    """The declared type of the bounds field ``name`` (annotated ``kind``, when given), in the first
+    class of bounds (Bounds, then its subclasses) that declares it."""
+    classes: list[type] = [Bounds]
+    while classes:
+        cls = classes.pop(0)
+        declared = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+        if name in declared and kind in (None, declared[name]):
+            return typing.get_type_hints(cls)[name]
+        classes.extend(cls.__subclasses__())
+    raise ConfigError(name, kind, "is not a field of the explorer's bounds")
+
+
+def _convert(field_name: str, value: Any, tp: Any) -> Any:
+    try:
+        return typed.convert(value, tp, table="a table")
+    except typed.Invalid as e:
+        p = e.problem
+        if p.kind == "unknown":
+            raise ConfigError(p.dotted(prefix=field_name), p.value,
+                              f"is not a {p.owner.lower()} field (one of {', '.join(p.known)})") from None
+        raise ConfigError(p.dotted(prefix=field_name), p.value, f"must be {p.wants}") from None
 
 
 def _reductions(where: str, value: Any) -> Reductions:
@@ -421,8 +426,5 @@ def _reductions(where: str, value: Any) -> Reductions:
         return Reductions(**{n: n in value for n in names})
     _require(isinstance(value, dict), field_name, value, f"must be a list of names among {', '.join(names)} "
              "or a table of booleans")
-    for k, v in value.items():
-        _require(k in names, f"{field_name}.{k}", k, f"is not a reduction (one of {', '.join(names)})")
-        _require(isinstance(v, bool), f"{field_name}.{k}", v, "must be true or false")
-    return Reductions(**{n: value.get(n, True) for n in names})
-
+    reductions: Reductions = _convert(field_name, value, Reductions)
+    return reductions

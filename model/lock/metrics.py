@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import TypedDict
+
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (model/typed.py)
 
 from model.runtime.history import Event
 

@@ -14,7 +14,9 @@ import gc
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (model/typed.py)
 
 from model.checkers.verdict import Verdict, Violation
 from model.config import ConfigError, Scenario

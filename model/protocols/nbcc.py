@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (model/typed.py)
 
 from model.checkers.txn_from_runs import nbcc_views
 from model.checkers.verdict import Verdict

@@ -5,7 +5,9 @@ its run leaves a COPY_ON_WRITE Hudi table that the second oracle reads back."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Any, NotRequired, cast
+
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11 (model/typed.py)
 
 from model.checkers.txn_from_runs import occ_views
 from model.checkers.verdict import Verdict
