@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engines.hudi_spark.check import read_history
+from engines.hudi_spark.check import REJECTED, read_history
 from model.nbcc.slices import Rule
 from model.timeline.conflicts import Operation, candidate_instants, first_conflict, last_completed
 from model.timeline.layout import Instant, State, is_base_file_name, parse_base_file_name, parse_instant_name
@@ -42,9 +42,8 @@ from model.timeline.metadata import decode_instant_metadata, plan_file_groups
 from model.timeline.modeldata import replaced_file_groups
 
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
-# SparkRejectUpdateStrategy#handleUpdate's refusal of an update of a file group in a pending clustering
-# plan (its message names the HoodieFileGroupId; the HoodieUpsertException around it, the attempt's instant)
-REJECTED = "org.apache.hudi.exception.HoodieClusteringUpdateException"
+# SparkRejectUpdateStrategy#handleUpdate's refusal (check.REJECTED) names the HoodieFileGroupId; the
+# HoodieUpsertException around it, the attempt's instant
 _REJECTED_INSTANT = re.compile(r"Failed to upsert for commit time (?P<instant>\d{17})")
 _REJECTED_GROUP = re.compile(r"clustering file group HoodieFileGroupId\(partitionPath=(?P<partition>[^,]*), "
                              r"fileId=(?P<file_id>[^)]*)\)")

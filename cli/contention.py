@@ -155,8 +155,10 @@ def _run_hudi(args: argparse.Namespace) -> int:
     else:
         kinds = ", ".join(sorted({a["kind"] for a in verdict["anomalies"]}))
         judged = "" if expect is None else f"; expected {expect}: {'as' if matches else 'NOT as'} expected"
+        replaces, refused = verdict.get("replacecommits") or 0, len(verdict.get("rejected") or ())
         print(f"{verdict['real']}, {verdict['protocol']} {verdict['workload']}: "
-              f"{verdict['commits']} commits, "
+              f"{verdict['commits']} commits{f' ({replaces} replacecommits)' if replaces else ''}, "
               f"{len(verdict['conflicts'])} write conflicts (HoodieWriteConflictException), "
+              f"{f'{refused} refused (HoodieClusteringUpdateException), ' if refused else ''}"
               f"{len(verdict['anomalies'])} anomalies{f' ({kinds})' if kinds else ''}{judged}; run in {out}")
     return 0 if matches else 1

@@ -99,6 +99,18 @@ def test_an_overwrite_deletes_its_partitions_other_keys_and_a_key_still_read_is_
     assert [(a["kind"], a["key"], a["expected"]) for a in wrong["anomalies"]] == [("lost-update", "k1", None)]
 
 
+def test_replacecommits_and_refused_updates_are_counted() -> None:
+    refused = {"process": "w1", "f": "write", "type": "fail", "time": 3, "elapsed_s": 1.0,
+               "value": {"batch": 1, "op": "upsert", "rows": [["k1", "p0", 1001]]},
+               "error": {"class": "org.apache.hudi.exception.HoodieUpsertException", "message": "",
+                         "root_class": REJECTED}}
+    got = check_run([_w("w1", "1_2", "upsert", [["k1", "p0", 0]], 1), _w("w3", "3_4", "cluster", [], 2),
+                     _w("w3", "", "cluster", [], 2.5, result="nothing-to-cluster"), refused],
+                    _timeline(("1", "2", "commit"), ("3", "4", "replacecommit")))
+    assert (got["commits"], got["replacecommits"], got["aborted"]) == (3, 1, 1)
+    assert [(r["process"], r["batch"]) for r in got["rejected"]] == [("w1", 1)] and not got["conflicts"]
+
+
 def test_an_upsert_completing_after_an_overwrite_is_read() -> None:
     writes = [_w("w1", "1_2", "upsert", [["k1", "p0", 0]], 1),
               _w("w3", "3_4", "insert_overwrite", [["k3", "p0", 3001]], 2),

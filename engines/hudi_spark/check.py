@@ -27,6 +27,9 @@ from typing import Any
 from engines.hudi_spark.writer import NOTHING_TO_CLUSTER
 
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
+# SparkRejectUpdateStrategy's refusal of an update of a file group in a pending clustering plan
+REJECTED = "org.apache.hudi.exception.HoodieClusteringUpdateException"
+REPLACE_OPS = ("cluster", "insert_overwrite")  # the writes Hudi commits as replacecommits
 
 
 def read_history(path: Path) -> list[dict[str, Any]]:
@@ -45,7 +48,9 @@ ORDERINGS = ("completion", "event-time")
 
 def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]],
               ordering: str = "completion") -> dict[str, Any]:
-    """A run's ``valid``, ``commits``, ``conflicts``, ``failures``, ``anomalies``, ``notes``, ``metrics``.
+    """A run's ``valid``, ``commits`` (``replacecommits`` of them clusterings and insert_overwrites),
+    ``conflicts``, ``rejected`` (updates refused while their file group was being clustered), ``failures``,
+    ``anomalies``, ``notes``, ``metrics``.
 
     ``ordering``: which acknowledged write of a key the final read must show: the last by completion time
     (copy-on-write under OCC) or the one with the greatest value, which the writers also use as the
@@ -81,13 +86,16 @@ def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]],
                  for e in writes_fail if e["error"]["class"] == CONFLICT]
     failures = [{"process": e["process"], "batch": e["value"]["batch"], "class": e["error"]["class"],
                  "root_class": e["error"].get("root_class")} for e in writes_fail]
+    rejected = [f for f in failures if REJECTED in (f["class"], f["root_class"])]
+    replaces = sum(1 for e in writes_ok if e["value"].get("op") in REPLACE_OPS and e.get("instant"))
     elapsed = [e["elapsed_s"] for e in writes_ok]
     metrics = {"jvm_start_s": {e["process"]: e["jvm_start_s"] for e in events if e["type"] == "ready"},
                "commit_s_mean": round(statistics.mean(elapsed), 3) if elapsed else None,
                "commit_s_median": round(statistics.median(elapsed), 3) if elapsed else None,
                "commit_s_max": max(elapsed) if elapsed else None}
     return {"valid": not anomalies, "commits": len(writes_ok), "aborted": len(writes_fail),
-            "conflicts": conflicts, "failures": failures, "anomalies": anomalies, "notes": notes,
+            "replacecommits": replaces, "rejected": rejected, "conflicts": conflicts,
+            "failures": failures, "anomalies": anomalies, "notes": notes,
             "final_read": final["value"] if final else None, "metrics": metrics}
 
 
