@@ -46,7 +46,7 @@ from engines.hudi_spark.launch import FaultInjector, WriterFault, WriterProcess,
 from engines.hudi_spark.nbcc import WORKLOADS as NBCC_WORKLOADS
 from engines.hudi_spark.plans import EntryPlans
 from engines.hudi_spark.txns import isolation
-from engines.rundir import write_atomic
+from engines.rundir import write_atomic, write_table
 
 BUCKET = "hcc-hudi"
 PREFIX = "hcc-hudi-spark/"
@@ -237,10 +237,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         codes = wait_all(procs, timeout_s)
         objects = list_table(ep, table_prefix)
     wall = time.monotonic() - t0
-    for key, body in objects.items():
-        target = out / "table" / key[len(table_prefix):]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
+    write_table(out, objects, prefix=table_prefix)  # as every world keeps the table it left
     timeline = timeline_of(objects, table_prefix)
     # the file slices Hudi 1.2.0's and 1.2.1's readers build of a table a writer fault left pending files in
     views: dict[str, Any] = {}
