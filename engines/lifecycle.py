@@ -5,7 +5,7 @@ activates it around each command), SIGINT raises :class:`KeyboardInterrupt` and 
 (what ``timeout``, CI runners and schedulers send) raises :class:`Terminated` in the main
 thread.  Servers are stopped, the fault proxy closed and the history flushed by the
 ``finally`` blocks and context managers on the way out; run-directory writers mark the run
-``interrupted`` (:func:`engines.rundir.marks_interrupted`); ``hcc`` exits 130 or 143.
+``interrupted`` (:meth:`engines.rundir.RunWriter.marks_interrupted`); ``hcc`` exits 130 or 143.
 
 Only the first signal raises: a second one while the first unwinds is reported and
 ignored, so cleanup is not cut short (SIGKILL remains, and the launched servers die with
