@@ -45,9 +45,9 @@ class OneOf:
 
 def open_fields(tp: type) -> type:
     """Mark a TypedDict open: undeclared fields are kept, not refused (a file that may say more)."""
-    from pydantic import ConfigDict, with_config
-
-    return with_config(ConfigDict(extra="allow", strict=True))(tp)
+    # pydantic's with_config does just this; setting it here leaves pydantic unimported until a conversion
+    setattr(tp, "__pydantic_config__", {"extra": "allow", "strict": True})  # noqa: B010
+    return tp
 
 
 @dataclasses.dataclass(frozen=True)
