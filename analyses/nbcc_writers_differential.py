@@ -163,8 +163,11 @@ def compare_nbcc_run(run_dir: Path, *, metadata_table: bool = False) -> dict[str
     slice_diffs, slice_notes = compare_slices(table, views)
     differences += slice_diffs
     notes += slice_notes
+    # a killed attempt ends at its kill: the final read must follow it (its log may open a group)
+    ends = [{"f": "write", "type": "fail", "time": e["time"], "process": e["process"]}
+            for e in events if e.get("type") == "info" and e.get("f") == "kill"]
     rows, row_differences, row_notes = compare_final_rows(
-        events, run_dir / "table", metadata_table, Rule.HUDI_1_2_0,
+        [*events, *ends], run_dir / "table", metadata_table, Rule.HUDI_1_2_0,
         "NB20-NB22 (the snapshot reader: listing, latest merged slice)")
     rs_differs = [d for d in row_differences if d["kind"] == "final-rows-hudi-rs"]
     if rs_differs and rows["hudi_rs_rows"] == model_rows(run_dir / "table", metadata_table, Rule.PR_19785):

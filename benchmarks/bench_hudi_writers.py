@@ -177,6 +177,7 @@ def main() -> None:
             if "refused" not in rows.get(name, {"refused": ""}):
                 r = rows[name]
                 rows[name] = judged(name, out / name, r["wall_s"], r["writers"], r["untranslated"])
+                results.write_text(json.dumps(list(rows.values()), indent=1))
             continue
         rows[name] = one(name, args.max_ops, out)
         print(f"{name}: {json.dumps(rows[name])[:300]}", flush=True)

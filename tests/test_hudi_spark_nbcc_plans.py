@@ -80,7 +80,8 @@ def test_what_hudi_cannot_run_is_refused_by_field(name: str, field: str) -> None
 def test_max_ops_caps_each_writer_and_refuses_zero() -> None:
     _, plans = _plans("nbcc-uncommitted-anchor", max_ops=1)
     assert all(len(b) == 1 for b in plans.batches.values())
-    assert not any(f.restart_at for f in plans.faults)  # a kill of a writer's last attempt: no restart
+    # a kill of a writer's last attempt restarts it past its batches: it only reads, after the kill
+    assert [(f.writer, f.restart_at) for f in plans.faults] == [("w1", 1)]
     with pytest.raises(ConfigError, match="max_ops"):
         _plans("nbcc-uncommitted-anchor", max_ops=0)
 

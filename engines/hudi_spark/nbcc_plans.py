@@ -22,7 +22,8 @@ deltacommit each:
   point: after its first log PUT when the model wrote one or more logs (Hudi writes one log per file group and
   deltacommit, so "after n logs" is "after the first"), after its ``.deltacommit.inflight`` PUT when it wrote
   none. The model's writer retries the batch as a new deltacommit: on Hudi the writer restarts (a new process,
-  the same name) from the next batch, as a Spark job that died is run again.
+  the same name) from the next batch, as a Spark job that died is run again; after its last batch it restarts
+  too, and only reads the table (so a read follows every kill).
 - **Compactions.** Each compaction the simulated compaction service planned (node ``w{N+1}``) is Hudi's
   ``run_compaction`` procedure (``scheduleandexecute``, :func:`engines.hudi_spark.writer.compact`) on a
   compactor process of that name, once the table has the commits the simulation had completed when it
@@ -201,8 +202,8 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
             if a.ok_ms is None:
                 logs = a.logs_written > 0
                 pattern, nth = (LOG_PUT, puts["log"] + 1) if logs else (INFLIGHT_PUT, puts["inflight"])
-                faults.append(WriterFault(w, "kill", pattern, "PUT", nth,
-                                          restart_at=i + 1 if i + 1 < len(todo) else None))
+                # restarted even after its last attempt: it then only reads, after the kill
+                faults.append(WriterFault(w, "kill", pattern, "PUT", nth, restart_at=i + 1))
                 batch["model"]["killed_at"] = "its first log PUT" if logs else "its .inflight PUT"
                 puts["log"] += 1 if logs else 0
             else:
