@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from writer_faults import exchange, sleeper
 
 from analyses.nbcc_writers_differential import compare_slices, judge_deltacommits, model_view
-from backends.fault_proxy import Exchange
 from engines.hudi_spark.launch import FaultInjector, WriterFault, WriterProcess
 from engines.hudi_spark.nbcc import bucket_of
 from engines.hudi_spark.nbcc_plans import LOG_PUT, hudi_plans, load_entry, nbcc_entry_plans
@@ -94,16 +92,6 @@ def test_load_entry_takes_nbcc_and_occ_entries_and_names_the_field_otherwise() -
     assert e.value.field == "scenario"
 
 
-def _exchange(node: str, key: str) -> Exchange:
-    return Exchange(at_ms=1, node=node, method="PUT", key=key, if_match=None, if_none_match=None,
-                    action="forward", status=200, version=None, body=b"")
-
-
-def _sleeper(tmp_path: Path, name: str) -> WriterProcess:
-    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    return WriterProcess(name, proc, tmp_path / "log", tmp_path / "plan", time.monotonic())
-
-
 def test_a_kill_with_restart_at_starts_the_writer_again_before_killing_it(tmp_path: Path) -> None:
     started: list[tuple[str, int]] = []
     procs: list[WriterProcess] = []
@@ -111,19 +99,19 @@ def test_a_kill_with_restart_at_starts_the_writer_again_before_killing_it(tmp_pa
     def restart(w: str, batch: int) -> WriterProcess:
         started.append((w, batch))
         assert procs[0].proc.poll() is None  # started before the kill: a waiter never sees no writer
-        procs.append(_sleeper(tmp_path, f"{w}-2"))
+        procs.append(sleeper(tmp_path, f"{w}-2"))
         return procs[-1]
 
     inj = FaultInjector([WriterFault("w1", "kill", LOG_PUT, restart_at=2),
                          WriterFault("w1", "kill", LOG_PUT, nth=2)], tmp_path / "history.jsonl", restart)
-    procs.append(_sleeper(tmp_path, "w1"))
+    procs.append(sleeper(tmp_path, "w1"))
     inj.add(procs[0])
     try:
-        inj(_exchange("w1", "t/table/p0/.00000001-0000-0000-0000-000000000000-0_1.log.1_0-1-1"))
+        inj(exchange("w1", "t/table/p0/.00000001-0000-0000-0000-000000000000-0_1.log.1_0-1-1"))
         assert started == [("w1", 2)] and procs[0].proc.wait(timeout=5) == -signal.SIGKILL
         assert procs[1].proc.poll() is None and inj.writers["w1"] is procs[1]
         # the writer's next matching request, now the restarted process's: the second kill hits it
-        inj(_exchange("w1", "t/table/p0/.00000002-0000-0000-0000-000000000000-0_2.log.1_0-1-1"))
+        inj(exchange("w1", "t/table/p0/.00000002-0000-0000-0000-000000000000-0_2.log.1_0-1-1"))
         assert procs[1].proc.wait(timeout=5) == -signal.SIGKILL and len(started) == 1
         lines = [json.loads(x) for x in (tmp_path / "history.jsonl").read_text().splitlines()]
         assert [(x["f"], x["process"]) for x in lines] == [("kill", "w1"), ("kill", "w1")]

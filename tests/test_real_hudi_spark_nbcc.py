@@ -11,15 +11,14 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from writer_faults import exchange, sleeper
 
-from backends.fault_proxy import Exchange
 from engines.hudi_spark.check import check_run
-from engines.hudi_spark.launch import FaultInjector, WriterFault, WriterProcess
+from engines.hudi_spark.launch import FaultInjector, WriterFault
 from engines.hudi_spark.nbcc import BUCKETS, anchor_plan, bucket_of, file_id_prefix
 from engines.hudi_spark.writer import PlanError, hudi_options, load_plan
 
@@ -90,28 +89,18 @@ def test_checks_judge_event_time_and_a_missing_committed_row() -> None:
     assert (a["kind"], a["key"], a["value"], a["expected"]) == ("lost-update", "k0", None, 1002)
 
 
-def _exchange(node: str, key: str) -> Exchange:
-    return Exchange(at_ms=1, node=node, method="PUT", key=key, if_match=None, if_none_match=None,
-                    action="forward", status=200, version=None, body=b"")
-
-
-def _victim(tmp_path: Path, name: str) -> WriterProcess:
-    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    return WriterProcess(name, proc, tmp_path / "log", tmp_path / "plan", time.monotonic())
-
-
 def test_fault_injector_kills_at_the_nth_matching_request(tmp_path: Path) -> None:
     history = tmp_path / "history.jsonl"
     inj = FaultInjector([WriterFault("w1", "kill", r"/p0/\.f1.*\.log\.", nth=2)], history)
-    w1, w2 = _victim(tmp_path, "w1"), _victim(tmp_path, "w2")
+    w1, w2 = sleeper(tmp_path, "w1"), sleeper(tmp_path, "w2")
     inj.add(w1)
     inj.add(w2)
     try:
-        inj(_exchange("w1", "t/p0/.f1_1.log.1_0"))  # the first match: not yet
-        inj(_exchange("w2", "t/p0/.f1_1.log.1_0"))  # another writer's
-        inj(_exchange("w1", "t/p0/.f2_1.log.1_0"))  # another file group
+        inj(exchange("w1", "t/p0/.f1_1.log.1_0"))  # the first match: not yet
+        inj(exchange("w2", "t/p0/.f1_1.log.1_0"))  # another writer's
+        inj(exchange("w1", "t/p0/.f2_1.log.1_0"))  # another file group
         assert w1.proc.poll() is None and not history.exists()
-        inj(_exchange("w1", "t/p0/.f1_2.log.1_0"))
+        inj(exchange("w1", "t/p0/.f1_2.log.1_0"))
         assert w1.proc.wait(timeout=5) == -signal.SIGKILL
         assert w2.proc.poll() is None
         (line,) = [json.loads(x) for x in history.read_text().splitlines()]
@@ -126,10 +115,10 @@ def test_fault_injector_kills_at_the_nth_matching_request(tmp_path: Path) -> Non
 def test_fault_injector_pauses_then_resumes(tmp_path: Path) -> None:
     history = tmp_path / "history.jsonl"
     inj = FaultInjector([WriterFault("w1", "pause", r"\.log\.", resume_after_s=0.5)], history)
-    w1 = _victim(tmp_path, "w1")
+    w1 = sleeper(tmp_path, "w1")
     inj.add(w1)
     try:
-        inj(_exchange("w1", "t/p0/.f1_1.log.1_0"))
+        inj(exchange("w1", "t/p0/.f1_1.log.1_0"))
         state = Path(f"/proc/{w1.proc.pid}/stat").read_text().split()[2]
         assert state == "T"  # stopped
         deadline = time.monotonic() + 5
