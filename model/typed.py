@@ -144,7 +144,7 @@ def _not_plain_at(tp: Any, value: Any, path: tuple[str | int, ...], table: str) 
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
         try:
-            json.dumps(item, allow_nan=False)
+            json.dumps(item, allow_nan=False, default=_not_plain)
         except ValueError:
             declared = _walk(tp, value, (key,))[0]
             return _not_plain_at(declared, item, (*path, key), table)
