@@ -311,7 +311,7 @@ class RunWriter:
     def _name(self, path: Path | str) -> str:
         """A file of this run directory by its name in it (``path`` relative to the folder, or in it)."""
         p = Path(path)
-        if p.is_absolute() or p.parts[:len(self.out.parts)] == self.out.parts:
+        if p.is_absolute() or (self.out.parts and p.parts[:len(self.out.parts)] == self.out.parts):
             try:
                 p = p.relative_to(self.out)
             except ValueError:
