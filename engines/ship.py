@@ -29,7 +29,7 @@ from backends.hudi.artifacts import cache_root
 PACKAGES = ("model", "backends", "scenarios", "reports", "engines", "analyses", "cli")
 SUFFIXES = (".py", ".toml")  # code and the package data (scenario catalogues, grids)
 # What run_task imports from PyPI (the project's core dependencies); pyspark's own come with Spark.
-EXECUTOR_REQUIREMENTS = ("simpy>=4.1,<5", "tomli-w>=1.0")
+EXECUTOR_REQUIREMENTS = ("simpy>=4.1,<5", "tomli-w>=1.0", "pydantic>=2.10,<3")
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed zip timestamps: the same sources give the same bytes
 KEEP_UNUSED_S = 7 * 24 * 3600  # zips not used for this long are deleted when a new one is built
 
