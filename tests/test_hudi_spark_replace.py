@@ -99,6 +99,23 @@ def test_an_overwrite_deletes_its_partitions_other_keys_and_a_key_still_read_is_
     assert [(a["kind"], a["key"], a["expected"]) for a in wrong["anomalies"]] == [("lost-update", "k1", None)]
 
 
+@pytest.mark.parametrize("ordering", ["completion", "event-time"])
+def test_a_write_after_a_delete_partition_must_be_read_and_one_before_it_must_not(ordering: str) -> None:
+    # Hudi issue #19793's shape: a partition deleted, then a key of it written again
+    writes = [_w("w1", "1_2", "upsert", [["k0", "p0", 1], ["k1", "p0", 1], ["k2", "p1", 1]], 1),
+              _w("w1", "3_4", "delete_partition", [["k0", "p0", 0]], 2),
+              _w("w1", "5_6", "upsert", [["k1", "p0", 3]], 3)]
+    timeline = _timeline(("1", "2", "deltacommit"), ("3", "4", "replacecommit"), ("5", "6", "deltacommit"))
+    right = check_run([*writes, _read([["k1", "p0", 3, "5", "g"], ["k2", "p1", 1, "1", "f"]])], timeline,
+                      ordering)
+    assert right["valid"] and right["replacecommits"] == 1, right["anomalies"]
+    lost = check_run([*writes, _read([["k2", "p1", 1, "1", "f"]])], timeline, ordering)  # re-insert hidden
+    assert [(a["kind"], a["key"], a["expected"]) for a in lost["anomalies"]] == [("lost-update", "k1", 3)]
+    kept = check_run([*writes, _read([["k0", "p0", 1, "1", "f"], ["k1", "p0", 3, "5", "g"],
+                                      ["k2", "p1", 1, "1", "f"]])], timeline, ordering)
+    assert [(a["kind"], a["key"]) for a in kept["anomalies"]] == [("lost-update", "k0")]
+
+
 def test_replacecommits_and_refused_updates_are_counted() -> None:
     refused = {"process": "w1", "f": "write", "type": "fail", "time": 3, "elapsed_s": 1.0,
                "value": {"batch": 1, "op": "upsert", "rows": [["k1", "p0", 1001]]},

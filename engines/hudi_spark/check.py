@@ -5,15 +5,16 @@ Anomalies (each fails the run): ``ack-not-on-timeline`` (a write acknowledged ok
 completed commit), ``duplicate-key`` (the final read returns a record key more than once), ``lost-update``
 (a key's final value is not the one of the last acknowledged write of it, by completion time: another
 value, a key that write deleted, or no row where it upserted one; an ``insert_overwrite`` deletes every
-other key of its rows' partitions, Hudi replacing their file groups; a clustering writes no key),
+other key of its rows' partitions, a ``delete_partition`` every key of them, Hudi replacing their file
+groups: a key whose last write completed before it; a clustering writes no key),
 ``aborted-write-visible`` (that value is one a failed write wrote). The final read is judged against the
 writes acknowledged before it was invoked (one acknowledged while it ran may or may not be in it).
-Commits are ``commit``s (copy-on-write), ``replacecommit``s (clustering, insert_overwrite) or
-``deltacommit``s (merge-on-read, NBCC); the final read is Hudi's snapshot read, which merges a
-merge-on-read table's logs. Notes (do not fail it): ``commit-without-ack`` (a completed commit no writer
-acknowledged, e.g. a writer killed after its commit), ``fault`` (a writer the harness paused, resumed or
-killed: the history's ``info`` lines), ``pending-instant`` (an instant left requested or inflight, e.g.
-by a killed writer).
+Commits are ``commit``s (copy-on-write), ``replacecommit``s (clustering, insert_overwrite,
+delete_partition) or ``deltacommit``s (merge-on-read, NBCC); the final read is Hudi's snapshot read,
+which merges a merge-on-read table's logs. Notes (do not fail it): ``commit-without-ack`` (a completed
+commit no writer acknowledged, e.g. a writer killed after its commit), ``fault`` (a writer the harness
+paused, resumed or killed: the history's ``info`` lines), ``pending-instant`` (an instant left requested
+or inflight, e.g. by a killed writer).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from engines.hudi_spark.writer import NOTHING_TO_CLUSTER
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
 # SparkRejectUpdateStrategy's refusal of an update of a file group in a pending clustering plan
 REJECTED = "org.apache.hudi.exception.HoodieClusteringUpdateException"
-REPLACE_OPS = ("cluster", "insert_overwrite")  # the writes Hudi commits as replacecommits
+REPLACE_OPS = ("cluster", "insert_overwrite", "delete_partition")  # Hudi commits them as replacecommits
 
 
 def read_history(path: Path) -> list[dict[str, Any]]:
@@ -125,19 +126,27 @@ def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]],
         if (part, key) not in last or done > last[(part, key)][0]:
             last[(part, key)] = (done, value)
 
-    keys = {(r[1], r[0]) for e in oks for r in e["value"]["rows"]}
+    completed: dict[tuple[str, str], str] = {}  # key -> the completion time of its last acked write
     for e in oks:
         done = str(e.get("instant") or "").partition("_")[2]
         op = e["value"].get("op")
+        if op == "delete_partition":  # its rows name partitions, not writes
+            continue
         for key, part, value in e["value"]["rows"]:
-            if ordering == "event-time":  # the greatest ordering value wins, whenever it committed
-                done = f"{value:020d}"
-            wrote(part, key, done, None if op == "delete" else value)
-        if op == "insert_overwrite":  # its partitions' other keys are deleted as of its completion
-            own = {(r[1], r[0]) for r in e["value"]["rows"]}
-            for part, key in sorted(keys - own):
-                if part in {p for p, _k in own}:
-                    wrote(part, key, done, None)
+            completed[(part, key)] = max(completed.get((part, key), ""), done)
+            wrote(part, key, f"{value:020d}" if ordering == "event-time" else done,
+                  None if op == "delete" else value)
+    # a replacing write deletes the keys of its partitions that it does not write and whose last write
+    # completed before it (Hudi hides the file groups it replaced), whatever their ordering values
+    for e in oks:
+        op, rows_of = e["value"].get("op"), e["value"]["rows"]
+        if op in ("insert_overwrite", "delete_partition"):
+            done = str(e.get("instant") or "").partition("_")[2]
+            own = set() if op == "delete_partition" else {(r[1], r[0]) for r in rows_of}
+            parts = {r[1] for r in rows_of}
+            for (part, key), at in sorted(completed.items()):
+                if part in parts and (part, key) not in own and at < done:
+                    last[(part, key)] = (done, None)
     failed_values = {(r[1], r[0], r[2]) for e in fails for r in e["value"]["rows"]}
     for key, part, value, commit, _file in rows:
         want = last.get((part, key))

@@ -8,11 +8,11 @@ write stat's ``prevBaseFile``, read from the table: what Hudi actually read), it
 removed it otherwise), then writes its key; Elle's ``wfr-keys`` holds (a commit replaces the version it
 merged). A replacecommit's lineage goes through the file groups it replaced (their latest base files
 before it completed): a clustering reads every record of them and writes nothing (it moves values, it
-makes none); an insert_overwrite reads them too (the versions it supersedes) and writes its key and a
-tombstone of every other key they held. An aborted attempt writes its key and reads nothing known
-(``fail``). The final snapshot read is one transaction reading every key it returned once; a key read
-twice (the duplicate-key checker's finding) and a key not returned are left out, with a note. Process
-order is each writer's history; real time is the history's wall-clock times.
+makes none); an insert_overwrite (a delete_partition) reads them too (the versions it supersedes) and
+writes its key (none) and a tombstone of every other key they held. An aborted attempt writes its key and
+reads nothing known (``fail``). The final snapshot read is one transaction reading every key it returned
+once; a key read twice (the duplicate-key checker's finding) and a key not returned are left out, with a
+note. Process order is each writer's history; real time is the history's wall-clock times.
 
 Pure but for reading the run directory's files.
 """
@@ -101,7 +101,8 @@ def view(run_dir: Path) -> RunView:
                 txns.append((start, e["time"], e["process"], OK, _final_read(e["value"], notes)))
             continue
         op = e["value"].get("op", "upsert")
-        writes = [(WRITE, str(r[0]), _value(r, op)) for r in e["value"]["rows"]]
+        rows = [] if op == "delete_partition" else e["value"]["rows"]  # its rows name partitions only
+        writes = [(WRITE, str(r[0]), _value(r, op)) for r in rows]
         if e["type"] != "ok":
             txns.append((start, e["time"], e["process"], FAIL, writes))
             continue
@@ -166,7 +167,7 @@ def _overwrite_mops(table: _Table, requested: str, writes: list[Mop],
     keys and deletes every other key of them (tombstone ``del:<its value>``, kept in its new file group's
     lineage)."""
     own = {k for _f, k, _v in writes}
-    value = writes[0][2]
+    value = writes[0][2] if writes else requested  # a delete_partition writes none: its instant tags them
     before: dict[str, Any] = {}
     for path in table.replaced_files(requested):
         before.update(table.records(path))
@@ -178,7 +179,8 @@ def _overwrite_mops(table: _Table, requested: str, writes: list[Mop],
 
 
 # a replacecommit's operation -> its transaction's micro-operations
-REPLACES = {"cluster": _cluster_mops, "insert_overwrite": _overwrite_mops}
+REPLACES = {"cluster": _cluster_mops, "insert_overwrite": _overwrite_mops,
+            "delete_partition": _overwrite_mops}
 
 
 def _final_read(rows: list[list[Any]], notes: list[str]) -> list[Mop]:

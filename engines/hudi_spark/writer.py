@@ -2,10 +2,11 @@
 
 The plan (JSON) names the writer, the table's base path (``s3a://bucket/prefix/table``), the S3 endpoint
 (the fault proxy) and credentials, the extra classpath (:mod:`engines.hudi_spark.classpath`), Hudi's write
-options and the batches: ``{"op": "upsert"|"insert"|"delete"|"insert_overwrite", "rows": [{"key",
-"partition", "value"}, ...]}`` (a delete's rows name the keys it deletes; Hudi's ``delete`` operation reads
-only their key and partition; an ``insert_overwrite`` replaces every file group of its rows' partitions)
-or ``{"op": "cluster", "partition": P}``, a clustering of partition ``P`` (:func:`cluster`), or
+options and the batches: ``{"op": "upsert"|"insert"|"delete"|"insert_overwrite"|"delete_partition",
+"rows": [{"key", "partition", "value"}, ...]}`` (a delete's rows name the keys it deletes; Hudi's ``delete``
+operation reads only their key and partition; an ``insert_overwrite`` replaces every file group of its
+rows' partitions, a ``delete_partition`` every file group of the partitions its rows name, writing none of
+their keys) or ``{"op": "cluster", "partition": P}``, a clustering of partition ``P`` (:func:`cluster`), or
 ``{"op": "compact"}``, a compaction of the merge-on-read table's file groups (:func:`compact`). Each batch
 is one Hudi commit. Before it, an ``invoke`` line goes to the history file (JSON lines, flushed and
 fsynced per line, so a crash keeps what was written); after it an ``ok`` line with the instant Hudi
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 PLAN_FIELDS = ("writer", "base_path", "table", "endpoint", "classpath", "history", "batches")
-OPS = ("upsert", "insert", "delete", "insert_overwrite", "cluster", "compact")
+OPS = ("upsert", "insert", "delete", "insert_overwrite", "delete_partition", "cluster", "compact")
 # Hudi copies write options with the commit-metadata key prefix ("_") into the commit's metadata
 MARK = "_hcc_"
 WAIT_POLL_S = 0.5
@@ -315,7 +316,11 @@ def run(plan: dict[str, Any]) -> int:
                         extra = {} if instant else {"result": NOTHING_TO_COMPACT}
                     else:
                         df = spark.createDataFrame(rows, "key string, partition string, value long, ts long")
-                        (df.write.format("hudi").options(**opts)
+                        writer = df.write.format("hudi").options(**opts)
+                        if batch["op"] == "delete_partition":  # the partitions its rows name
+                            writer = writer.option("hoodie.datasource.write.partitions.to.delete",
+                                                   ",".join(sorted({r[1] for r in rows})))
+                        (writer
                          .option("hoodie.datasource.write.operation", batch["op"])
                          .option(f"{MARK}writer", plan["writer"]).option(f"{MARK}batch", str(i))
                          .mode("append").save(plan["base_path"]))
