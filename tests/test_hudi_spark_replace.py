@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from analyses.writers_differential import REJECTED, Replaces, judge, timeline_instants
-from engines.hudi_spark.check import CONFLICT, check_run
+from analyses.writers_differential import Replaces, judge, timeline_instants
+from engines.hudi_spark.check import CONFLICT, REJECTED, check_run
 from engines.hudi_spark.plans import UPDATE_STRATEGY, entry_plans
 from engines.hudi_spark.txns import isolation, view
 from engines.hudi_spark.writer import PlanError, load_plan
