@@ -115,14 +115,19 @@ def nbcc_table(rows: dict[str, dict[str, Any]]) -> str:
                if v in hidden else "not read" for v in ("1.2.0", "1.2.1")}
         fixed = ": 1.2.1 reads the group 1.2.0 hides (PR #19785)" if hidden.get("1.2.0") and \
             not hidden.get("1.2.1", ["?"]) else ""
-        kinds = sorted({f"{d['kind']} ({d['fidelity'].split(' (')[0]})" for d in r["differences"]})
+        ours = [d for d in r["differences"] if d["kind"] != "final-rows-hudi-rs"]
+        kinds = sorted({f"{d['kind']} ({d['fidelity'].split(' (')[0]})" for d in ours})
         model = ("slices every file group as 1.2.0's and 1.2.1's views do; every deltacommit it did not "
-                 "kill committed; its reader reads Hudi's rows" if not r["differences"] else
-                 f"**{len(r['differences'])} differences**: " + "; ".join(kinds))
+                 "kill committed; its reader reads Hudi's rows" if not ours else
+                 f"**{len(ours)} differences**: " + "; ".join(kinds))
+        rs_diff = [d for d in r["differences"] if d["kind"] == "final-rows-hudi-rs"]
         if r.get("hudi_rs_reads_as"):
             rs = f"; hudi-rs 0.5.0 reads as {r['hudi_rs_reads_as']}'s slicing does (the hidden group's rows)"
+        elif rs_diff:
+            rs = (f"; **hudi-rs 0.5.0 differs from Hudi's reader**: {len(rs_diff[0]['hudi_only'])} of Hudi's "
+                  f"rows missing, {len(rs_diff[0]['hudi_rs_only'])} more")
         else:
-            rs = "" if r["differences"] or "not" in r["hudi_rs"] else ", and so does hudi-rs"
+            rs = "" if ours or "not" in r["hudi_rs"] else ", and so does hudi-rs"
         notes = "".join(f"; {n}" for n in r["notes"] if not n.startswith("hudi-rs"))
         lines.append(f"| `{name}` | {r['expect']} | {_verdict(r)}: {r['commits']} commits, "
                      f"{r['killed']} deltacommits killed mid-way; its file-system view (storage listing) "
