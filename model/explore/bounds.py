@@ -384,17 +384,19 @@ class Plan:
 
 # ---- a configuration from plain data (a TOML table [explore]) ----------------------------------------
 
-def _typed(where: str, name: str, value: Any, kind: str | None = None) -> Any:
-    """``value`` as the bounds field ``name`` (of :class:`Bounds` or a protocol's subclass, whose
-    annotation reads ``kind`` when given: two classes may declare one name differently) through
-    ``model/typed.py``; ConfigError naming ``where.name`` (and the item in a list) otherwise."""
+def _typed(where: str, name: str, value: Any, kind: type | str | None = None) -> Any:
+    """``value`` as the bounds field ``name`` through ``model/typed.py``; ConfigError naming ``where.name``
+    (and the item in a list) otherwise.  ``kind`` is the class of bounds that declares it, or the field's
+    annotation text (two classes may declare one name differently), or None (the first that declares
+    it: :class:`Bounds`, then its subclasses)."""
     return _convert(f"{where}.{name}" if where else name, value, _field_type(name, kind))
 
 
 @functools.cache
-def _field_type(name: str, kind: str | None) -> Any:
-    """The declared type of the bounds field ``name`` (annotated ``kind``, when given), in the first
-    class of bounds (Bounds, then its subclasses) that declares it."""
+def _field_type(name: str, kind: type | str | None) -> Any:
+    """The declared type of the bounds field ``name`` (see :func:`_typed` for ``kind``)."""
+    if isinstance(kind, type):
+        return typing.get_type_hints(kind)[name]
     classes: list[type] = [Bounds]
     while classes:
         cls = classes.pop(0)
