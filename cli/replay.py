@@ -29,7 +29,7 @@ from backends.replay import replay
 from backends.secrets import redact, redact_url
 from cli.options import add_backend, add_json, add_out
 from engines.rundir import RunWriter, claim_out, fresh_dir, slug, with_audit
-from model.config import ConfigError
+from model.config import ConfigError, Scenario
 from model.protocols import plugin
 from model.protocols.base import ModelRun
 from model.run_format import STEPS, RunHead, verdict_file
@@ -61,8 +61,8 @@ def simulated_run(run_dir: Path) -> tuple[Any, int, list[Event], str | None]:
     except RunDirError as e:
         raise ConfigError("RUN_DIR", str(run_dir),
                           f"{e.reason} (is it a `hcc run --out` directory?)") from None
-    if run.protocol != "lock":
-        raise ConfigError("RUN_DIR", str(run_dir), f"is a {run.protocol} run: replay replays lock runs")
+    if plugin(run.protocol).config_type is not Scenario:  # replay runs a lock scenario's model
+        raise ConfigError("RUN_DIR", str(run_dir), f"holds a {run.protocol} run; replay replays lock runs")
     raw = {k: v for k, v in run.scenario.items() if k != "protocol"}
     return loader.from_raw(raw), run.seed, list(run.events), run.outcome
 

@@ -16,10 +16,11 @@ from backends.fixtures import (  # noqa: F401
 )
 from backends.replay import ReplayStore, outcome_class, replay
 from cli.main import main
+from engines.rundir import execute_entry
 from model.runtime.effects import CreateIfAbsent, Outcome, Read, ReplaceIfMatch
 from model.runtime.sim import run_scenario
 from reports.load import load_run
-from scenarios import loader
+from scenarios import catalogue, loader
 
 # the catalogue's long pause, scaled down (validity 60 s, pause 80 s) so a replay takes seconds;
 # virtual time: the pause itself costs nothing
@@ -106,5 +107,9 @@ def test_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     (tmp_path / "empty").mkdir()
     assert main(["replay", str(tmp_path / "empty"), "--backend", "fake-gcs"]) == 2
     assert "missing verdict.json" in capsys.readouterr().err  # reports/load.py's reason
+    occ = tmp_path / "occ"  # a complete run directory of another protocol
+    execute_entry(catalogue.load("tl-v5-pk-check-unique-keys"), out=occ, report=False)
+    assert main(["replay", str(occ), "--backend", "fake-gcs"]) == 2
+    assert "holds a occ run; replay replays lock runs" in capsys.readouterr().err
     assert main(["replay", str(tmp_path / "empty"), "--backend", "nosuch"]) == 2
     assert "nosuch" in capsys.readouterr().err
