@@ -21,11 +21,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from model.checkers.lock_run import check_lock_history
 from model.config import CHECKERS, Scenario
-from model.lock.metrics import lock_metrics
+from model.lock.metrics import LockMetrics
+from model.protocols import plugin
+from model.protocols.base import ModelRun
 from model.runtime.history import Event
 from model.runtime.sim import run_scenario
 from scenarios.grid import Grid, column_value
@@ -98,9 +99,8 @@ def _where(exc: BaseException) -> str:
     return f" (at {path.parent.name}/{path.name}:{last.lineno} in {last.name})"
 
 
-def metrics_columns(events: list[Event]) -> dict[str, Any]:
-    """The metric columns of a row, from a history."""
-    m = lock_metrics(events)
+def metrics_columns(m: LockMetrics, events: list[Event]) -> dict[str, Any]:
+    """The metric columns of a row: the run's lock metrics ``m`` flattened, and its retries."""
     lat = m["acquire_latency_ms"]
     seconds = max(m["simulated_ms"] / 1000.0, 1e-9)
     retries = sum(1 for e in events if e.f == "try-lock" and e.type == "fail")
@@ -128,8 +128,10 @@ def metrics_columns(events: list[Event]) -> dict[str, Any]:
 
 def simulate(scenario: Scenario, seed: int) -> dict[str, Any]:
     """Run, check and measure one scenario with one seed: the result columns of a row."""
-    events = run_scenario(scenario, seed)
-    verdict = check_lock_history(events, scenario.checkers)
+    lock = plugin("lock")  # a cell is judged and measured as every lock run is (model/protocols)
+    run = ModelRun(run_scenario(scenario, seed))
+    events = run.events
+    verdict = lock.check(scenario, run)
     kinds = Counter(v.kind for v in verdict.violations)
     # A violation is established at its last event; the run's first violation is the earliest of those.
     first = min((max(events[i].time for i in v.events) for v in verdict.violations if v.events), default=None)
@@ -139,7 +141,7 @@ def simulate(scenario: Scenario, seed: int) -> dict[str, Any]:
         **{f"violations_{k.replace('-', '_')}": kinds.get(k, 0) for k in CHECKERS},
         "findings": len(verdict.findings),
         "first_violation_ms": first,
-        **metrics_columns(events),
+        **metrics_columns(cast(LockMetrics, lock.metrics(scenario, run)), events),
         "error": None,
     }
 
