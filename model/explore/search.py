@@ -532,15 +532,16 @@ def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, ma
     verdict = search.run()
     found = findings = None
     if verdict == "violated":
-        found = search.shortest(search.bad) if reductions.hashing and not first else None
+        # without hashing no state is keyed: every path hangs off the root and the shortest is the least
+        found = search.shortest(search.bad) if not first else None
         found = found or search.first_bad
-    findings = {kind: (search.shortest(edges) if reductions.hashing else None) or search.findings[kind]
+    findings = {kind: search.shortest(edges) or search.findings[kind]
                 for kind, edges in search.finding_edges.items()}
     states = len(search.seen) if reductions.hashing else search.plain_states
     # a complete search's Dijkstra path is a shortest of the graph it searched: the whole graph of states
     # unless partial-order reduction pruned orders of steps, which can change the number of decisions
     complete = not search.halt
-    proved = found is not None and complete and reductions.hashing and not reductions.por and not first
+    proved = found is not None and complete and not reductions.por and not first
     lower = len(found.path) if proved and found is not None else None
     return ExploreResult(verdict, states, search.points, search.runs, search.transitions, search.depth,
                          search.reached, time.perf_counter() - started, bounds, reductions, found, findings,
