@@ -53,7 +53,6 @@ from model.run_format import (
     EventLine,
     FormatError,
     Found,
-    HistoryHeader,
     RunHead,
     VerdictFile,
     ViolationEntry,
@@ -63,6 +62,7 @@ from model.run_format import (
 )
 from model.runtime.history import Event
 from reports.isolation import anomaly_counts, write_isolation
+from reports.load import history_line_error
 from reports.report import write_report
 from scenarios.catalogue import Entry
 
@@ -294,8 +294,9 @@ class RunWriter:
 
     ``history.jsonl`` is appended and flushed line by line as the run goes (:meth:`history`): a run that
     crashes keeps every event written so far, and its lines are read by ``reports/load.py``; each event
-    is checked as it comes (its index the next one, the first a ``run-start`` with its header, the line an
-    ``EventLine``, a value the format declares as declared).  Every other file is written atomically (a
+    is checked as it comes (the line an ``EventLine``, then as the loader checks each line it reads,
+    :func:`reports.load.history_line_error`: its index the next one, the first a ``run-start`` with its
+    header, a value the format declares as declared).  Every other file is written atomically (a
     temporary file, then a rename): ``verdict.json`` and ``metrics.json`` (:meth:`finish`), the
     protocol's JSON files, ``oracle.json`` and ``isolation.json`` as the format types them,
     ``scenario.toml`` as TOML, the store under ``table/`` (:meth:`table`) and the report."""
@@ -361,23 +362,17 @@ class RunWriter:
         line = event.to_json()
         with self._lock:
             n = self._lines
-            where = f"line {n + 1}"
-            if event.index != n:
-                raise RunFileError(self.out, HISTORY, f"field index = {event.index}: expected {n} (events "
-                                                      "are written in order, from 0)", where)
             # EventLine constrains its fields by type (and ``type`` by name): one check per shape decides
             shape = (event.type, type(event.index), type(event.time), type(event.node), type(event.process),
                      type(event.f), type(event.clock))
             if shape not in self._shapes:
-                self._check(HISTORY, json.loads(line), EventLine, where)
+                self._check(HISTORY, json.loads(line), EventLine, f"line {n + 1}")
                 self._shapes.add(shape)
-            if n == 0 and event.f != "run-start":
-                raise RunFileError(self.out, HISTORY, f"field f = {event.f!r}: the first event is run-start "
-                                                      "(the history's header)", where)
-            declared = HistoryHeader if n == 0 else EVENT_VALUES.get((event.process, event.f))
-            if declared is not None:
-                self._check(HISTORY, json.loads(line)["value"], declared,
-                            f"{where}: the value of a {event.f} event")
+            if event.f == "run-start" or (event.process, event.f) in EVENT_VALUES:  # as a reader sees it
+                event = event._replace(value=json.loads(line)["value"])
+            problem = history_line_error(event, n)  # as reports/load.py checks each line it reads
+            if problem:
+                raise RunFileError(self.out, HISTORY, problem)
             history.write(line + "\n")
             history.flush()
             self._lines = n + 1

@@ -118,6 +118,24 @@ def _refuse_unfinished(path: Path) -> None:
         raise RunDirError(path, f"the run never started ({why}): no verdict to report or gate")
 
 
+def history_line_error(event: Event, n: int) -> str | None:
+    """What is wrong with ``event`` as the history's event ``n`` (from 0), None when nothing: its index is
+    not ``n`` (events missing or out of order), the first is not ``run-start``, or a value the format
+    declares (the header, ``EVENT_VALUES``) is not as declared.  The writer checks each line with it as
+    the line is appended, the loader as it is read."""
+    if event.index != n:
+        return f"event {n} has index {event.index} (events missing or out of order)"
+    if n == 0 and event.f != "run-start":
+        return f"line 1 is {event.f}, not run-start (the history's header)"
+    declared = HistoryHeader if event.f == "run-start" else EVENT_VALUES.get((event.process, event.f))
+    if declared is not None:
+        try:
+            check(event.value, declared)
+        except FormatError as e:
+            return f"line {n + 1}: the value of a {event.f} event: {e}"
+    return None
+
+
 def load_history(path: Path | str) -> list[Event]:
     """The history of a run directory, complete or not (a run that crashed keeps the lines it had written;
     a torn last line is left out), checked against its format: events in order from 0, the first a
@@ -132,19 +150,9 @@ def load_history(path: Path | str) -> list[Event]:
     if not events:
         raise RunDirError(path, f"{HISTORY} holds no events")
     for i, ev in enumerate(events):
-        if ev.index != i:
-            raise RunDirError(path, f"{HISTORY}: event {i} has index {ev.index} "
-                                    "(events missing or out of order)")
-    if events[0].f != "run-start":
-        raise RunDirError(path, f"{HISTORY}: line 1 is {events[0].f}, not run-start (the history's header)")
-    for i, ev in enumerate(events):
-        declared = HistoryHeader if ev.f == "run-start" else EVENT_VALUES.get((ev.process, ev.f))
-        if declared is not None:
-            try:
-                check(ev.value, declared)
-            except FormatError as e:
-                raise RunDirError(path, f"{HISTORY}: line {i + 1}: the value of a {ev.f} event: "
-                                        f"{e}") from None
+        problem = history_line_error(ev, i)
+        if problem:
+            raise RunDirError(path, f"{HISTORY}: {problem}")
     return events
 
 
