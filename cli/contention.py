@@ -108,7 +108,7 @@ def _run_hudi(args: argparse.Namespace) -> int:
     exit 0 when the verdict is the entry's expected one (no entry: when the checks pass)."""
     from engines.hudi_spark.classpath import writer_classpath
     from engines.hudi_spark.nbcc_plans import hudi_plans, load_entry
-    from engines.hudi_spark.run import PROTOCOLS
+    from engines.hudi_spark.run import SETUPS, WORKLOADS
     from engines.hudi_spark.run import run as run_hudi
 
     if args.workload is not None:
@@ -129,15 +129,15 @@ def _run_hudi(args: argparse.Namespace) -> int:
     if args.scenario:
         entry = load_entry("scenario", args.scenario, list(args.set or []))
         if args.writers:  # the entry's own writer count, in its protocol's field
-            field = "nbcc.writers" if entry.protocol == "nbcc" else "workload.writers"
+            field = SETUPS[entry.protocol].writers_field
             entry = load_entry("scenario", args.scenario, [*(args.set or []), f"{field}={args.writers}"])
         protocol, plans = hudi_plans(entry, args.max_ops)
         toml, expect = entry.to_toml(), entry.expect
     elif args.set:
         raise ConfigError("--set", args.set, "--set changes an entry: give one")
-    if args.hudi_workload is not None and args.hudi_workload not in PROTOCOLS[protocol]:
+    if args.hudi_workload is not None and args.hudi_workload not in WORKLOADS[protocol]:
         raise ConfigError("--hudi-workload", args.hudi_workload,
-                          f"under --protocol {protocol} one of {', '.join(PROTOCOLS[protocol])}")
+                          f"under --protocol {protocol} one of {', '.join(WORKLOADS[protocol])}")
     if args.hudi_workload in ("uncommitted-anchor", "anchor-first") and args.writers not in (None, 2):
         raise ConfigError("--writers", args.writers, f"the {args.hudi_workload} workload has 2 writers")
     writer_classpath(args.hudi_version)  # a version without a served bundle: exit 2 before any folder

@@ -171,18 +171,20 @@ def _run_writers(args: argparse.Namespace) -> int:
     write_atomic(out / "differential.json", json.dumps(result, indent=1, sort_keys=True))
     if args.json:
         print(json.dumps(result, sort_keys=True))
-    elif entry.protocol == "nbcc":
-        _print_nbcc(result, out)
     else:
-        for a in result["attempts"]:
-            print(f"  {a['process']} batch {a['batch']} instant {a['instant']}: Hudi {a['hudi']}, "
-                  f"model {a['model']}{'' if a['agrees'] else '  <- differs'}")
-        rows = "the same" if not any(d["kind"] == "final-rows" for d in result["differences"]) else "differ"
-        print(f"final rows: Hudi's reader and the model's reader {rows} ({len(result['model_rows'])} rows)")
-        rs = "differ" if any(d["kind"] == "final-rows-hudi-rs" for d in result["differences"]) else "the same"
-        print(f"hudi-rs: {result['hudi_rs']}" + ("" if result["hudi_rs_rows"] is None else f": rows {rs}"))
-        print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
+        PRINTERS[entry.protocol](result, out)
     return 0 if result["agree"] else 1
+
+
+def _print_occ(result: dict[str, Any], out: Path) -> None:
+    for a in result["attempts"]:
+        print(f"  {a['process']} batch {a['batch']} instant {a['instant']}: Hudi {a['hudi']}, "
+              f"model {a['model']}{'' if a['agrees'] else '  <- differs'}")
+    rows = "the same" if not any(d["kind"] == "final-rows" for d in result["differences"]) else "differ"
+    print(f"final rows: Hudi's reader and the model's reader {rows} ({len(result['model_rows'])} rows)")
+    rs = "differ" if any(d["kind"] == "final-rows-hudi-rs" for d in result["differences"]) else "the same"
+    print(f"hudi-rs: {result['hudi_rs']}" + ("" if result["hudi_rs_rows"] is None else f": rows {rs}"))
+    print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
 
 
 def _print_nbcc(result: dict[str, Any], out: Path) -> None:
@@ -196,6 +198,10 @@ def _print_nbcc(result: dict[str, Any], out: Path) -> None:
     for n in result["notes"]:
         print(f"note: {n}")
     print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
+
+
+# what `differential writers` prints of a run of each protocol's entry
+PRINTERS = {"occ": _print_occ, "nbcc": _print_nbcc}
 
 
 def _run_entry(out: Path) -> str | None:

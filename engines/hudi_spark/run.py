@@ -90,8 +90,10 @@ class Setup:
     """A protocol as Hudi's Spark writers run it: its workloads (each a plan maker and the writer faults it
     injects, the first the default), the table type, which acknowledged write of a key a read must show
     (``check.ORDERINGS``), whether catalogue entries run under it (engines/hudi_spark/plans.py), whether
-    Elle's records view reads its tables (copy-on-write base files), and whether a run with a writer
-    fault also records Hudi 1.2.0's and 1.2.1's file slices (``fsview.json``)."""
+    Elle's records view reads its tables (copy-on-write base files), whether a run with a writer
+    fault also records Hudi 1.2.0's and 1.2.1's file slices (``fsview.json``), whether the final read lists
+    as the writers do (the entry's ``hoodie.metadata.enable``; else storage), and the entry field that
+    holds its writer count."""
 
     workloads: Mapping[str, tuple[Callable[..., dict[str, list[dict[str, Any]]]],
                                   Callable[[list[str]], list[WriterFault]]]]
@@ -100,16 +102,20 @@ class Setup:
     entries: bool
     isolation: bool
     reader_views: bool
+    reader_lists_as_writers: bool
+    writers_field: str
 
 
 SETUPS = {
     "occ": Setup({name: (make, _no_faults) for name, make in PLANS.items()}, "COPY_ON_WRITE", "completion",
-                 entries=True, isolation=True, reader_views=False),
+                 entries=True, isolation=True, reader_views=False, reader_lists_as_writers=False,
+                 writers_field="workload.writers"),
     "nbcc": Setup(dict(NBCC_WORKLOADS), "MERGE_ON_READ", "event-time",
-                  entries=True, isolation=False, reader_views=True),
+                  entries=True, isolation=False, reader_views=True, reader_lists_as_writers=True,
+                  writers_field="nbcc.writers"),
 }
 # protocol -> its workloads, the first the default (NBCC's: engines/hudi_spark/nbcc.py)
-PROTOCOLS = {name: tuple(s.workloads) for name, s in SETUPS.items()}
+WORKLOADS = {name: tuple(s.workloads) for name, s in SETUPS.items()}
 
 
 def list_table(ep: Any, prefix: str) -> dict[str, bytes]:
@@ -168,15 +174,15 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         raise ValueError(f"backend={backend!r}: one of {', '.join(BACKENDS)}")
     if backend == "minio" and cached_binary()[0] is None and which("minio") is None:
         raise Unavailable(cached_binary()[1] or "no minio binary")
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol={protocol!r}: one of {', '.join(PROTOCOLS)}")
+    if protocol not in WORKLOADS:
+        raise ValueError(f"protocol={protocol!r}: one of {', '.join(WORKLOADS)}")
     setup = SETUPS[protocol]
     if entry is not None and not setup.entries:
         raise ValueError(f"protocol={protocol!r}: catalogue entries run under "
                          f"{', '.join(n for n, s in SETUPS.items() if s.entries)}")
-    workload = workload or PROTOCOLS[protocol][0]
-    if entry is None and workload not in PROTOCOLS[protocol]:
-        raise ValueError(f"workload={workload!r}: under {protocol} one of {', '.join(PROTOCOLS[protocol])}")
+    workload = workload or WORKLOADS[protocol][0]
+    if entry is None and workload not in WORKLOADS[protocol]:
+        raise ValueError(f"workload={workload!r}: under {protocol} one of {', '.join(WORKLOADS[protocol])}")
     check_version(version)
     classpath = [str(p) for p in writer_classpath(version)]  # ArtifactError: no bundle for the version
     if (out / "table").exists():  # a second run would copy its table over the first's: two runs in one
@@ -220,7 +226,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
                     # SigV2: SeaweedFS without S3 auth refuses the SDK v1's streaming (chunked) SigV4 PUTs
                     "hadoop": {"fs.s3a.signing-algorithm": "S3SignerType"} if backend == "seaweedfs" else {},
                     # an NBCC entry's readers list as its writers do (hoodie.metadata.enable)
-                    "read_metadata_table": protocol == "nbcc"
+                    "read_metadata_table": SETUPS[protocol].reader_lists_as_writers
                     and options.get("hoodie.metadata.enable") == "true"}
 
         def restart(w: str, first_batch: int) -> WriterProcess:
@@ -273,14 +279,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--writers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keys", type=int, default=3)
-    ap.add_argument("--protocol", choices=tuple(PROTOCOLS), default="occ")
+    ap.add_argument("--protocol", choices=tuple(WORKLOADS), default="occ")
     ap.add_argument("--backend", choices=tuple(BACKENDS), default="seaweedfs")
     ap.add_argument("--workload", help="occ: conflict (default), duplicate-key; nbcc: overlap (default), "
                                        "uncommitted-anchor, anchor-first, overlap-pause")
     a = ap.parse_args(argv)
-    if a.workload is not None and a.workload not in PROTOCOLS[a.protocol]:
+    if a.workload is not None and a.workload not in WORKLOADS[a.protocol]:
         print(f"hudi run: --workload={a.workload}: under --protocol {a.protocol} one of "
-              f"{', '.join(PROTOCOLS[a.protocol])}", file=sys.stderr)
+              f"{', '.join(WORKLOADS[a.protocol])}", file=sys.stderr)
         return 2
     for field, value, lo in (("--writers", a.writers, 2), ("--rounds", a.rounds, 1), ("--keys", a.keys, 1)):
         if value < lo:

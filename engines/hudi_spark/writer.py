@@ -71,8 +71,9 @@ def load_plan(path: Path) -> dict[str, Any]:
                     raise PlanError(f"plan field batches[{i}].rows[{j}]: {k!r} is missing")
         if not batch.get("rows"):
             raise PlanError(f"plan field batches[{i}].rows: empty")
-    if plan.get("protocol", "occ") not in PROTOCOLS:
-        raise PlanError(f"plan field protocol={plan['protocol']!r}: expected one of {', '.join(PROTOCOLS)}")
+    if plan.get("protocol", "occ") not in PROTOCOL_OPTIONS:
+        raise PlanError(f"plan field protocol={plan['protocol']!r}: expected one of "
+                        f"{', '.join(PROTOCOL_OPTIONS)}")
     return plan
 
 
@@ -97,7 +98,6 @@ PROTOCOL_OPTIONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         "hoodie.compact.inline": "false",
     }, ("hoodie.cleaner.policy.failed.writes",)),  # the same option under its old name
 }
-PROTOCOLS = tuple(PROTOCOL_OPTIONS)
 
 
 def hudi_options(plan: dict[str, Any]) -> dict[str, str]:
