@@ -68,7 +68,7 @@ def test_keys_keep_their_bucket_and_values_their_order() -> None:
 
 @pytest.mark.parametrize(("name", "field"), [
     ("nbcc-uncommitted-anchor-pr-19785", "nbcc.variant"), ("nbcc-instant-time-rule", "nbcc.variant"),
-    ("nbcc-storage-faults", "faults.errors"), ("nbcc-uncommitted-anchor-window", "nbcc.read_every_ms"),
+    ("nbcc-storage-faults", "faults.crashes"), ("nbcc-uncommitted-anchor-window", "nbcc.read_every_ms"),
     ("nbcc-clustering-bucket-layout", "nbcc.clustering_at_ms")])
 def test_what_hudi_cannot_run_is_refused_by_field(name: str, field: str) -> None:
     with pytest.raises(ConfigError) as e:

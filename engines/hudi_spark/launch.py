@@ -6,7 +6,8 @@ the harness is killed outright), and killed in ``finally`` when it is still runn
 
 Writer faults (:class:`WriterFault`, injected by :class:`FaultInjector`): a writer is paused (SIGSTOP of its
 process group, SIGCONT ``resume_after_s`` later) or killed (SIGKILL) when the fault proxy handles its
-request matching a method and a key pattern. The injector is the proxy's ``on_exchange``, which the proxy
+request matching a method and a key pattern (requests the server handled: one the proxy failed with a storage
+fault is not counted). The injector is the proxy's ``on_exchange``, which the proxy
 calls after the server answered the request and before it relays the reply: a writer killed on its PUT of
 a log file dies with the file written and before it learns so (mid-commit, before its completed instant).
 Each fault is an ``info`` line of the history (``f``: ``pause``, ``resume`` or ``kill``). A kill with
@@ -34,6 +35,7 @@ from backends.fault_proxy import Exchange
 from backends.launchers.process import rss_kb, spawn, watchdog
 
 FAULTS = ("kill", "pause")
+APPLIED = ("forward", "lost-reply")  # the proxy's actions of a request the server handled
 
 
 @dataclass
@@ -150,6 +152,8 @@ class FaultInjector:
         self.writers[w.name] = w
 
     def __call__(self, ex: Exchange) -> None:
+        if ex.action not in APPLIED:  # a request the proxy failed (a storage fault) is not the n-th
+            return
         for i, f in enumerate(self.faults):
             if ex.node != f.writer or ex.method != f.method or not re.search(f.key, ex.key):
                 continue

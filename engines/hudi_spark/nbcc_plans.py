@@ -31,9 +31,10 @@ deltacommit each:
   model's slots, not Hudi's trigger, NB10).
 
 What the hudi world cannot apply is refused by field (variants other than ``hudi-1.2.0``: Hudi 1.2.0's bundle
-is the only one served; another time generator; storage faults, crashes and pauses; a reader during the run;
+is the only one served; another time generator; crashes and pauses; a reader during the run;
 a heartbeat that expires within the run) or listed in :attr:`EntryPlans.untranslated` (compactions that fail
-part-way in the simulation; the heartbeat, scaled; timings).
+part-way in the simulation; the heartbeat, scaled; timings). Storage faults (``faults.errors``) are the fault
+proxy's rules (:mod:`engines.hudi_spark.storage_faults`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from typing import Any
 from engines.hudi_spark.launch import WriterFault
 from engines.hudi_spark.nbcc import PARTITION, key_in_bucket
 from engines.hudi_spark.plans import MAX_OPS, EntryPlans, entry_plans, load_occ_entry
+from engines.hudi_spark.storage_faults import proxy_rules
+from engines.hudi_spark.storage_faults import untranslated as errors_untranslated
 from model.config import ConfigError
 from model.nbcc.config import NbccScenario
 from model.nbcc.sim_layout import bucket_of as model_bucket_of
@@ -94,7 +97,7 @@ def _refuse_untranslatable(sc: NbccScenario) -> None:
     if n.time_generator != "skew-adjusting":
         raise ConfigError("nbcc.time_generator", n.time_generator,
                           "Hudi's writers draw their times with Hudi's own skew-adjusting generator")
-    for name in ("errors", "crashes", "pauses", "writer_deaths", "cutoffs", "heartbeat_start_failures",
+    for name in ("crashes", "pauses", "writer_deaths", "cutoffs", "heartbeat_start_failures",
                  "shutdowns"):
         if getattr(sc.faults, name):
             raise ConfigError(f"faults.{name}", len(getattr(sc.faults, name)),
@@ -236,6 +239,8 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
         which = ", ".join(f"{a.writer} batch {a.batch}: {a.logs_written}" for a in wrote_more)
         untranslated.append(f"a failed attempt that wrote several logs in the model is killed after its "
                             f"first ({which})")
+    errors = proxy_rules(sc.faults.errors, sorted(batches), plan.base)
+    untranslated += errors_untranslated(errors)
     options = {"hoodie.metadata.enable": str(plan.metadata_table).lower(),
                "hoodie.bucket.index.num.buckets": str(plan.buckets),
                "hoodie.client.heartbeat.interval_in_ms": str(HEARTBEAT_MS),
@@ -243,7 +248,7 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
                "hoodie.clean.automatic": str(plan.auto_clean).lower(),
                # the compaction service plans whenever asked (the model's slots; NB10's trigger not modelled)
                "hoodie.compact.inline.max.delta.commits": "1"}
-    return EntryPlans(name, sc.seed, batches, options, untranslated, tuple(faults))
+    return EntryPlans(name, sc.seed, batches, options, untranslated, tuple(faults), errors)
 
 
 def hudi_plans(entry: Entry, max_ops: int = MAX_OPS) -> tuple[str, EntryPlans]:

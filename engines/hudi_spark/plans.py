@@ -13,8 +13,9 @@ heartbeat, clustering update strategy). What the hudi world cannot apply is list
 :attr:`EntryPlans.untranslated` and recorded in the run's ``scenario.toml``: the writers' JVMs share the
 host's clock (no skew), and the entry's timing (work and think times, start times) is Hudi's own. An
 entry Hudi cannot run at all is refused by name: the specification's hypothetical writer, the
-hypothetical replace handlings, instant-time-only workloads, SINGLE_WRITER mode, and storage faults,
-pauses or crashes (not translated yet).
+hypothetical replace handlings, instant-time-only workloads, SINGLE_WRITER mode, and pauses other than
+one at a write, crashes and the other faults (not translated yet). Storage faults (``faults.errors``) are
+the fault proxy's rules (:mod:`engines.hudi_spark.storage_faults`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engines.hudi_spark.launch import WriterFault
-from model.config import ConfigError
+from engines.hudi_spark.storage_faults import proxy_rules
+from engines.hudi_spark.storage_faults import untranslated as errors_untranslated
+from model.config import ConfigError, ErrorRule
 from model.timeline.config import UPDATE_STRATEGY_CLASS, TimelineScenario
 from model.timeline.hudi_writer import partition_of
 from model.timeline.run import run_timeline
@@ -55,6 +58,7 @@ class EntryPlans:
     options: dict[str, str]
     untranslated: list[str] = field(default_factory=list)
     faults: tuple[WriterFault, ...] = ()  # writer pauses and kills at their requests (launch.py)
+    errors: tuple[ErrorRule, ...] = ()  # storage faults: the proxy's rules (storage_faults.py)
 
 
 def hudi_value(value: str) -> int:
@@ -76,7 +80,7 @@ def _refuse_untranslatable(ts: TimelineScenario) -> None:
         if pause.trigger != "write" or i > 0:
             raise ConfigError(f"faults.pauses[{i}].trigger", pause.trigger,
                               "the hudi world translates one pause, triggered at a write (in the commit)")
-    for name in ("errors", "crashes", "writer_deaths", "cutoffs", "heartbeat_start_failures",
+    for name in ("crashes", "writer_deaths", "cutoffs", "heartbeat_start_failures",
                  "shutdowns"):
         if getattr(sc.faults, name):
             raise ConfigError(f"faults.{name}", len(getattr(sc.faults, name)),
@@ -146,11 +150,13 @@ def entry_plans(name: str, ts: TimelineScenario, max_ops: int = MAX_OPS) -> Entr
     if cut:
         untranslated.append(f"each writer's first {max_ops} operations only (the entry runs more)")
     options = hudi_write_options(ts)
+    errors = proxy_rules(sc.faults.errors, sorted(batches), ts.base_path)
+    untranslated += errors_untranslated(errors)
     faults: tuple[WriterFault, ...] = ()
     if sc.faults.pauses:
         node = sc.faults.pauses[0].node
         faults = _commit_pause(node, tl.preload and node == "w1", batches, options, untranslated)
-    return EntryPlans(name, seed, batches, options, untranslated, faults)
+    return EntryPlans(name, seed, batches, options, untranslated, faults, errors)
 
 
 # A pause in the commit, scaled: the lock's validity, its renewal and the writers' heartbeat at Hudi's

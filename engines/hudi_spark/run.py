@@ -45,6 +45,7 @@ from engines.hudi_spark.fsview import reader_views
 from engines.hudi_spark.launch import FaultInjector, WriterFault, WriterProcess, start_writer, wait_all
 from engines.hudi_spark.nbcc import WORKLOADS as NBCC_WORKLOADS
 from engines.hudi_spark.plans import EntryPlans
+from engines.hudi_spark.storage_faults import TABLE, proxy_keys
 from engines.hudi_spark.txns import isolation
 from engines.rundir import write_atomic, write_table
 
@@ -208,16 +209,20 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         hudi |= {"rounds": rounds, "keys": keys, "protocol": protocol,
                  "faults": recorded}
     write_atomic(out / "scenario.toml", scenario_toml + tomli_w.dumps({"hudi": hudi}))
-    table_prefix = f"{PREFIX}{out.name}/table/"
+    table_prefix = f"{PREFIX}{out.name}/{TABLE}/"
     base_path = f"s3a://{BUCKET}/{table_prefix.rstrip('/')}"
     history = out / "history.jsonl"
     history.unlink(missing_ok=True)
     injector = FaultInjector(faults, history)
+    # an entry's storage faults: the proxy's rules (storage_faults.py), their keys under the run's prefix
+    errors = entry.errors if entry is not None else ()
+    storage = ({"errors": errors, "seed": entry.seed, **proxy_keys(f"{PREFIX}{out.name}/")}
+               if entry is not None and errors else {})
     t0 = time.monotonic()
     procs: list[WriterProcess] = []
     with BACKENDS[backend](out / "server", bucket=BUCKET) as ep, \
             fault_proxy(str(ep.url), names, dialect="s3", log_path=out / "proxy.log",
-                        on_exchange=injector if faults else None) as proxy:
+                        on_exchange=injector if faults else None, **storage) as proxy:
         def plan_of(w: str) -> dict[str, Any]:
             return {"writer": w, "base_path": base_path, "table": "hcc_t", "endpoint": proxy.url(w),
                     "access_key": ep.access_key, "secret_key": ep.secret_key, "region": ep.region,
@@ -254,7 +259,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     write_atomic(out / "timeline.json", json.dumps(timeline, indent=1))
     events = read_history(history)
     checks = check_run(events, timeline, ordering=setup.ordering)
-    metrics = {"wall_s": round(wall, 3), "exit_codes": codes,
+    metrics = {"wall_s": round(wall, 3), "exit_codes": codes, "proxy_actions": dict(proxy.stats.actions),
                "peak_rss_mb": {p.name: round(p.peak_rss_kb / 1024) for p in procs}, **checks.pop("metrics")}
     verdict = {"world": "hudi", "workload": workload, "version": version, "real": f"Hudi {version} (real)",
                "protocol": protocol,
