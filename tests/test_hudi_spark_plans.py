@@ -47,7 +47,6 @@ def test_prefer_writer_becomes_hudis_strategy_class() -> None:
 @pytest.mark.parametrize(("name", "field"), [
     ("tl-occ-put-if-absent", "timeline.variant"),
     ("tl-lock-long-pause", "timeline.workload"),
-    ("tl-hudi-lazy-rollback-safe", "timeline.fail_commit_prob"),
     ("tl-lock-long-pause", "timeline.workload"),
 ])
 def test_entries_hudi_cannot_run_are_refused_by_field(name: str, field: str) -> None:

@@ -35,7 +35,8 @@ from backends.fault_proxy import Exchange
 from backends.launchers.process import rss_kb, spawn, watchdog
 
 FAULTS = ("kill", "pause")
-APPLIED = ("forward", "lost-reply")  # the proxy's actions of a request the server handled
+APPLIED = ("forward", "lost-reply")
+METHODS = ("GET", "HEAD", "PUT", "POST", "DELETE")  # the proxy's actions of a request the server handled
 
 
 @dataclass
@@ -107,7 +108,9 @@ def wait_all(writers: list[WriterProcess], timeout_s: float) -> dict[str, int | 
 class WriterFault:
     """Pause or kill ``writer`` at the ``nth`` (1-based) request of its matching ``method`` and ``key``
     (a regular expression searched in the object key); a pause lasts ``resume_after_s``; a kill with
-    ``restart_at`` restarts the writer from that batch of its plan."""
+    ``restart_at`` restarts the writer from that batch of its plan. With ``then``, the nth match only arms
+    the fault, which fires at the writer's next ``then`` request of that same key (its own instant file:
+    the PUT of its n-th ``.inflight``, then its HEAD of it in the commit)."""
 
     writer: str
     fault: str
@@ -116,6 +119,7 @@ class WriterFault:
     nth: int = 1
     resume_after_s: float = 5.0
     restart_at: int | None = None
+    then: str | None = None  # fire at the writer's next request of this method on the nth match's key
 
     def check(self, writers: list[str]) -> None:
         """ValueError naming the field and value of a fault that cannot be injected."""
@@ -127,6 +131,8 @@ class WriterFault:
             raise ValueError(f"fault nth={self.nth}: must be 1 or more")
         if self.restart_at is not None and (self.fault != "kill" or self.restart_at < 1):
             raise ValueError(f"fault restart_at={self.restart_at}: a kill's batch, 1 or more")
+        if self.then is not None and self.then not in METHODS:
+            raise ValueError(f"fault then={self.then!r}: one of {', '.join(METHODS)}")
         try:
             re.compile(self.key)
         except re.error as e:
@@ -145,6 +151,7 @@ class FaultInjector:
     restart: Callable[[str, int], WriterProcess] | None = None
     writers: dict[str, WriterProcess] = field(default_factory=dict)
     _seen: dict[int, int] = field(default_factory=dict)  # fault index -> matching requests so far
+    _armed: dict[int, str] = field(default_factory=dict)  # fault index -> the key its ``then`` waits for
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, w: WriterProcess) -> None:
@@ -155,12 +162,22 @@ class FaultInjector:
         if ex.action not in APPLIED:  # a request the proxy failed (a storage fault) is not the n-th
             return
         for i, f in enumerate(self.faults):
-            if ex.node != f.writer or ex.method != f.method or not re.search(f.key, ex.key):
+            if ex.node != f.writer:
                 continue
             with self._lock:
-                self._seen[i] = self._seen.get(i, 0) + 1
-                if self._seen[i] != f.nth:
+                if i in self._armed:
+                    if ex.method != f.then or ex.key != self._armed[i]:
+                        continue
+                    del self._armed[i]
+                elif ex.method != f.method or not re.search(f.key, ex.key):
                     continue
+                else:
+                    self._seen[i] = self._seen.get(i, 0) + 1
+                    if self._seen[i] != f.nth:
+                        continue
+                    if f.then is not None:
+                        self._armed[i] = ex.key
+                        continue
             w = self.writers.get(f.writer)
             if w is None or w.proc.poll() is not None:
                 continue

@@ -85,9 +85,6 @@ def _refuse_untranslatable(ts: TimelineScenario) -> None:
         if getattr(sc.faults, name):
             raise ConfigError(f"faults.{name}", len(getattr(sc.faults, name)),
                               "faults are not translated to the hudi world yet")
-    if tl.fail_commit_prob > 0:
-        raise ConfigError("timeline.fail_commit_prob", tl.fail_commit_prob,
-                          "writers dying in their commit are not translated to the hudi world yet")
     if tl.hypothetical_replace is not None:
         raise ConfigError("timeline.hypothetical_replace", tl.hypothetical_replace,
                           "a hypothetical writer (one of Hudi's replace handlings taken out): Hudi has no "
@@ -126,9 +123,14 @@ def entry_plans(name: str, ts: TimelineScenario, max_ops: int = MAX_OPS) -> Entr
     tl, sc = ts.timeline, ts.scenario
     seed = sc.seed
     ops: dict[str, list[dict[str, Any]]] = {f"w{i}": [] for i in range(1, sc.workload.writers + 1)}
+    invoked: dict[str, list[int]] = {w: [] for w in ops}  # when each op began (ms)
+    died: dict[str, tuple[int, int]] = {}  # writer -> (its op that died in its commit, when)
     for e in run_timeline(ts, seed):
         if e.f == "op" and e.type == "invoke" and e.process in ops:
             ops[e.process].append(dict(e.value))
+            invoked[e.process].append(e.time)
+        elif e.f == "op" and e.type == "info" and e.value.get("result") == "failed" and e.process in ops:
+            died[e.process] = (len(ops[e.process]) - 1, e.time)
     cut = any(len(v) > max_ops for v in ops.values())
 
     def row(key: str, value: int) -> dict[str, Any]:
@@ -156,6 +158,13 @@ def entry_plans(name: str, ts: TimelineScenario, max_ops: int = MAX_OPS) -> Entr
     if sc.faults.pauses:
         node = sc.faults.pauses[0].node
         faults = _commit_pause(node, tl.preload and node == "w1", batches, options, untranslated)
+    dying = {w: d for w, d in died.items() if d[0] < max_ops}
+    if died and not dying:
+        untranslated.append(f"timeline.fail_commit_prob = {tl.fail_commit_prob:g}: no writer dies in its "
+                            f"first {max_ops} operations in the simulation ({', '.join(sorted(died))} later)")
+    if dying:
+        cut_invoked = {w: t[:max_ops] for w, t in invoked.items()}
+        faults += _deaths_in_commit(ts, dying, cut_invoked, batches, options, untranslated)
     return EntryPlans(name, seed, batches, options, untranslated, faults, errors)
 
 
@@ -167,6 +176,58 @@ PAUSE_OPTIONS = {"hoodie.write.lock.storage.validity.timeout.secs": "10",
                  "hoodie.write.lock.storage.renew.interval.secs": "1",
                  "hoodie.client.heartbeat.interval_in_ms": "2000",
                  "hoodie.client.heartbeat.tolerable.misses": "1"}
+
+
+# the writer's own instant files of a commit: its PUT of <instant>.inflight, then (after the conflict check,
+# under the lock) its HEAD of it in ActiveTimelineV2#transitionStateToComplete's existence check, just before
+# its completed instant file (Hudi 1.2.0; one PUT and one in-commit HEAD per commit, as proxy logs show)
+INFLIGHT = r"table/\.hoodie/timeline/\d{17}\.inflight$"
+LOCK_OPTIONS = {k: v for k, v in PAUSE_OPTIONS.items() if ".write.lock." in k}
+WRITES = ("upsert", "delete")  # the batches that are commits (an .inflight each); the rest replacecommits
+
+
+def _deaths_in_commit(ts: TimelineScenario, dying: dict[str, tuple[int, int]], invoked: dict[str, list[int]],
+                      batches: dict[str, list[dict[str, Any]]], options: dict[str, str],
+                      untranslated: list[str]) -> tuple[WriterFault, ...]:
+    """``timeline.fail_commit_prob``'s deaths (writer -> the index of its op that died in its commit, and
+    when) as kills of the writer's JVM at the same point: the model's writer dies after its conflict check
+    and its in-flight check, before its completed instant; on Hudi, after its HEAD of its own ``.inflight``
+    in the commit (``then``), with the lock held. The model's writer dies for good, so its op is its last:
+    it restarts after its last batch and only reads. An op the simulation began after the death waits for
+    the kill, so survivors commit after it and their LAZY clean rolls the dead attempt back once its
+    heartbeat expires (the entry's heartbeat, or 2 s x 1 miss; the lock's validity 10 s, renewal 1 s, as the
+    dead writer holds it)."""
+    tl = ts.timeline
+    options.update(LOCK_OPTIONS)
+    if tl.heartbeat_interval_ms is None and tl.heartbeat_tolerable_misses is None:
+        options.update({k: v for k, v in PAUSE_OPTIONS.items() if ".heartbeat." in k})
+    faults = []
+    for w, (i, at) in sorted(dying.items()):
+        todo = batches[w]
+        seeded = len(todo) - len(invoked[w])  # the preload batch before the writer's ops
+        kind = todo[seeded + i]["op"]
+        if kind not in WRITES:
+            raise ConfigError("timeline.fail_commit_prob", tl.fail_commit_prob,
+                              f"{w}'s {kind} dies in its commit in the simulation: only an upsert's or a "
+                              "delete's death is translated (a commit's .inflight)")
+        nth = sum(1 for b in todo[:seeded + i + 1] if b["op"] in WRITES)
+        faults.append(WriterFault(w, "kill", INFLIGHT, "PUT", nth, restart_at=len(todo), then="HEAD"))
+        for other, times in invoked.items():
+            for j, t in enumerate(times):
+                b = batches[other][len(batches[other]) - len(times) + j]
+                if other != w and t > at and "after_info" not in b:
+                    b["after_info"] = {"process": w, "f": "kill"}
+        untranslated.append(
+            f"timeline.fail_commit_prob = {tl.fail_commit_prob:g}: {w}'s operation {i + 1} dies in its "
+            f"commit (at {at} ms): its JVM killed at its in-commit HEAD of its own .inflight (after the "
+            "conflict check, lock held, before the completed instant), restarted after its last batch to "
+            "read; operations begun after the death wait for the kill")
+    hb = (options.get("hoodie.client.heartbeat.interval_in_ms"), options.get("hoodie.client.heartbeat."
+                                                                             "tolerable.misses"))
+    untranslated.append(f"the dead writer holds the lock: its validity 10 s (renewal 1 s), Hudi's smallest; "
+                        f"heartbeat {hb[0]} ms x {hb[1]} misses, so a survivor's LAZY clean rolls the dead "
+                        "attempt back within the run")
+    return tuple(faults)
 
 
 def _commit_pause(node: str, seeded: bool, batches: dict[str, list[dict[str, Any]]],
