@@ -204,7 +204,9 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
                             "not_pinned": NOT_PINNED, "plans": plans, "options": options}
     if entry is not None:
         hudi |= {"entry": entry.entry, "seed": entry.seed, "untranslated": entry.untranslated,
-                 "faults": recorded}
+                 "faults": recorded,
+                 # the storage faults as the proxy applies them (keys under the run's prefix; no end: 2**62)
+                 "proxy_errors": [vars(r) for r in entry.errors], "proxy_key_prefix": f"{PREFIX}{out.name}/"}
     else:
         hudi |= {"rounds": rounds, "keys": keys, "protocol": protocol,
                  "faults": recorded}
