@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from analyses.writers_differential import compare_final_rows, compare_run, model_rows
+from analyses.writers_reads import compare_reads
 from engines.hudi_spark.check import read_history
 from model.nbcc.config import NbccScenario
 from model.nbcc.filegroup import build_group
@@ -192,8 +193,16 @@ def _planned_kills(run_dir: Path) -> int:
 
 def judge_run(entry: Entry, run_dir: Path) -> dict[str, Any]:
     """The model's judgement of ``run_dir``, a hudi run of catalogue ``entry``: an NBCC entry's by
-    :func:`compare_nbcc_run`, an OCC entry's by :func:`analyses.writers_differential.compare_run`."""
+    :func:`compare_nbcc_run`, an OCC entry's by :func:`analyses.writers_differential.compare_run`; then the
+    time-travel and incremental reads of ``reads.json`` (:func:`analyses.writers_reads.compare_reads`: the
+    model's reader with 1.2.0's slicing under NBCC, the table version's rule under OCC)."""
     if isinstance(entry.config, NbccScenario):
-        return compare_nbcc_run(run_dir, metadata_table=entry.config.nbcc.metadata_table)
-    tl = entry.config.timeline
-    return compare_run(run_dir, strategy=tl.strategy, metadata_table=tl.metadata_table_on)
+        metadata_table, rule = entry.config.nbcc.metadata_table, Rule.HUDI_1_2_0
+        result = compare_nbcc_run(run_dir, metadata_table=metadata_table)
+    else:
+        tl = entry.config.timeline
+        metadata_table, rule = tl.metadata_table_on, None
+        result = compare_run(run_dir, strategy=tl.strategy, metadata_table=metadata_table)
+    reads = compare_reads(run_dir, metadata_table, rule)
+    differences = result["differences"] + reads["read_differences"]
+    return {**result, **reads, "differences": differences, "agree": not differences}

@@ -32,10 +32,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engines.hudi_spark.check import REJECTED, read_history
-from model.nbcc.slices import Rule
+from model.nbcc.slices import FileSlice, Rule
+from model.nbcc.timeline_reader import HudiTable, ReadBytes
 from model.timeline.conflicts import Operation, candidate_instants, first_conflict, last_completed
 from model.timeline.layout import Instant, State, is_base_file_name, parse_base_file_name, parse_instant_name
 from model.timeline.metadata import decode_instant_metadata, plan_file_groups
@@ -286,14 +287,20 @@ def model_rows(table_dir: Path, metadata_table: bool, rule: Rule | None = None) 
     """(key, partition, value) of every record the model's reader reads from the table's latest slices (sliced
     by ``rule``; None: the table version's rule)."""
     from backends.hudi_table_source import open_table
-    from model.nbcc.timeline_reader import slice_records
 
     table, read, _root = open_table(table_dir)
-    rows = []
-    for s in table.snapshot(rule, metadata_table=metadata_table and table.has_metadata_table):
-        for rec in slice_records(table, s, read).values():
-            rows.append((str(rec["key"]), str(rec["partition"]), int(rec["value"])))
-    return sorted(rows)
+    return sorted(r[:3] for r in slice_rows(
+        table, read, table.snapshot(rule, metadata_table=metadata_table and table.has_metadata_table)))
+
+
+def slice_rows(table: HudiTable, read: ReadBytes,
+               slices: Iterable[FileSlice]) -> list[tuple[str, str, int, str]]:
+    """(key, partition, value, ``_hoodie_commit_time``) of every record the model's reader reads from
+    ``slices`` of ``table`` (:func:`model.nbcc.timeline_reader.slice_records`), sorted."""
+    from model.nbcc.timeline_reader import slice_records
+
+    return sorted((str(rec["key"]), str(rec["partition"]), int(rec["value"]), str(rec["_hoodie_commit_time"]))
+                  for s in slices for rec in slice_records(table, s, read).values())
 
 
 def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool = True) -> dict[str, Any]:
@@ -337,12 +344,12 @@ def compare_final_rows(events: Sequence[Mapping[str, Any]], table_dir: Path, met
     hudi_rows = None if final is None else sorted((r[0], r[1], int(r[2])) for r in final["value"])
     ours = model_rows(table_dir, metadata_table, rule)
     if hudi_rows is not None and hudi_rows != ours:
-        differences.append({"kind": "final-rows", "hudi_only": _minus(hudi_rows, ours),
-                            "model_only": _minus(ours, hudi_rows), "fidelity": fidelity})
+        differences.append({"kind": "final-rows", "hudi_only": minus(hudi_rows, ours),
+                            "model_only": minus(ours, hudi_rows), "fidelity": fidelity})
     rs_rows, rs_note = hudi_rs_rows(table_dir)
     if hudi_rows is not None and rs_rows is not None and hudi_rows != rs_rows:
-        differences.append({"kind": "final-rows-hudi-rs", "hudi_only": _minus(hudi_rows, rs_rows),
-                            "hudi_rs_only": _minus(rs_rows, hudi_rows),
+        differences.append({"kind": "final-rows-hudi-rs", "hudi_only": minus(hudi_rows, rs_rows),
+                            "hudi_rs_only": minus(rs_rows, hudi_rows),
                             "fidelity": "hudi-rs 0.5.0's snapshot read (a second reader, not the model)"})
     if hudi_rows is None:
         notes.append("no writer read after the last write ended: the final rows are not compared")
@@ -350,7 +357,10 @@ def compare_final_rows(events: Sequence[Mapping[str, Any]], table_dir: Path, met
     return rows, differences, notes
 
 
-def _minus(a: Sequence[Row], b: Sequence[Row]) -> list[Row]:
+_R = TypeVar("_R", bound=tuple[Any, ...])
+
+
+def minus(a: Sequence[_R], b: Sequence[_R]) -> list[_R]:
     """The rows of ``a`` not in ``b``, counting copies (a row read twice where the other read it once)."""
     return sorted((Counter(a) - Counter(b)).elements())
 

@@ -148,6 +148,7 @@ def _run_writers(args: argparse.Namespace) -> int:
     it."""
     from analyses.nbcc_writers_differential import judge_run
     from engines.hudi_spark.nbcc_plans import hudi_plans, load_entry
+    from engines.hudi_spark.reads import ensure_reads
 
     if not args.entry:
         raise ConfigError("entry", None, "differential writers needs an OCC or NBCC catalogue entry")
@@ -167,6 +168,9 @@ def _run_writers(args: argparse.Namespace) -> int:
         out = prepare_out(args.out, force=args.force, name=f"differential-writers-{entry.name}",
                           seed=entry.seed)
         run_hudi(out, version=version, entry=plans, scenario_toml=entry.to_toml(), protocol=protocol)
+    why_not = ensure_reads(out)  # Hudi's time-travel and incremental reads: one extra Spark process
+    if why_not:
+        print(f"hcc differential: {why_not}", file=sys.stderr)
     result = judge_run(entry, out)
     write_atomic(out / "differential.json", json.dumps(result, indent=1, sort_keys=True))
     if args.json:
@@ -184,6 +188,7 @@ def _print_occ(result: dict[str, Any], out: Path) -> None:
     print(f"final rows: Hudi's reader and the model's reader {rows} ({len(result['model_rows'])} rows)")
     rs = "differ" if any(d["kind"] == "final-rows-hudi-rs" for d in result["differences"]) else "the same"
     print(f"hudi-rs: {result['hudi_rs']}" + ("" if result["hudi_rs_rows"] is None else f": rows {rs}"))
+    _print_reads(result)
     print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
 
 
@@ -197,7 +202,27 @@ def _print_nbcc(result: dict[str, Any], out: Path) -> None:
     print(f"hudi-rs: {result['hudi_rs']}")
     for n in result["notes"]:
         print(f"note: {n}")
+    _print_reads(result)
     print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
+
+
+def _print_reads(result: dict[str, Any]) -> None:
+    """The time-travel and incremental reads: per kind how many points Hudi's reader and the model's agree
+    at, the declared and differing ones, and hudi-rs's notes."""
+    for kind, name in (("as_of", "time travel"), ("incremental", "incremental")):
+        points = [r for r in result["reads"] if r["kind"] == kind]
+        if points:
+            n = {o: sum(1 for r in points if r["outcome"] == o) for o in ("agree", "declared", "differs")}
+            rs = sum(1 for r in points if r.get("hudi_rs_agrees"))
+            print(f"{name}: {len(points)} points: Hudi's reader and the model's agree at {n['agree']}, "
+                  f"declared {n['declared']}, differ {n['differs']}; hudi-rs reads Hudi's rows at {rs}")
+    for d in result["read_declared"]:
+        print(f"  declared: {d['point']}: {d['why']}")
+    for d in result["read_differences"]:
+        print(f"  difference: {d['point']}: Hudi only {d['hudi_only']}, model only {d['model_only']}"
+              f"{' (' + d['why'] + ')' if d.get('why') else ''} (fidelity {d['fidelity']})")
+    for n in result["read_notes"]:
+        print(f"note: {n}")
 
 
 # what `differential writers` prints of a run of each protocol's entry
