@@ -31,16 +31,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from analyses.writers_differential import minus, slice_rows, timeline_instants
+from analyses.writers_differential import minus, slice_rows
 from engines.hudi_spark.reads import READS
 from model.nbcc.slices import FileSlice, Rule
 from model.nbcc.slicing import incremental
 from model.nbcc.timeline_reader import HudiTable, ReadBytes
-from model.timeline.layout import format_instant
+from model.timeline.layout import Instant, format_instant
 
 Row = tuple[str, str, int, str]  # key, partition, value, _hoodie_commit_time
 # the fidelity rows each kind of read rests on (docs/fidelity.md, NBCC "Readers")
@@ -85,12 +85,12 @@ def request_time_rows(table: HudiTable, read: ReadBytes, at: int, rule: Rule | N
     return slice_rows(table, read, then.snapshot(rule, metadata_table))
 
 
-def first_pending_commit(table_dir: Path) -> int | None:
-    """The request time of the table's first pending commit, deltacommit or replacecommit that is not a
-    clustering (``TimelineUtils#validateTimestampAsOf``'s ``firstIncompleteCommit``), or None."""
-    names = [p.name for p in (table_dir / ".hoodie" / "timeline").iterdir() if p.is_file()]
-    return min((i.requested for i in timeline_instants(names) if not i.is_completed
-                and i.action in COMMIT_ACTIONS and i.requested_action != "clustering"), default=None)
+def first_pending_commit(instants: Iterable[Instant]) -> int | None:
+    """The request time of the first pending commit, deltacommit or replacecommit of ``instants`` (a pending
+    clustering has its own action), ``TimelineUtils#validateTimestampAsOf``'s ``firstIncompleteCommit``; or
+    None."""
+    return min((i.requested for i in instants if not i.is_completed and i.action in COMMIT_ACTIONS),
+               default=None)
 
 
 def _rows(answer: Mapping[str, Any]) -> list[Row] | None:
@@ -137,14 +137,22 @@ def compare_reads(run_dir: Path, metadata_table: bool, rule: Rule | None = None,
                                "differential writers under the hudi env reads the finished table)"]}
     got = json.loads(path.read_text())
     table, read, _root = open_table(run_dir / "table")
-    mdt = metadata_table and table.has_metadata_table
-    pending = first_pending_commit(run_dir / "table")
     rs = _hudi_rs_answers(run_dir / "table", got["points"]) if with_hudi_rs else None
+    return {**compare_points(table, read, got, metadata_table and table.has_metadata_table, rule, rs),
+            "reads_seconds": got.get("seconds")}
+
+
+def compare_points(table: HudiTable, read: ReadBytes, got: Mapping[str, Any], metadata_table: bool,
+                   rule: Rule | None, rs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """:func:`compare_reads` on ``table`` with ``got`` (``reads.json``'s points and Hudi's answers) and ``rs``
+    (hudi-rs's answers by point id, None: not read)."""
+    pending = first_pending_commit(table.timeline.instants)
     reads, differences, declared, notes = [], [], [], []
     for p in got["points"]:
         hudi = got["answers"].get(p["id"], {"error": {"class": "missing", "message": "no answer"}})
-        model = model_reading(table, read, p, rule, mdt)
-        by_rt = request_time_rows(table, read, int(p["at"]), rule, mdt) if p["kind"] == "as_of" else None
+        model = model_reading(table, read, p, rule, metadata_table)
+        by_rt = (request_time_rows(table, read, int(p["at"]), rule, metadata_table) if p["kind"] == "as_of"
+                 else None)
         outcome, why = judge_point(p, hudi, model, by_rt, pending)
         rows = _rows(hudi)
         rec: dict[str, Any] = {"point": p["id"], "kind": p["kind"], "outcome": outcome,
@@ -163,8 +171,7 @@ def compare_reads(run_dir: Path, metadata_table: bool, rule: Rule | None = None,
         reads.append(rec)
     if rs is None:
         notes.append("hudi-rs is not installed: its time travel and incremental reads not compared")
-    return {"reads": reads, "read_differences": differences, "read_declared": declared, "read_notes": notes,
-            "reads_seconds": got.get("seconds")}
+    return {"reads": reads, "read_differences": differences, "read_declared": declared, "read_notes": notes}
 
 
 def _hudi_rs_note(point: str, answer: Mapping[str, Any], rows: Sequence[Row] | None,

@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,11 @@ def read_points(table_dir: Path, limit: int = MAX_POINTS) -> list[Point]:
     """The read points of a table: at each of at most ``limit`` completed instants (evenly chosen, the first
     and the last always in) a time-travel read as of its completion time and, but for the first completed
     instant, an incremental read from the previous completed instant's completion time to its own."""
-    done = completed_writes(table_dir)
+    return points_at(completed_writes(table_dir), limit)
+
+
+def points_at(done: Sequence[Instant], limit: int = MAX_POINTS) -> list[Point]:
+    """:func:`read_points` of the completed instants ``done`` (in completion order)."""
     index = {i.requested: n for n, i in enumerate(done)}
     points: list[Point] = []
     for i in evenly(done, limit):
