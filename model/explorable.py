@@ -41,7 +41,12 @@ class Keyer(Protocol):
         ...
 
     def wall(self, ms: int) -> Hashable:
-        """A wall-clock reading (epoch ms), relative to an unskewed clock's reading now."""
+        """A wall-clock reading (epoch ms), relative to the least skewed clock's reading now."""
+        ...
+
+    def offset(self, ms: int) -> Hashable:
+        """A clock's offset from true time, relative to the least offset of the run's clocks (so runs whose
+        clocks are all shifted alike meet)."""
         ...
 
     def instant(self, ms: int) -> Hashable:

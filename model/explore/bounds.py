@@ -68,9 +68,11 @@ class Reductions:
     hashing: bool = True  # merge schedules that reach the same state
     symmetry: bool = True  # writers are interchangeable: states equal up to renaming them merge
     por: bool = True  # sleep sets: an order of two independent steps is explored once
+    # root decisions up to a uniform shift of every start and of every clock (``run.time_shift_breaks``)
+    shifts: bool = True
 
 
-NO_REDUCTION = Reductions(hashing=False, symmetry=False, por=False)
+NO_REDUCTION = Reductions(hashing=False, symmetry=False, por=False, shifts=False)
 ALL_REDUCTIONS = Reductions()
 
 

@@ -55,7 +55,8 @@ from model.runtime.sim import SimEnvironment, node_clocks, retry_policy
 from model.runtime.taskloop import interrupt_policy
 
 ADVANCE = ("advance",)
-__all__ = ["ADVANCE", "GLOBAL", "Decision", "Driver", "End", "Run", "StepInfo", "Stop", "Unbounded"]
+__all__ = ["ADVANCE", "GLOBAL", "Decision", "Driver", "End", "Run", "StepInfo", "Stop", "Unbounded",
+           "time_shift_breaks"]
 _PROGRESS = {("acquire", "ok"), ("release", "ok"), ("release", "fail")}
 
 
@@ -107,6 +108,24 @@ class Decision:
     time: int
     label: str
     at: int
+
+
+def time_shift_breaks(plan: Plan) -> tuple[str, ...]:
+    """What in these bounds reads absolute time, each named: then root decisions that differ only by a
+    uniform shift of every start (or of every clock) are all explored; else only those whose least start
+    and least offset are 0 (``docs/design.md``, "States up to a shift in time").
+
+    Sound when nothing reads absolute time but the time guard and the crash instants, and nothing compares a
+    clock reading with a constant: then a run whose starts (or clocks) are all shifted by ``d`` is the same
+    run shifted by ``d``, and its state key (times relative to now, a writer's start forgotten once it
+    started, ``Run._since``) is the same once every writer has started.
+    """
+    bounds, out = plan.bounds, []
+    if bounds.absolute_time:
+        out.append(f"absolute_time: the {bounds.protocol} plan names absolute instants")
+    if plan.crash_instants:
+        out.append("crash: the crash instants are absolute times")
+    return tuple(out)
 
 
 class ExploreMatcher(FaultMatcher):
@@ -209,11 +228,18 @@ class Run:
         starts: dict[str, int] = {}
         offsets: dict[str, int] = {}
         phases, offs = plan.phases, plan.offsets
-        for n in nodes:
-            labels = [f"{n} starts at {p} ms" for p in phases]  # root decisions: once a run, cheap
-            starts[n] = phases[self.choose("root", len(labels), labels.__getitem__)]
-            labels = [f"{n}'s clock offset {o:+d} ms" for o in offs]
-            offsets[n] = offs[self.choose("root", len(labels), labels.__getitem__)]
+        # up to a uniform shift (``time_shift_breaks``): the least start and the least offset are the least
+        # of their options (0), so the last node starts at the least phase unless another does, and its clock
+        # has the least offset unless another's has
+        shifts = self.reductions.shifts and not time_shift_breaks(plan)
+        for i, n in enumerate(nodes):
+            is_last = shifts and i == len(nodes) - 1
+            ph = (min(phases),) if is_last and min(phases) not in starts.values() else phases
+            labels = [f"{n} starts at {p} ms" for p in ph]  # root decisions: once a run, cheap
+            starts[n] = ph[self.choose("root", len(labels), labels.__getitem__)]
+            of = (min(offs),) if is_last and min(offs) not in offsets.values() else offs
+            labels = [f"{n}'s clock offset {o:+d} ms" for o in of]
+            offsets[n] = of[self.choose("root", len(labels), labels.__getitem__)]
         crashes: list[Crash] = []
         if "crash" in self.kinds:
             last = (0, -1)
@@ -451,6 +477,20 @@ class Run:
             return 0
         return now - max(fs.quiet_from, self.last_progress, min(self.waiting.values()))
 
+    def _since(self, now: int, cap: int) -> int | None:
+        """What of the last change of hands and of the faults' end decides a future liveness gap, relative
+        to now (capped): their later one, when a writer waits and it is after the oldest waiter's start.
+
+        A gap counts from max(quiet_from, last progress, oldest waiter) (``liveness_gap``); writers that
+        start waiting later start at now or after, and waiters only leave, so when nobody waits, or the
+        oldest waiter started after both, neither counts for any future gap (an open fault's end is in the
+        key's fault part).  So runs that differ by when they started meet (``Run.key``).
+        """
+        since = max(self.faults.quiet_from, self.last_progress)
+        if not self.waiting or since <= min(self.waiting.values()):
+            return None
+        return min(now - since, cap)
+
     def key(self) -> tuple[Hashable, dict[str, str]]:
         """The canonical key of the state now (see ``statekey``), and the renaming of nodes it used."""
         k = self.kernel
@@ -472,9 +512,14 @@ class Run:
         def body(key: str, raw: bytes | None, keyer: Keyer) -> Hashable:
             return ("b", raw) if declared is None else declared(key, raw, keyer)
 
+        # walls relative to the least skewed clock (0 when a clock drifts or jumps: then no shift is taken)
+        skews = [node.clock.steady_skew for node in k.nodes.values()]
+        steady = [s for s in skews if s is not None]
+        base = min(steady) if steady and len(steady) == len(skews) else 0
+
         def encode(names: dict[str, str]) -> Hashable:
             e = Keyer(constants=constants, nodes=names, invented=self.world.invented, now=now,
-                      epoch_now=EPOCH_MS + now, body=body, event=self.world.event_state)
+                      epoch_now=EPOCH_MS + now, body=body, event=self.world.event_state, base_offset=base)
             order = sorted(nodes, key=lambda n: names[n])
             head = tuple(e.value(k.nodes[n]) for n in order)
             check_covered(self.store)  # a run-wide object encoded here, not through the keyer
@@ -495,9 +540,10 @@ class Run:
                                             for wk, (st, end) in fs.windows.items() if end > now)),
                       tuple(sorted((e.value(s) for s in sent), key=repr)), max(fs.quiet_from - now, 0))
             # liveness needs of the past only how long ago things were, capped at the bound (beyond it,
-            # a waiting writer would have made this path a violation already)
+            # a waiting writer would have made this path a violation already), and of the last change of
+            # hands and the end of the faults only what a gap would count from (``liveness_gap``)
             waiting = tuple(sorted((names[n], min(now - t, cap)) for n, t in self.waiting.items()))
-            progress = min(now - self.last_progress, cap), min(max(now - fs.quiet_from, 0), cap)
+            progress = self._since(now, cap)
             when = now if self.bounds.absolute_time else None
             return (head, store, hops, faults, waiting, progress, when)
 
@@ -510,7 +556,9 @@ class Run:
                     tasks.append((name, shape(gen), shape(t.body)))
             # the clock (its offset: with skew, writers differ by it) keeps apart nodes that no renaming
             # can swap, so only truly interchangeable ones are encoded in both orders
-            return (node.incarnation, len(node.pauses), n in self.waiting, tuple(tasks), node.clock)
+            clock = node.clock
+            return (node.incarnation, len(node.pauses), n in self.waiting, tuple(tasks),
+                    clock.offset_ms - base, clock.drift_ppm, clock.jumps)
 
         return canonical(encode, nodes, self.reductions.symmetry, signature)
 

@@ -63,12 +63,15 @@ class Keyer:
 
     def __init__(self, *, constants: dict[int, str], nodes: dict[str, str], invented: Set[str], now: int,
                  epoch_now: int, body: Callable[[str, bytes | None, Keyer], Hashable],
-                 event: Callable[[Keyer, Any], Hashable]) -> None:
+                 event: Callable[[Keyer, Any], Hashable], base_offset: int = 0) -> None:
         self.constants = constants  # id(obj) -> name, for run-wide objects
         self.nodes = nodes  # node name -> canonical node name
         self.invented = invented  # the names the run made (owner ids, version tags)
         self.now = int(now)  # true time
-        self.epoch_now = int(epoch_now)  # an unskewed clock's reading now
+        # the least skewed clock's reading now: ``epoch_now`` is an unskewed clock's, ``base_offset`` the
+        # least offset of the run's clocks (a uniform shift of every clock changes no key)
+        self.base_offset = int(base_offset)
+        self.epoch_now = int(epoch_now) + self.base_offset
         self._body = body
         self._event = event  # how the world encodes a SimPy event or process
         self.memo: dict[int, int] = {}
@@ -79,7 +82,8 @@ class Keyer:
     def fork(self) -> Keyer:
         """A scratch copy (to order objects by their encodings without numbering them here)."""
         f = Keyer(constants=self.constants, nodes=self.nodes, invented=self.invented, now=self.now,
-                  epoch_now=self.epoch_now, body=self._body, event=self._event)
+                  epoch_now=self.epoch_now - self.base_offset, body=self._body, event=self._event,
+                  base_offset=self.base_offset)
         f.memo = dict(self.memo)
         f.renamed = dict(self.renamed)
         f._texts = dict(self._texts)
@@ -98,8 +102,12 @@ class Keyer:
         return handler(self, obj)
 
     def wall(self, ms: int) -> Hashable:
-        """A wall-clock reading, relative to an unskewed clock's reading now."""
+        """A wall-clock reading, relative to the least skewed clock's reading now."""
         return ("w", int(ms) - self.epoch_now)
+
+    def offset(self, ms: int) -> Hashable:
+        """A clock's offset from true time, relative to the least offset of the run's clocks."""
+        return ("o", int(ms) - self.base_offset)
 
     def instant(self, ms: int) -> Hashable:
         """An instant of true or monotonic time, relative to now."""

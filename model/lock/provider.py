@@ -180,9 +180,10 @@ class StorageLockProvider:
 
     def _write(self, data: LockData, previous: LockFile | None) -> Gen:
         """tryUpsertLockFile: (UpsertResult, the file written or None); raises LockClientError."""
-        body = data.encode()
-        effect = (CreateIfAbsent(self.key, body) if previous is None
-                  else ReplaceIfMatch(self.key, body, previous.version))
+        # no local holds the encoded body: the state key reads it in the effect as the lock data it is (its
+        # validUntil a wall time, relative), where a local's bytes would be absolute
+        effect = (CreateIfAbsent(self.key, data.encode()) if previous is None
+                  else ReplaceIfMatch(self.key, data.encode(), previous.version))
         result: StoreResult = yield from self._call(effect)
         try:
             upsert = upsert_result(self.flavor, result.outcome, previous is None,

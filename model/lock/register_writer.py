@@ -108,22 +108,27 @@ class RegisterWriter:
         self.rng = rng
         self.fenced = fenced
         self.start_ms = start_ms
+        self.started = False  # its first sleep is over: start_ms no longer decides anything
         self.keep_client = config.after_failed_release == "keep-client"
         self.provider: StorageLockProvider | None = None  # LockManager#lockProvider, kept (keep-client)
         self.has_lock = False  # TransactionManager#hasLock (variant pr-13577, keep-client)
 
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Its provider factory and settings, its random stream, and what it keeps between transactions (the
-        kept provider and ``hasLock``)."""
+        kept provider and ``hasLock``); its start until it has started (only the first sleep reads it, so
+        runs that differ only by when the writers started meet once they have)."""
         cfg = self.config
         draws = any(d.kind != "fixed" for d in (cfg.work_ms, cfg.think_ms)) or (
-            self.start_ms is None and cfg.start_ms.kind != "fixed")  # else its random stream is never read
+            not self.started and self.start_ms is None and cfg.start_ms.kind != "fixed"
+        )  # else its random stream is never read again
         return (k.value(self.new_provider), k.value(cfg), k.value(self.rng) if draws else None, self.fenced,
-                self.start_ms, self.keep_client, k.value(self.provider), self.has_lock)
+                None if self.started else self.start_ms, self.started, self.keep_client,
+                k.value(self.provider), self.has_lock)
 
     def run(self) -> Gen:
         """Loop until the run ends, or for ``holds`` acquisition attempts when that is set."""
         yield Sleep(draw(self.rng, self.config.start_ms) if self.start_ms is None else self.start_ms)
+        self.started = True
         attempts = 0
         while True:
             yield from self.hold_once()

@@ -7,7 +7,10 @@ a node's clock reads ``EPOCH_MS + true + offset + drift + jumps``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Hashable
 from dataclasses import dataclass, field
+
+from model.explorable import Keyer
 
 # 2026-01-01T00:00:00Z: clock readings look like real epoch milliseconds.
 EPOCH_MS = 1_767_225_600_000
@@ -33,6 +36,10 @@ class NodeClock:
         "steady_skew": "a cache (cached_property) of the offset when the clock neither drifts nor jumps, "
                        "made from the fields",
     }
+
+    def __explore_state__(self, k: Keyer) -> Hashable:
+        """Its offset relative to the run's least (a uniform shift of every clock is none), drift, jumps."""
+        return (k.offset(self.offset_ms), self.drift_ppm, k.value(self.jumps))
 
     def read(self, true_ms: int) -> int:
         """The wall-clock reading (epoch ms) of this node at ``true_ms``."""
