@@ -37,6 +37,8 @@ def test_the_nbcc_storage_faults_entry_becomes_the_proxys_rules_on_the_runs_tabl
     assert [(r.key, r.status, r.method, r.prob) for r in p.errors] == [
         ("table/", "503", "any", 0.05), ("table/", "lost-reply", "write", 0.02)]
     assert any(u.startswith("faults.errors = 2") for u in p.untranslated)
+    # a fault on the lock file may leave it dangling: the model's 10 s validity, not Hudi's 300 s default
+    assert p.options["hoodie.write.lock.storage.validity.timeout.secs"] == "10"
     # certain rules, to see where they land: the run's table keys, not another run's nor the bucket's root
     sure = tuple(dataclasses.replace(r, prob=1.0) for r in p.errors)
     with _proxy(tmp_path, sure, tuple(p.batches)) as proxy:

@@ -248,6 +248,13 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
                "hoodie.clean.automatic": str(plan.auto_clean).lower(),
                # the compaction service plans whenever asked (the model's slots; NB10's trigger not modelled)
                "hoodie.compact.inline.max.delta.commits": "1"}
+    if errors:  # a fault on the lock file can leave it dangling until its validity ends: the model's validity
+        lock = plan.lock_config()
+        options |= {"hoodie.write.lock.storage.validity.timeout.secs": str(lock.validity_secs),
+                    "hoodie.write.lock.storage.renew.interval.secs": str(lock.renew_interval_secs)}
+        untranslated.append(f"the lock's validity {lock.validity_secs} s (renewal {lock.renew_interval_secs} "
+                            "s), the model's, as a storage fault can leave the lock file dangling until it "
+                            "ends (Hudi's default 300 s would outlast a run)")
     return EntryPlans(name, sc.seed, batches, options, untranslated, tuple(faults), errors)
 
 
