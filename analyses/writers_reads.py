@@ -42,7 +42,7 @@ from model.nbcc.slicing import incremental
 from model.nbcc.timeline_reader import HudiTable, ReadBytes
 from model.timeline.layout import Instant, format_instant
 
-Row = tuple[str, str, int, str]  # key, partition, value, _hoodie_commit_time
+Row = tuple[str, str, Any, str]  # key, partition, value (an int in Hudi's runs), _hoodie_commit_time
 # the fidelity rows each kind of read rests on (docs/fidelity.md, NBCC "Readers")
 FIDELITY = {"as_of": "NB23 (time travel: the model's as-of read, what completed by T)",
             "incremental": "NB24 (incremental reads: the instants completed in (start, end], their files)"}
@@ -96,7 +96,7 @@ def first_pending_commit(instants: Iterable[Instant]) -> int | None:
 def _rows(answer: Mapping[str, Any]) -> list[Row] | None:
     if "rows" not in answer:
         return None
-    return sorted((str(r[0]), str(r[1]), int(r[2]), str(r[3])) for r in answer["rows"])
+    return sorted((str(r[0]), str(r[1]), r[2], str(r[3])) for r in answer["rows"])  # values: JSON's ints
 
 
 def _rs_rows(answer: Mapping[str, Any]) -> list[Row] | None:
