@@ -16,7 +16,10 @@ hudi``; ``--run DIR`` judges a run already made) and asks the model about the sc
 attempt's commit or abort by the model's conflict check, and the final rows by the model's reader
 (:mod:`analyses.writers_differential`). An NBCC entry's run is judged on its table: every deltacommit
 committed, the model's file slices against Hudi 1.2.0's and 1.2.1's own, the final rows
-(:mod:`analyses.nbcc_writers_differential`). The differences name the fidelity rows they contradict.
+(:mod:`analyses.nbcc_writers_differential`). Then one extra Spark process (the hudi env) reads the finished
+table as of each sampled completed instant and incrementally between them (``reads.json``,
+:mod:`engines.hudi_spark.reads`), compared with the model's reader and hudi-rs
+(:mod:`analyses.writers_reads`). The differences name the fidelity rows they contradict.
 
 Exit status: 0 no divergence (in ``--examples`` schedules); 1 a divergence (the search seed is printed);
 2 bad input (an unknown version, a missing JDK, a server that does not start, an entry Hudi cannot run).
