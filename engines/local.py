@@ -22,8 +22,10 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.forkserver
 import os
 import signal
+import threading
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -68,8 +70,23 @@ def _context() -> Any:
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["engines.cells"])  # each worker forks with the model imported
+        _start_forkserver_ignoring_sigint()
         return ctx
     return multiprocessing.get_context("spawn")
+
+
+def _start_forkserver_ignoring_sigint() -> None:
+    """Start the fork server with SIGINT ignored, which it keeps across its exec: it ignores SIGINT itself
+    only once its preload (the whole model) is imported, and a Ctrl-C to the process group during that
+    import killed it with a traceback (seen on a loaded 2-core machine)."""
+    if threading.current_thread() is not threading.main_thread():
+        multiprocessing.forkserver.ensure_running()  # signal handlers can only be set from the main thread
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _work(conn: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -236,3 +237,34 @@ def test_boundary_probes_in_workers_are_those_of_one_process() -> None:
     one = LocalEngine(quiet=True)
     alone = bisect(pause, 0, 30_000, 500, Prober("rfc91-long-pause", fast, pause, [1, 2, 3], one))
     assert in_workers.outcome == "found" and in_workers.probes == alone.probes
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc for the fork server's signal mask")
+def test_the_fork_server_ignores_sigint_from_its_start() -> None:
+    # a Ctrl-C to the process group while the fork server still imports its preload (the whole model) once
+    # killed it with a traceback; started with SIGINT ignored, it ignores it from its first instruction
+    from engines.local import _context
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork server on this platform")
+    _context()
+    servers = [pid for pid in _pids() if _parent(pid) == os.getpid() and b"forkserver" in _cmdline(pid)]
+    assert servers
+    for pid in servers:
+        ignored = int(next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                           if line.startswith("SigIgn:")).split()[1], 16)
+        assert ignored & (1 << (signal.SIGINT - 1))
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
