@@ -184,6 +184,11 @@ PAUSE_OPTIONS = {"hoodie.write.lock.storage.validity.timeout.secs": "10",
 INFLIGHT = r"table/\.hoodie/timeline/\d{17}\.inflight$"
 LOCK_OPTIONS = {k: v for k, v in PAUSE_OPTIONS.items() if ".write.lock." in k}
 WRITES = ("upsert", "delete")  # the batches that are commits (an .inflight each); the rest replacecommits
+# the heartbeat when a writer dies: expired 30 s after the kill, within the run. Not the entry's 1 s x 2: on
+# this loaded 2-core machine a live writer's own table-creating commit (35 s) failed with it ("Heartbeat for
+# instant ... has expired", HoodieException): its JVM's heartbeat thread fell more than 3 s behind
+DEATH_HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "10000",
+                   "hoodie.client.heartbeat.tolerable.misses": "2"}
 
 
 def _deaths_in_commit(ts: TimelineScenario, dying: dict[str, tuple[int, int]], invoked: dict[str, list[int]],
@@ -195,12 +200,10 @@ def _deaths_in_commit(ts: TimelineScenario, dying: dict[str, tuple[int, int]], i
     in the commit (``then``), with the lock held. The model's writer dies for good, so its op is its last:
     it restarts after its last batch and only reads. An op the simulation began after the death waits for
     the kill, so survivors commit after it and their LAZY clean rolls the dead attempt back once its
-    heartbeat expires (the entry's heartbeat, or 2 s x 1 miss; the lock's validity 10 s, renewal 1 s, as the
-    dead writer holds it)."""
+    heartbeat expires (DEATH_HEARTBEAT, 30 s; the lock's validity 10 s, renewal 1 s, as the dead writer
+    holds it)."""
     tl = ts.timeline
-    options.update(LOCK_OPTIONS)
-    if tl.heartbeat_interval_ms is None and tl.heartbeat_tolerable_misses is None:
-        options.update({k: v for k, v in PAUSE_OPTIONS.items() if ".heartbeat." in k})
+    options.update(LOCK_OPTIONS | DEATH_HEARTBEAT)
     faults = []
     for w, (i, at) in sorted(dying.items()):
         todo = batches[w]
