@@ -98,7 +98,7 @@ def test_a_writer_dying_in_its_commit_is_killed_at_its_in_commit_inflight_check(
     waiting = [b for w in ("w1", "w3") for b in p.batches[w] if b.get("after_info")]
     assert waiting and all(b["after_info"] == {"process": "w2", "f": "kill"} for b in waiting)
     assert p.options["hoodie.write.lock.storage.validity.timeout.secs"] == "10"  # the dead holds the lock
-    assert p.options["hoodie.client.heartbeat.interval_in_ms"] == "10000"  # expires 30 s after, in the run
+    assert p.options["hoodie.client.heartbeat.interval_in_ms"] == "10000"  # expires 20 s after, in the run
     assert any("dies in its commit" in u for u in p.untranslated)
     w1 = _lazy("seed=5", "workload.writers=3").faults  # w1 wrote the preload: its op 1 is its 2nd .inflight
     assert [(f.writer, f.nth) for f in w1] == [("w1", 2)]

@@ -180,13 +180,15 @@ PAUSE_OPTIONS = {"hoodie.write.lock.storage.validity.timeout.secs": "10",
 
 # the writer's own instant files of a commit: its PUT of <instant>.inflight, then (after the conflict check,
 # under the lock) its HEAD of it in ActiveTimelineV2#transitionStateToComplete's existence check, just before
-# its completed instant file (Hudi 1.2.0; one PUT and one in-commit HEAD per commit, as proxy logs show)
+# its completed instant file (Hudi 1.2.0, ActiveTimelineV2 lines 568-570; one PUT and one in-commit HEAD per
+# commit, as proxy logs show)
 INFLIGHT = r"table/\.hoodie/timeline/\d{17}\.inflight$"
 LOCK_OPTIONS = {k: v for k, v in PAUSE_OPTIONS.items() if ".write.lock." in k}
 WRITES = ("upsert", "delete")  # the batches that are commits (an .inflight each); the rest replacecommits
-# the heartbeat when a writer dies: expired 30 s after the kill, within the run. Not the entry's 1 s x 2: on
-# this loaded 2-core machine a live writer's own table-creating commit (35 s) failed with it ("Heartbeat for
-# instant ... has expired", HoodieException): its JVM's heartbeat thread fell more than 3 s behind
+# the heartbeat when a writer dies: expired 20 s after the kill (interval x misses, HoodieHeartbeatClient line
+# 70, 1.2.0), within the run. Not the entry's 1 s x 2: on this loaded 2-core machine a live writer's own
+# table-creating commit (35 s) failed with it (HeartbeatUtils#abortIfHeartbeatExpired, lines 94-105, called by
+# BaseHoodieWriteClient#commitStats line 266): its last heartbeat file was more than 2 s old
 DEATH_HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "10000",
                    "hoodie.client.heartbeat.tolerable.misses": "2"}
 
@@ -200,7 +202,7 @@ def _deaths_in_commit(ts: TimelineScenario, dying: dict[str, tuple[int, int]], i
     in the commit (``then``), with the lock held. The model's writer dies for good, so its op is its last:
     it restarts after its last batch and only reads. An op the simulation began after the death waits for
     the kill, so survivors commit after it and their LAZY clean rolls the dead attempt back once its
-    heartbeat expires (DEATH_HEARTBEAT, 30 s; the lock's validity 10 s, renewal 1 s, as the dead writer
+    heartbeat expires (DEATH_HEARTBEAT, 20 s; the lock's validity 10 s, renewal 1 s, as the dead writer
     holds it)."""
     tl = ts.timeline
     options.update(LOCK_OPTIONS | DEATH_HEARTBEAT)
