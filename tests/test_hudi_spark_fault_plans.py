@@ -96,7 +96,7 @@ def test_a_writer_dying_in_its_commit_is_killed_at_its_in_commit_inflight_check(
         "w2", "kill", INFLIGHT, "PUT", 1, "HEAD")
     assert kill.restart_at == len(p.batches["w2"])  # the model's writer dies for good: it restarts to read
     waiting = [b for w in ("w1", "w3") for b in p.batches[w] if b.get("after_info")]
-    assert waiting and all(b["after_info"] == {"process": "w2", "f": "kill"} for b in waiting)
+    assert waiting and all(b["after_info"] == {"process": "w2", "ended": "in-commit"} for b in waiting)
     assert p.options["hoodie.write.lock.storage.validity.timeout.secs"] == "10"  # the dead holds the lock
     assert p.options["hoodie.client.heartbeat.interval_in_ms"] == "10000"  # expires 20 s after, in the run
     assert any("dies in its commit" in u for u in p.untranslated)
@@ -129,10 +129,34 @@ def test_then_kills_at_the_writers_next_request_of_its_own_instant_file(tmp_path
         assert w1.proc.wait(timeout=5) == -signal.SIGKILL
         (line,) = [json.loads(x) for x in (tmp_path / "h.jsonl").read_text().splitlines()]
         assert (line["f"], line["value"]["method"], line["value"]["key"]) == ("kill", "HEAD", mine)
+        assert line["ended"] == "in-commit"  # what the batches after the death wait for
     finally:
         if w1.proc.poll() is None:
             w1.proc.kill()
             w1.proc.wait()
+
+
+def test_an_attempt_hudi_aborts_before_the_point_is_spared_and_its_waiters_go_on(tmp_path: Path) -> None:
+    mine = "r/table/.hoodie/timeline/20260101000000001.inflight"
+    inj = FaultInjector([WriterFault("w1", "kill", INFLIGHT, "PUT", 1, then="HEAD")], tmp_path / "h.jsonl")
+    w1 = sleeper(tmp_path, "w1")
+    inj.add(w1)
+    try:
+        inj(exchange("w1", mine))
+        beat = "r/table/.hoodie/.heartbeat/2026010100000000"
+        inj(dataclasses.replace(exchange("w1", beat + "2"), method="DELETE"))
+        # the metadata table's heartbeat of the same instant, deleted in the commit: still armed
+        mdt = "r/table/.hoodie/metadata/.hoodie/.heartbeat/20260101000000001"
+        inj(dataclasses.replace(exchange("w1", mdt), method="DELETE"))
+        assert not (tmp_path / "h.jsonl").exists()  # another instant's heartbeat: still armed
+        inj(dataclasses.replace(exchange("w1", beat + "1"), method="DELETE"))
+        inj(dataclasses.replace(exchange("w1", mine), method="HEAD"))  # disarmed: no kill
+        assert w1.proc.poll() is None
+        (line,) = [json.loads(x) for x in (tmp_path / "h.jsonl").read_text().splitlines()]
+        assert (line["f"], line["ended"]) == ("spared", "in-commit")
+    finally:
+        w1.proc.kill()
+        w1.proc.wait()
 
 
 def test_then_must_be_a_method() -> None:

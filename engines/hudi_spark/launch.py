@@ -35,8 +35,17 @@ from backends.fault_proxy import Exchange
 from backends.launchers.process import rss_kb, spawn, watchdog
 
 FAULTS = ("kill", "pause")
-APPLIED = ("forward", "lost-reply")
-METHODS = ("GET", "HEAD", "PUT", "POST", "DELETE")  # the proxy's actions of a request the server handled
+APPLIED = ("forward", "lost-reply")  # the proxy's actions of a request the server handled
+METHODS = ("GET", "HEAD", "PUT", "POST", "DELETE")
+ENDED = "in-commit"  # the history field ``ended`` of a ``then`` fault's kill or spared line
+
+
+def _heartbeat_of(instant_key: str) -> str:
+    """The heartbeat file's key of the instant an instant file's key (``<table>/.hoodie/timeline/<file>``)
+    names: Hudi's ``<table>/.hoodie/.heartbeat/<instant>``, deleted when a write client releases an attempt it
+    aborted (not the metadata table's of the same instant, deleted in the commit)."""
+    hoodie, _, name = instant_key.rpartition("/timeline/")
+    return f"{hoodie}/.heartbeat/{name.split('.', 1)[0]}"
 
 
 @dataclass
@@ -110,7 +119,9 @@ class WriterFault:
     (a regular expression searched in the object key); a pause lasts ``resume_after_s``; a kill with
     ``restart_at`` restarts the writer from that batch of its plan. With ``then``, the nth match only arms
     the fault, which fires at the writer's next ``then`` request of that same key (its own instant file:
-    the PUT of its n-th ``.inflight``, then its HEAD of it in the commit)."""
+    the PUT of its n-th ``.inflight``, then its HEAD of it in the commit); when the writer deletes that
+    instant's heartbeat first (Hudi aborted the attempt, a write conflict) it is spared (an ``info`` line
+    ``spared``). Both lines carry ``ended``, which a batch's ``after_info`` waits for."""
 
     writer: str
     fault: str
@@ -166,6 +177,10 @@ class FaultInjector:
                 continue
             with self._lock:
                 if i in self._armed:
+                    if ex.method == "DELETE" and ex.key == _heartbeat_of(self._armed[i]):
+                        del self._armed[i]  # the attempt ended short of the point (Hudi aborted it)
+                        self._record("spared", f, ex)
+                        continue
                     if ex.method != f.then or ex.key != self._armed[i]:
                         continue
                     del self._armed[i]
@@ -201,7 +216,9 @@ class FaultInjector:
     def _record(self, what: str, f: WriterFault, ex: Exchange) -> None:
         line = json.dumps({"process": f.writer, "type": "info", "f": what, "time": time.time(),
                            "value": {"method": ex.method, "key": ex.key, "status": ex.status,
-                                     "proxy_ms": ex.at_ms, "pattern": f.key, "nth": f.nth}},
+                                     "proxy_ms": ex.at_ms, "pattern": f.key, "nth": f.nth},
+                           # a `then` fault's attempt is over, killed or spared: what waiters wait for
+                           **({"ended": ENDED} if f.then is not None else {})},
                           sort_keys=True) + "\n"
         fd = os.open(self.history, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

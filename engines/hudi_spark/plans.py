@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.hudi_spark.launch import WriterFault
+from engines.hudi_spark.launch import ENDED, WriterFault
 from engines.hudi_spark.storage_faults import proxy_rules
 from engines.hudi_spark.storage_faults import untranslated as errors_untranslated
 from model.config import ConfigError, ErrorRule
@@ -220,13 +220,14 @@ def _deaths_in_commit(ts: TimelineScenario, dying: dict[str, tuple[int, int]], i
         for other, times in invoked.items():
             for j, t in enumerate(times):
                 b = batches[other][len(batches[other]) - len(times) + j]
-                if other != w and t > at and "after_info" not in b:
-                    b["after_info"] = {"process": w, "f": "kill"}
+                if other != w and t > at and "after_info" not in b:  # the kill, or Hudi's abort instead
+                    b["after_info"] = {"process": w, "ended": ENDED}
         untranslated.append(
             f"timeline.fail_commit_prob = {tl.fail_commit_prob:g}: {w}'s operation {i + 1} dies in its "
             f"commit (at {at} ms): its JVM killed at its in-commit HEAD of its own .inflight (after the "
             "conflict check, lock held, before the completed instant), restarted after its last batch to "
-            "read; operations begun after the death wait for the kill")
+            "read; operations begun after the death wait for the kill (or for Hudi's abort of the attempt, "
+            "a write conflict, which spares it)")
     hb = (options.get("hoodie.client.heartbeat.interval_in_ms"), options.get("hoodie.client.heartbeat."
                                                                              "tolerable.misses"))
     untranslated.append(f"the dead writer holds the lock: its validity 10 s (renewal 1 s), Hudi's smallest; "
