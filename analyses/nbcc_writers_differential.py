@@ -150,10 +150,7 @@ def compare_nbcc_run(run_dir: Path, *, metadata_table: bool = False) -> dict[str
 
     events = read_history(run_dir / "history.jsonl")
     attempts = judge_deltacommits(events)
-    notes: list[str] = []
-    differences = [{"kind": "deltacommit-failed", "process": a["process"], "batch": a["batch"],
-                    "error": a.get("error"), "fidelity": COMMIT_ROWS}
-                   for a in attempts if a["outcome"] in ("fail", None)]
+    differences, notes = judge_failures(attempts, storage_faults(run_dir))
     planned = _planned_kills(run_dir)
     kills = sum(1 for e in events if e.get("type") == "info" and e.get("f") == "kill")
     if kills != planned:
@@ -180,6 +177,33 @@ def compare_nbcc_run(run_dir: Path, *, metadata_table: bool = False) -> dict[str
     differences += row_differences
     return {"attempts": attempts, "notes": notes + row_notes, "hidden": hidden_groups(views), **rows,
             "differences": differences, "agree": not differences}
+
+
+def judge_failures(attempts: Sequence[Mapping[str, Any]],
+                   faulted: bool) -> tuple[list[dict[str, Any]], list[str]]:
+    """NB4's differences among ``attempts`` (a deltacommit that failed or never ended) and notes: under
+    storage faults the proxy injected (``faulted``), a failure other than a write conflict is the fault's, as
+    the model's writer fails a batch on a fault, not a conflict NB4 rules out."""
+    differences: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for a in attempts:
+        if a["outcome"] == "fail" and faulted and "WriteConflict" not in str(a.get("error")):
+            notes.append(f"{a['process']} batch {a['batch']} failed under the run's storage faults: "
+                         f"{a.get('error')}")
+        elif a["outcome"] in ("fail", None):
+            differences.append({"kind": "deltacommit-failed", "process": a["process"], "batch": a["batch"],
+                                "error": a.get("error"), "fidelity": COMMIT_ROWS})
+    return differences, notes
+
+
+def storage_faults(run_dir: Path) -> bool:
+    """Whether the fault proxy injected a storage fault in the run (an action of ``proxy.log`` other than
+    ``forward``: ``error-503``, ``timeout``, ``lost-reply``, ...)."""
+    try:
+        lines = (run_dir / "proxy.log").read_text().splitlines()
+    except OSError:
+        return False
+    return any(len(f := line.split()) >= 6 and f[-2] != "forward" for line in lines)
 
 
 def _planned_kills(run_dir: Path) -> int:

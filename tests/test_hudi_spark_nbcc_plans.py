@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 from writer_faults import exchange, sleeper
 
-from analyses.nbcc_writers_differential import compare_slices, judge_deltacommits, model_view
+from analyses.nbcc_writers_differential import (
+    COMMIT_ROWS,
+    compare_slices,
+    judge_deltacommits,
+    judge_failures,
+    model_view,
+    storage_faults,
+)
 from engines.hudi_spark.launch import FaultInjector, WriterFault, WriterProcess
 from engines.hudi_spark.nbcc import bucket_of
 from engines.hudi_spark.nbcc_plans import LOG_PUT, hudi_plans, load_entry, nbcc_entry_plans
@@ -171,6 +178,21 @@ def test_every_deltacommit_not_killed_must_commit() -> None:
               ev("w1", "fail", batch=1, error={"class": "org.apache.hudi.exception.HoodieException"})]
     assert [(a["process"], a["batch"], a["outcome"]) for a in judge_deltacommits(events)] == \
         [("w1", 0, "killed"), ("w2", 0, "commit"), ("w1", 1, "fail")]
+
+
+def test_a_deltacommit_failed_by_a_storage_fault_is_a_note_and_a_conflict_never_is(tmp_path: Path) -> None:
+    line = "25404 w1 HEAD 'p/table/.hoodie/hoodie.properties' {} {}\n"
+    (tmp_path / "proxy.log").write_text(line.format("forward", 404))
+    assert not storage_faults(tmp_path)
+    (tmp_path / "proxy.log").write_text(line.format("forward", 404) + line.format("error-503", 503))
+    assert storage_faults(tmp_path)
+    lock = {"process": "w1", "batch": 2, "outcome": "fail",
+            "error": "org.apache.hudi.exception.HoodieLockException"}
+    conflict = {**lock, "process": "w2", "error": "org.apache.hudi.exception.HoodieWriteConflictException"}
+    diffs, notes = judge_failures([lock, conflict], faulted=True)
+    assert [d["process"] for d in diffs] == ["w2"] and len(notes) == 1 and "HoodieLockException" in notes[0]
+    diffs, notes = judge_failures([lock], faulted=False)  # without a fault, any failure contradicts NB4
+    assert [d["fidelity"] for d in diffs] == [COMMIT_ROWS] and notes == []
 
 
 def test_the_compactions_the_simulation_planned_run_on_a_compactor(tmp_path: Path) -> None:
