@@ -20,13 +20,13 @@ import multiprocessing
 from collections.abc import Sequence
 from typing import Any
 
-from model.explore.level import Expanded, InProcess, Node, Pool, Task, expand_batch
+from model.explore.level import Expanded, FrontierNode, InProcess, Pool, SearchJob, expand_batch
 
 BATCHES_PER_JOB = 4  # batches per worker process and level: evens out batches of unequal cost
 SPARK_MIN_NODES = 64  # a level smaller than this runs on the driver (a Spark job costs ~0.1-0.5 s)
 
 
-def split(nodes: Sequence[Node], batches: int) -> list[list[Node]]:
+def split(nodes: Sequence[FrontierNode], batches: int) -> list[list[FrontierNode]]:
     """``nodes`` cut into at most ``batches`` contiguous batches of nearly equal size, in order."""
     count = max(1, min(batches, len(nodes)))
     size, extra = divmod(len(nodes), count)
@@ -38,7 +38,7 @@ def split(nodes: Sequence[Node], batches: int) -> list[list[Node]]:
     return out
 
 
-def joined(batches: Sequence[Sequence[Node]], results: Sequence[list[Expanded]]) -> list[Expanded]:
+def joined(batches: Sequence[Sequence[FrontierNode]], results: Sequence[list[Expanded]]) -> list[Expanded]:
     """The batches' expansions in node order, up to the first batch the deadline cut short."""
     out: list[Expanded] = []
     for batch, got in zip(batches, results, strict=True):
@@ -58,7 +58,7 @@ class ProcessPool:
         self.min_nodes = 2 * jobs if min_nodes is None else min_nodes
         self._pool: Any = None
 
-    def expand(self, task: Task, nodes: list[Node], deadline: float | None) -> list[Expanded]:
+    def expand(self, task: SearchJob, nodes: list[FrontierNode], deadline: float | None) -> list[Expanded]:
         """The expansions of ``nodes`` in order, by the workers (a small level: here)."""
         if self.jobs == 1 or len(nodes) < self.min_nodes:
             return expand_batch(task, nodes, deadline)
@@ -92,7 +92,7 @@ class SparkPool:
         self.session = session if session is not None else start_session(master, app_name="hcc-explore")
         self.min_nodes = min_nodes
 
-    def expand(self, task: Task, nodes: list[Node], deadline: float | None) -> list[Expanded]:
+    def expand(self, task: SearchJob, nodes: list[FrontierNode], deadline: float | None) -> list[Expanded]:
         """The expansions of ``nodes`` in order: one Spark job, its results collected in partition order."""
         if len(nodes) < self.min_nodes:
             return expand_batch(task, nodes, deadline)

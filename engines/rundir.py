@@ -52,8 +52,8 @@ from model.run_format import (
     AuditSummary,
     EventLine,
     FormatError,
-    Found,
     RunHead,
+    RunVerdict,
     VerdictFile,
     ViolationEntry,
     check,
@@ -167,7 +167,7 @@ class RunResult:
         return {**self.verdict_file(), "metrics": self.metrics}
 
 
-def with_audit(verdict: Verdict, visible: tuple[bool, ...] = ()) -> Found:
+def with_audit(verdict: Verdict, visible: tuple[bool, ...] = ()) -> RunVerdict:
     """``verdict`` as ``verdict.json`` holds it; its violations carry ``audit_visible`` when ``visible``
     says, per violation, whether Hudi's audit validator would have seen it."""
     violations: list[ViolationEntry] = [
@@ -178,7 +178,7 @@ def with_audit(verdict: Verdict, visible: tuple[bool, ...] = ()) -> Found:
     findings: list[ViolationEntry] = [
         {"kind": f.kind, "message": f.message, "events": list(f.events), "details": dict(f.details)}
         for f in verdict.findings]
-    found: Found = {"verdict": "violation" if verdict.violations else "ok", "violations": violations,
+    found: RunVerdict = {"verdict": "violation" if verdict.violations else "ok", "violations": violations,
                     "findings": findings}
     if verdict.counts:
         found["violation_counts"] = dict(verdict.counts)
@@ -402,7 +402,7 @@ class RunWriter:
         return write_table(self.out, objects, prefix)
 
     def keep_lock_table(self, objects: dict[str, bytes], base_path: str,
-                        verdict: Verdict) -> tuple[Found, AuditSummary | None]:
+                        verdict: Verdict) -> tuple[RunVerdict, AuditSummary | None]:
         """A real-storage lock run's ending: the objects it left under its table (``base_path``) go to
         ``table/``, and Hudi's audit validator runs on them.  Returns the verdict as ``verdict.json`` holds
         it, its violations with ``audit_visible``, and the audit summary (None when the run left no

@@ -128,7 +128,7 @@ class RunHead(TypedDict):
     workload: NotRequired[str]  # Spark contention: the protocol whose writers ran
 
 
-class Found(TypedDict):
+class RunVerdict(TypedDict):
     """A run's verdict with the violations and findings that decide it."""
 
     verdict: Outcome
@@ -171,7 +171,7 @@ class VerdictFile(RunHead):
     schedule_divergence: NotRequired[int | None]
 
 
-def verdict_file(head: RunHead, found: Found, *, matches: bool, out: str) -> VerdictFile:
+def verdict_file(head: RunHead, found: RunVerdict, *, matches: bool, out: str) -> VerdictFile:
     """``verdict.json`` of a run: its head, its verdict, whether that is the expected one, its folder; a
     world adds its own fields to the result."""
     verdict = typing.cast(VerdictFile, dict(head))  # a head is where every verdict.json starts

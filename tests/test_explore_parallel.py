@@ -13,7 +13,7 @@ from cli.main import main
 from engines.explore_pool import ProcessPool, joined, split
 from model.explore import Bounds, ExploreResult, explore
 from model.explore.bounds import Reductions
-from model.explore.level import Expanded, InProcess, Node, Pool, search_levels
+from model.explore.level import Expanded, FrontierNode, InProcess, Pool, search_levels
 from model.explore.nbcc import NbccBounds
 from model.explore.occ import OccBounds
 from model.explore.search import search_bounds
@@ -84,7 +84,7 @@ def test_it_needs_state_hashing() -> None:
 
 
 def test_batches_keep_the_order_of_the_nodes_and_stop_at_one_cut_short() -> None:
-    nodes = [Node((i,)) for i in range(7)]
+    nodes = [FrontierNode((i,)) for i in range(7)]
     batches = split(nodes, 3)
     assert [len(b) for b in batches] == [3, 2, 2] and [n for b in batches for n in b] == nodes
     assert split(nodes[:2], 8) == [[nodes[0]], [nodes[1]]]

@@ -72,7 +72,7 @@ Segment = tuple[Choice, ...]
 
 
 @dataclass(frozen=True)
-class Task:
+class SearchJob:
     """What every expansion of one search shares (shipped to workers once per batch).
 
     ``probe``: the coordinator's ``hash`` of :data:`PROBE` (None: it wants whole keys, ``exact``).  A worker
@@ -90,7 +90,7 @@ PROBE = "hcc explore: does this process hash strings as the coordinator does?"
 
 
 @dataclass(frozen=True)
-class Node:
+class FrontierNode:
     """A state to expand: the path that reached it (option indices from the start; empty: the start of the
     search), the renaming its key used (None at the start), its sleep set and the steps explored there
     before (both canonical: nodes named as in the key)."""
@@ -120,7 +120,7 @@ class Expanded:
     explored: frozenset[StepInfo] = frozenset()
     ample: frozenset[StepInfo] | None = None
     arrivals: list[Arrival] = field(default_factory=list)
-    fingerprinted: bool = False  # the arrivals' keys are fingerprints (see ``Task.probe``)
+    fingerprinted: bool = False  # the arrivals' keys are fingerprints (see ``SearchJob.probe``)
     bad: list[tuple[Segment, Violation, int]] = field(default_factory=list)
     findings: list[tuple[Segment, Violation, int]] = field(default_factory=list)
     runs: int = 0
@@ -145,14 +145,14 @@ class _Frame(Frame):
 class Expander(DepthFirst[_Frame]):
     """Expands nodes in this process: the ``Driver`` of the runs of one expansion (see the module doc)."""
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: SearchJob) -> None:
         self.task = task
         self.plan = task.bounds.plan()
         self.reductions = task.reductions
         self.identity = {n: n for n in self.plan.nodes}
         self.deadline: float | None = None
 
-    def expand_all(self, nodes: Sequence[Node], deadline: float | None) -> list[Expanded]:
+    def expand_all(self, nodes: Sequence[FrontierNode], deadline: float | None) -> list[Expanded]:
         """Expand ``nodes`` in order; stops after an expansion the deadline (``time.time()``) cut short."""
         self.deadline = deadline
         out: list[Expanded] = []
@@ -162,7 +162,7 @@ class Expander(DepthFirst[_Frame]):
                 break
         return out
 
-    def expand(self, node: Node) -> Expanded:
+    def expand(self, node: FrontierNode) -> Expanded:
         """Expand one node."""
         self.node = node
         self.out = out = Expanded()
@@ -244,7 +244,7 @@ class Expander(DepthFirst[_Frame]):
 _cached: dict[bytes, Expander] = {}
 
 
-def expand_batch(task: Task, nodes: Sequence[Node], deadline: float | None) -> list[Expanded]:
+def expand_batch(task: SearchJob, nodes: Sequence[FrontierNode], deadline: float | None) -> list[Expanded]:
     """Expand ``nodes`` with this process's :class:`Expander` of ``task`` (made once per process and task):
     what worker processes and Spark tasks run."""
     ident = pickle.dumps(task)  # Bounds compare without their base scenario: the bytes tell tasks apart
@@ -270,7 +270,7 @@ class Pool(Protocol):
     """Expands a level's nodes, here or elsewhere; returns their expansions in the nodes' order (fewer when
     one was cut short by the deadline)."""
 
-    def expand(self, task: Task, nodes: list[Node], deadline: float | None) -> list[Expanded]:
+    def expand(self, task: SearchJob, nodes: list[FrontierNode], deadline: float | None) -> list[Expanded]:
         """The expansions of ``nodes``, in order."""
         ...
 
@@ -280,7 +280,7 @@ class InProcess:
 
     jobs = 1
 
-    def expand(self, task: Task, nodes: list[Node], deadline: float | None) -> list[Expanded]:
+    def expand(self, task: SearchJob, nodes: list[FrontierNode], deadline: float | None) -> list[Expanded]:
         """Expand every node here, in order."""
         return expand_batch(task, nodes, deadline)
 
@@ -303,7 +303,7 @@ class _Next:
 class LevelSearch:
     """The coordinator (see the module doc)."""
 
-    def __init__(self, task: Task, pool: Pool, *, max_states: int | None = None,
+    def __init__(self, task: SearchJob, pool: Pool, *, max_states: int | None = None,
                  max_seconds: float | None = None, first: bool = False, exact: bool = False,
                  progress: Callable[[int, int, int], None] | None = None) -> None:
         self.task, self.pool = task, pool
@@ -320,7 +320,7 @@ class LevelSearch:
     def run(self) -> str:
         """Search level by level to the end (or a budget); the verdict."""
         por = self.task.reductions.por
-        level: list[tuple[Hashable, Node]] = [(ROOT, Node(()))]
+        level: list[tuple[Hashable, FrontierNode]] = [(ROOT, FrontierNode(()))]
         while level and not self.halt:
             started = time.perf_counter()
             expansions = self.pool.expand(self.task, [n for _k, n in level], self.deadline)
@@ -336,7 +336,7 @@ class LevelSearch:
                 known = self.seen[key]
                 if known.ample is not None and not (known.ample - n.asleep - known.explored):
                     continue  # expanded before, and nothing of its ample set is newly awake
-                level.append((key, Node(n.path, n.names, n.asleep, known.explored)))
+                level.append((key, FrontierNode(n.path, n.names, n.asleep, known.explored)))
             self.levels.append({"nodes": len(expansions), "new": len(self.seen) - before,
                                 "seconds": round(time.perf_counter() - started, 3)})
             if self.progress is not None:
@@ -349,7 +349,7 @@ class LevelSearch:
             return "violated"
         return self.halt or "holds"
 
-    def _merge(self, key: Hashable, node: Node, exp: Expanded, nxt: dict[Hashable, _Next],
+    def _merge(self, key: Hashable, node: FrontierNode, exp: Expanded, nxt: dict[Hashable, _Next],
                fps: dict[int, Hashable]) -> None:
         """One expansion into the search: counts, violations, the node's explored steps, its arrivals."""
         for name in self.counts:
@@ -418,12 +418,12 @@ def search_levels(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, pool:
     if not reductions.hashing:
         raise ValueError("the level-by-level search needs state hashing (reductions.hashing=False given)")
     started = time.perf_counter()
-    task = Task(bounds, reductions, None if exact else hash(PROBE))
+    task = SearchJob(bounds, reductions, None if exact else hash(PROBE))
     search = LevelSearch(task, pool or InProcess(), max_states=max_states, max_seconds=max_seconds,
                          first=first, exact=exact, progress=progress)
     search.run()
     return search.result(time.perf_counter() - started)
 
 
-__all__ = ["PROBE", "Arrival", "Expanded", "Expander", "InProcess", "LevelSearch", "Node", "Pool", "Task",
-           "expand_batch", "search_levels"]
+__all__ = ["PROBE", "Arrival", "Expanded", "Expander", "FrontierNode", "InProcess", "LevelSearch", "Pool",
+           "SearchJob", "expand_batch", "search_levels"]
