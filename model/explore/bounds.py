@@ -386,27 +386,16 @@ class Plan:
 
 # ---- a configuration from plain data (a TOML table [explore]) ----------------------------------------
 
-def _typed(where: str, name: str, value: Any, kind: type | str | None = None) -> Any:
-    """``value`` as the bounds field ``name`` through ``model/typed.py``; ConfigError naming ``where.name``
-    (and the item in a list) otherwise.  ``kind`` is the class of bounds that declares it, or the field's
-    annotation text (two classes may declare one name differently), or None (the first that declares
-    it: :class:`Bounds`, then its subclasses)."""
-    return _convert(f"{where}.{name}" if where else name, value, _field_type(name, kind))
+def _typed(where: str, name: str, value: Any, cls: type) -> Any:
+    """``value`` as the field ``name`` of the bounds class ``cls`` through ``model/typed.py``; ConfigError
+    naming ``where.name`` (and the item in a list) otherwise."""
+    return _convert(f"{where}.{name}" if where else name, value, _field_type(name, cls))
 
 
 @functools.cache
-def _field_type(name: str, kind: type | str | None) -> Any:
-    """The declared type of the bounds field ``name`` (see :func:`_typed` for ``kind``)."""
-    if isinstance(kind, type):
-        return typing.get_type_hints(kind)[name]
-    classes: list[type] = [Bounds]
-    while classes:
-        cls = classes.pop(0)
-        declared = {f.name: str(f.type) for f in dataclasses.fields(cls)}
-        if name in declared and kind in (None, declared[name]):
-            return typing.get_type_hints(cls)[name]
-        classes.extend(cls.__subclasses__())
-    raise ConfigError(name, kind, "is not a field of the explorer's bounds")
+def _field_type(name: str, cls: type) -> Any:
+    """The declared type of the field ``name`` of the bounds class ``cls``."""
+    return typing.get_type_hints(cls)[name]
 
 
 def _convert(field_name: str, value: Any, tp: Any) -> Any:

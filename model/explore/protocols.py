@@ -38,15 +38,15 @@ def config_from_dict(data: dict[str, Any], where: str = "explore") -> Bounds:
     named = [data.pop(k) for k in ("protocol", "model") if k in data]
     _require(len(set(named)) <= 1, f"{where}.protocol" if where else "protocol", named, "must be given once")
     cls = bounds_class(str(named[0]) if named else "lock", f"{where}.protocol" if where else "protocol")
-    hints = {f.name: str(f.type) for f in dataclasses.fields(cls) if f.name != "base"}
+    fields = {f.name for f in dataclasses.fields(cls) if f.name != "base"}
     kw: dict[str, Any] = {}
     for key, value in data.items():
         if key == "reductions":
             kw[key] = _reductions(where, value)
             continue
-        _require(key in hints, f"{where}.{key}" if where else key, value,
-                 f"is not a setting of the explorer (one of {', '.join(sorted(hints))})")
-        kw[key] = _typed(where, key, value, hints[key])
+        _require(key in fields, f"{where}.{key}" if where else key, value,
+                 f"is not a setting of the explorer (one of {', '.join(sorted(fields))})")
+        kw[key] = _typed(where, key, value, cls)
     bounds = cls(**kw)
     try:
         bounds.validate()
