@@ -8,10 +8,9 @@ function of the node alone (:class:`Expander`).  Expanding a node runs its path 
 (generators cannot be copied), then explores every option left at its point, following the decisions
 below it that have no state key (a fault, a pause, a root decision; a step with one option left)
 depth-first, as the depth-first search does, to the next hashed points (the arrivals), the ends of
-runs and the violations.  An expansion returns 64-bit fingerprints of the state keys only when its
-process hashes as the coordinator does (this process, forked workers); elsewhere (Spark executors:
-Python's hash of a string differs from process to process) it returns whole keys, which the coordinator
-fingerprints.
+runs and the violations.  An expansion returns 64-bit fingerprints of the state keys, a digest that is
+the same in every process (:func:`model.explore.statekey.fingerprint`: this process, forked workers and
+Spark executors alike), or whole keys when the search is ``exact``.
 
 The coordinator (:class:`LevelSearch`) merges a level's expansions in the order of its nodes (never in
 the order they finish): a key's first arrival in that order is its node's path; edges between hashed
@@ -66,6 +65,7 @@ from model.explore.search import (
     judge,
     shortest_path,
 )
+from model.explore.statekey import fingerprint
 
 Names = tuple[tuple[str, str], ...]  # a renaming of nodes (concrete -> as in the state key), as pairs
 Segment = tuple[Choice, ...]
@@ -75,18 +75,13 @@ Segment = tuple[Choice, ...]
 class SearchJob:
     """What every expansion of one search shares (shipped to workers once per batch).
 
-    ``probe``: the coordinator's ``hash`` of :data:`PROBE` (None: it wants whole keys, ``exact``).  A worker
-    whose own hash of it is the same shares the coordinator's hash secret (a process forked from it, or
-    one ``PYTHONHASHSEED``), so its ``hash`` of a key (nested tuples of strings, bytes and numbers) is the
-    coordinator's, and it returns that 64-bit fingerprint instead of the key; any other returns keys.
+    ``exact``: the coordinator wants whole keys; else every worker returns each key's 64-bit fingerprint
+    (:func:`model.explore.statekey.fingerprint`, the same digest in every process) instead of the key.
     """
 
     bounds: Bounds
     reductions: Reductions
-    probe: int | None = None
-
-
-PROBE = "hcc explore: does this process hash strings as the coordinator does?"
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,7 +115,7 @@ class Expanded:
     explored: frozenset[StepInfo] = frozenset()
     ample: frozenset[StepInfo] | None = None
     arrivals: list[Arrival] = field(default_factory=list)
-    fingerprinted: bool = False  # the arrivals' keys are fingerprints (see ``SearchJob.probe``)
+    fingerprinted: bool = False  # the arrivals' keys are fingerprints (see ``SearchJob.exact``)
     bad: list[tuple[Segment, Violation, int]] = field(default_factory=list)
     findings: list[tuple[Segment, Violation, int]] = field(default_factory=list)
     runs: int = 0
@@ -253,12 +248,12 @@ def expand_batch(task: SearchJob, nodes: Sequence[FrontierNode], deadline: float
         _cached.clear()
         expander = _cached[ident] = Expander(task)
     out = expander.expand_all(nodes, deadline)
-    if task.probe is not None and hash(PROBE) == task.probe:
+    if not task.exact:
         for exp in out:
-            exp.arrivals = [dataclasses.replace(a, key=hash(a.key)) for a in exp.arrivals]
+            exp.arrivals = [dataclasses.replace(a, key=fingerprint(a.key)) for a in exp.arrivals]
             exp.fingerprinted = True
         return out
-    # equal keys as one object: pickled once per batch, and fingerprinted once by the coordinator
+    # equal keys as one object: pickled once per batch
     interned: dict[Hashable, Hashable] = {}
     for exp in out:
         exp.arrivals = [a if interned.setdefault(a.key, a.key) is a.key else
@@ -368,7 +363,7 @@ class LevelSearch:
         for a in exp.arrivals:
             fp = a.key if exp.fingerprinted else fps.get(id(a.key))
             if fp is None:  # a 64-bit fingerprint, as the depth-first search keeps
-                fp = fps[id(a.key)] = a.key if self.exact else hash(a.key)
+                fp = fps[id(a.key)] = a.key if self.exact else fingerprint(a.key)
             edges.append((fp, a.segment))
             have = nxt.get(fp)
             if have is not None:
@@ -418,12 +413,12 @@ def search_levels(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, pool:
     if not reductions.hashing:
         raise ValueError("the level-by-level search needs state hashing (reductions.hashing=False given)")
     started = time.perf_counter()
-    task = SearchJob(bounds, reductions, None if exact else hash(PROBE))
+    task = SearchJob(bounds, reductions, exact)
     search = LevelSearch(task, pool or InProcess(), max_states=max_states, max_seconds=max_seconds,
                          first=first, exact=exact, progress=progress)
     search.run()
     return search.result(time.perf_counter() - started)
 
 
-__all__ = ["PROBE", "Arrival", "Expanded", "Expander", "FrontierNode", "InProcess", "LevelSearch", "Pool",
+__all__ = ["Arrival", "Expanded", "Expander", "FrontierNode", "InProcess", "LevelSearch", "Pool",
            "SearchJob", "expand_batch", "search_levels"]

@@ -53,6 +53,7 @@ from model.checkers.verdict import Violation
 from model.config import Scenario
 from model.explore.bounds import ALL_REDUCTIONS, Bounds, Plan, Reductions
 from model.explore.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
+from model.explore.statekey import fingerprint
 from model.runtime.history import Event
 from model.runtime.objectstore import StoredObject
 
@@ -425,7 +426,7 @@ class Search(DepthFirst[_Frame]):
             hashed = red.hashing and len(todo) > 1
             if hashed:
                 full, names = run.key()
-                key = full if self.exact else hash(full)  # a 64-bit fingerprint, as TLC keeps
+                key = full if self.exact else fingerprint(full)  # a 64-bit fingerprint, as TLC keeps
                 canon = [s.renamed(names) for s in steps]
                 self.edges.setdefault(anchor, []).append((key, tuple(self.trail[at:])))
             elif len(todo) > 1:

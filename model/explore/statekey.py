@@ -43,6 +43,7 @@ from __future__ import annotations
 import ast
 import enum
 import functools
+import hashlib
 import inspect
 import itertools
 import random
@@ -406,6 +407,14 @@ def _suppress_only(items: list[ast.withitem]) -> ast.expr | None:
 
 
 @functools.cache
+def fingerprint(key: Hashable) -> int:
+    """A 64-bit digest of a state key, the same in every process (a worker's, a Spark executor's): blake2b of
+    the key's ``repr``, which for a key (nested tuples of strings, bytes, numbers, None; sets sorted by the
+    keyer) depends only on its value, where ``hash`` of a string depends on the process's hash secret.
+    About 80 us a key against ``hash``'s 16 us, next to the 1.5 ms a state costs to reach (a lock row)."""
+    return int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=8).digest(), "little")
+
+
 def check_suspension(code: types.CodeType, line: int) -> None:
     """Raise :class:`UndeclaredState` unless a generator of ``code`` suspended at ``line`` keeps all its state
     in its locals and the objects they reach (see the module doc).
