@@ -51,6 +51,8 @@ SLICE_ROWS = {
     ("1.2.0", "reader_slices"): "NB19, NB21, NB22 (the latest merged slice, storage listing)",
     ("1.2.1", "reader_slices"): "NB19, NB21, NB22 (the latest merged slice, storage listing)",
 }
+# the fault proxy's actions that are not a fault it injected (backends/fault_proxy.py)
+NOT_INJECTED = frozenset({"forward", "bad-request", "upstream-failed"})
 COMMIT_ROWS = "NB4 (NBCC resolves no write conflict: every deltacommit commits)"
 Slice = tuple[str, str | None, tuple[str, ...]]  # base instant, base file, log file names (sorted)
 
@@ -197,13 +199,14 @@ def judge_failures(attempts: Sequence[Mapping[str, Any]],
 
 
 def storage_faults(run_dir: Path) -> bool:
-    """Whether the fault proxy injected a storage fault in the run (an action of ``proxy.log`` other than
-    ``forward``: ``error-503``, ``timeout``, ``lost-reply``, ...)."""
+    """Whether the fault proxy injected a storage fault in the run: an action of its own count
+    (``metrics.json``'s ``proxy_actions``) other than a request it forwarded or could not (``error-503``,
+    ``timeout``, ``lost-reply``, ...)."""
     try:
-        lines = (run_dir / "proxy.log").read_text().splitlines()
-    except OSError:
+        actions = json.loads((run_dir / "metrics.json").read_text()).get("proxy_actions") or {}
+    except (OSError, ValueError):
         return False
-    return any(len(f := line.split()) >= 6 and f[-2] != "forward" for line in lines)
+    return any(n and a not in NOT_INJECTED for a, n in actions.items())
 
 
 def _planned_kills(run_dir: Path) -> int:

@@ -181,10 +181,10 @@ def test_every_deltacommit_not_killed_must_commit() -> None:
 
 
 def test_a_deltacommit_failed_by_a_storage_fault_is_a_note_and_a_conflict_never_is(tmp_path: Path) -> None:
-    line = "25404 w1 HEAD 'p/table/.hoodie/hoodie.properties' {} {}\n"
-    (tmp_path / "proxy.log").write_text(line.format("forward", 404))
+    metrics = tmp_path / "metrics.json"
+    metrics.write_text(json.dumps({"proxy_actions": {"forward": 12, "bad-request": 1}}))
     assert not storage_faults(tmp_path)
-    (tmp_path / "proxy.log").write_text(line.format("forward", 404) + line.format("error-503", 503))
+    metrics.write_text(json.dumps({"proxy_actions": {"forward": 12, "error-503": 1}}))
     assert storage_faults(tmp_path)
     lock = {"process": "w1", "batch": 2, "outcome": "fail",
             "error": "org.apache.hudi.exception.HoodieLockException"}
