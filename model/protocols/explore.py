@@ -35,13 +35,17 @@ class Explorer:
 
     name: str
     specification: bool  # Vanlightly's copy-on-write specification (model/cow), not the model's own code
-    step: str  # what its counterexample's length counts: states of the specification, or decisions
+
+    @property
+    def step(self) -> str:
+        """What its counterexample's length counts: states of the specification, or decisions."""
+        return "states" if self.specification else "decisions"
 
 
 # The one table of explorers: the specification's, then the model explorers of model/explore (lock, occ, nbcc)
 EXPLORERS: Mapping[str, Explorer] = {
-    "cow": Explorer("cow", True, "states"),
-    **{name: Explorer(name, False, "decisions") for name in BOUNDS},
+    "cow": Explorer("cow", True),
+    **{name: Explorer(name, False) for name in BOUNDS},
 }
 DEFAULT_EXPLORER = "cow"
 
