@@ -415,6 +415,7 @@ def fingerprint(key: Hashable) -> int:
     return int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=8).digest(), "little")
 
 
+@functools.cache  # a function of the source: the AST walk cost a third of an NBCC run's time
 def check_suspension(code: types.CodeType, line: int) -> None:
     """Raise :class:`UndeclaredState` unless a generator of ``code`` suspended at ``line`` keeps all its state
     in its locals and the objects they reach (see the module doc).
