@@ -24,20 +24,18 @@ Each difference names the fidelity rows it contradicts (docs/fidelity.md, NBCC s
 
 from __future__ import annotations
 
-import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from analyses.writers_differential import compare_final_rows, compare_run, model_rows
 from analyses.writers_reads import compare_reads
-from engines.hudi_spark.check import read_history
 from model.nbcc.config import NbccScenario
 from model.nbcc.filegroup import build_group
 from model.nbcc.slices import FileSlice, Rule
 from model.nbcc.timeline_reader import HudiTable
 from model.timeline.layout import format_instant
+from reports.load import load_writers_run
 from scenarios.catalogue import Entry
 
 # each release whose hudi-common fsview.json reads, and the model's rule for its HoodieFileGroup
@@ -150,15 +148,15 @@ def compare_nbcc_run(run_dir: Path, *, metadata_table: bool = False) -> dict[str
     """The differences between Hudi's NBCC run in ``run_dir`` and the model (see the module)."""
     from backends.hudi_table_source import load_table
 
-    events = read_history(run_dir / "history.jsonl")
+    run = load_writers_run(run_dir)
+    events = list(run.events)
     attempts = judge_deltacommits(events)
-    differences, notes = judge_failures(attempts, storage_faults(run_dir))
-    planned = _planned_kills(run_dir)
+    differences, notes = judge_failures(attempts, storage_faults(run.metrics))
+    planned = _planned_kills(run.scenario)
     kills = sum(1 for e in events if e.get("type") == "info" and e.get("f") == "kill")
     if kills != planned:
         notes.append(f"{planned} kills planned, {kills} injected: the plan did not run as the simulation did")
-    views_path = run_dir / "fsview.json"
-    views = json.loads(views_path.read_text()) if views_path.is_file() else {}
+    views = run.file_slices or {}
     table = load_table(run_dir / "table")
     slice_diffs, slice_notes = compare_slices(table, views)
     differences += slice_diffs
@@ -198,24 +196,17 @@ def judge_failures(attempts: Sequence[Mapping[str, Any]],
     return differences, notes
 
 
-def storage_faults(run_dir: Path) -> bool:
-    """Whether the fault proxy injected a storage fault in the run: an action of its own count
-    (``metrics.json``'s ``proxy_actions``) other than a request it forwarded or could not (``error-503``,
-    ``timeout``, ``lost-reply``, ...)."""
-    try:
-        actions = json.loads((run_dir / "metrics.json").read_text()).get("proxy_actions") or {}
-    except (OSError, ValueError):
-        return False
+def storage_faults(metrics: Mapping[str, Any]) -> bool:
+    """Whether the fault proxy injected a storage fault in the run: an action of its own count (the run's
+    ``metrics.json``'s ``proxy_actions``, none in runs before it) other than a request it forwarded or
+    could not (``error-503``, ``timeout``, ``lost-reply``, ...)."""
+    actions = metrics.get("proxy_actions") or {}
     return any(n and a not in NOT_INJECTED for a, n in actions.items())
 
 
-def _planned_kills(run_dir: Path) -> int:
-    """How many writer kills the run's ``scenario.toml`` planned."""
-    try:
-        data = tomllib.loads((run_dir / "scenario.toml").read_text())
-    except (OSError, ValueError):
-        return 0
-    return sum(1 for f in data.get("hudi", {}).get("faults", []) if f.get("fault") == "kill")
+def _planned_kills(scenario: Mapping[str, Any]) -> int:
+    """How many writer kills the run's ``scenario.toml`` (as parsed) planned."""
+    return sum(1 for f in scenario.get("hudi", {}).get("faults", []) if f.get("fault") == "kill")
 
 
 def judge_run(entry: Entry, run_dir: Path) -> dict[str, Any]:

@@ -34,13 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engines.hudi_spark.check import REJECTED, read_history
+from engines.hudi_spark.check import REJECTED
 from model.nbcc.slices import FileSlice, Rule
 from model.nbcc.timeline_reader import HudiTable, ReadBytes
 from model.timeline.conflicts import Operation, candidate_instants, first_conflict, last_completed
 from model.timeline.layout import Instant, State, is_base_file_name, parse_base_file_name, parse_instant_name
 from model.timeline.metadata import decode_instant_metadata, plan_file_groups
 from model.timeline.modeldata import replaced_file_groups
+from reports.load import load_writers_history
 
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
 # SparkRejectUpdateStrategy#handleUpdate's refusal (check.REJECTED) names the HoodieFileGroupId; the
@@ -305,7 +306,7 @@ def slice_rows(table: HudiTable, read: ReadBytes,
 
 def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool = True) -> dict[str, Any]:
     """The differences between Hudi's run in ``run_dir`` and the model's judgement of it (see the module)."""
-    events = read_history(run_dir / "history.jsonl")
+    events = load_writers_history(run_dir)
     names = [p.name for p in (run_dir / "table" / ".hoodie" / "timeline").iterdir() if p.is_file()]
     instants = timeline_instants(names)
     prefix = _table_prefix(run_dir)

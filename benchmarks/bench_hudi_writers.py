@@ -38,7 +38,10 @@ from analyses.nbcc_writers_differential import judge_run  # noqa: E402
 from engines.hudi_spark.nbcc_plans import hudi_plans  # noqa: E402
 from engines.hudi_spark.run import VERSION, run  # noqa: E402
 from engines.hudi_spark.txns import isolation  # noqa: E402
+from engines.rundir import RunWriter  # noqa: E402
 from model.config import ConfigError  # noqa: E402
+from model.run_format import HUDI_WRITERS  # noqa: E402
+from reports.load import load_writers_run  # noqa: E402
 from scenarios import catalogue  # noqa: E402
 
 MARKERS = ("<!-- hudi-writers-table -->", "<!-- /hudi-writers-table -->")
@@ -71,9 +74,9 @@ def one(name: str, max_ops: int, out: Path) -> dict[str, Any]:
 def judged(name: str, run_dir: Path, wall_s: int, writers: int, untranslated: list[str]) -> dict[str, Any]:
     """The row of ``name``'s run in ``run_dir``: its verdict and the model's judgement of it."""
     entry = catalogue.load(name)
-    verdict = json.loads((run_dir / "verdict.json").read_text())
+    ran = load_writers_run(run_dir)
+    verdict, metrics = ran.verdict, ran.metrics
     diff = judge_run(entry, run_dir)
-    metrics = json.loads((run_dir / "metrics.json").read_text())
     row = {"entry": name, "expect": entry.expect, "protocol": entry.protocol, "valid": verdict["valid"],
            "kinds": sorted({a["kind"] for a in verdict["anomalies"]}), "commits": verdict["commits"],
            "conflicts": len(verdict["conflicts"]), "attempts": len(diff["attempts"]),
@@ -85,7 +88,10 @@ def judged(name: str, run_dir: Path, wall_s: int, writers: int, untranslated: li
         return row | {"killed": sum(1 for a in diff["attempts"] if a["outcome"] == "killed"),
                       "hidden": diff["hidden"], "notes": diff["notes"],
                       "hudi_rs_reads_as": diff.get("hudi_rs_reads_as")}
-    return row | {"isolation": (verdict.get("isolation") or isolation(run_dir)).get("anomalies")}
+    # a run before Elle's check was in its verdict: checked now, its view written beside it
+    elle = verdict.get("isolation") or isolation(run_dir,
+                                                 RunWriter(run_dir, entry.protocol, HUDI_WRITERS).write_text)
+    return row | {"isolation": elle.get("anomalies")}
 
 
 def _verdict(r: dict[str, Any]) -> str:

@@ -152,15 +152,19 @@ def _run_writers(args: argparse.Namespace) -> int:
     from analyses.nbcc_writers_differential import judge_run
     from engines.hudi_spark.nbcc_plans import hudi_plans, load_entry
     from engines.hudi_spark.reads import ensure_reads
+    from reports.load import RunDirError, load_writers_run
 
     if not args.entry:
         raise ConfigError("entry", None, "differential writers needs an OCC or NBCC catalogue entry")
     entry = load_entry("entry", args.entry)
     if args.run:
         out = Path(args.run)
-        if not (out / "history.jsonl").is_file() or not (out / "proxy.log").is_file():
-            raise ConfigError("--run", args.run, "not a hudi run directory (no history.jsonl and proxy.log)")
-        ran = _run_entry(out)
+        try:
+            ran = _run_entry(load_writers_run(out).scenario)
+        except RunDirError as e:
+            raise ConfigError("--run", args.run, f"not a run of Hudi's Spark writers: {e.reason}") from None
+        if not (out / "proxy.log").is_file():
+            raise ConfigError("--run", args.run, "a run of Hudi's Spark writers without its proxy.log")
         if ran is not None and ran != entry.config.name:
             raise ConfigError("--run", args.run, f"a run of {ran}, not of {entry.config.name}")
     else:
@@ -232,13 +236,7 @@ def _print_reads(result: dict[str, Any]) -> None:
 PRINTERS = {"occ": _print_occ, "nbcc": _print_nbcc}
 
 
-def _run_entry(out: Path) -> str | None:
+def _run_entry(scenario: dict[str, Any]) -> str | None:
     """The entry a hudi run directory ran (its ``scenario.toml``'s ``hudi.entry``), None when unknown."""
-    import tomllib
-
-    try:
-        data = tomllib.loads((out / "scenario.toml").read_text())
-    except (OSError, ValueError):
-        return None
-    entry = data.get("hudi", {}).get("entry")
+    entry = scenario.get("hudi", {}).get("entry")
     return str(entry) if entry else None

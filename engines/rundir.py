@@ -44,7 +44,9 @@ from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.run_format import (
     EVENT_VALUES,
+    HARNESS,
     HISTORY,
+    HUDI_WRITERS,
     METRICS,
     SCENARIO,
     TABLE,
@@ -62,7 +64,7 @@ from model.run_format import (
 )
 from model.runtime.history import Event
 from reports.isolation import anomaly_counts, write_isolation
-from reports.load import history_line_error
+from reports.load import RunDirError, history_line_error, load_writers_history
 from reports.report import write_report
 from scenarios.catalogue import Entry
 
@@ -299,12 +301,17 @@ class RunWriter:
     header, a value the format declares as declared).  Every other file is written atomically (a
     temporary file, then a rename): ``verdict.json`` and ``metrics.json`` (:meth:`finish`), the
     protocol's JSON files, ``oracle.json`` and ``isolation.json`` as the format types them,
-    ``scenario.toml`` as TOML, the store under ``table/`` (:meth:`table`) and the report."""
+    ``scenario.toml`` as TOML, the store under ``table/`` (:meth:`table`) and the report.
 
-    def __init__(self, out: Path, protocol: str) -> None:
+    ``kind`` ``hudi-writers``: the run directory of Hudi's own Spark writers (``engines/hudi_spark/run.py``),
+    whose files the format declares apart (``model.run_format.WRITERS_FILES``) and whose processes append
+    to the history themselves (:meth:`shared_history`)."""
+
+    def __init__(self, out: Path, protocol: str, kind: str = HARNESS) -> None:
         self.out = out
         self.protocol = protocol
-        self.declared = files_of(protocol)  # JSON file -> its declared type
+        self.kind = kind
+        self.declared = files_of(protocol, kind)  # JSON file -> its declared type
         self._lines = 0  # history lines written
         self._shapes: set[tuple[Any, ...]] = set()  # event shapes already checked against EventLine
         self._lock = threading.Lock()  # a real world's threads share the history
@@ -390,6 +397,16 @@ class RunWriter:
             self._lines = 0
             yield lambda event: self._append(history, event)
 
+    def shared_history(self) -> Path:
+        """``history.jsonl`` of a hudi-writers run, created empty; its path, for the run's own processes to
+        append to (each writer process and the fault injector append whole ``WriterEvent`` lines, each
+        flushed and fsynced, so a killed run keeps what was written).  Checked line by line as the loader
+        reads it (:func:`reports.load.load_writers_history`), at the latest in :meth:`finish`."""
+        if self.kind != HUDI_WRITERS:
+            raise ValueError(f"a {self.kind} run's {HISTORY} is appended by RunWriter.history, not shared")
+        write_atomic(self.out / HISTORY, "")
+        return self.out / HISTORY
+
     def history_of(self, events: Iterable[Event]) -> None:
         """``history.jsonl`` of a run whose history came back whole (the Spark tasks' merged histories),
         appended line by line as :meth:`history` does."""
@@ -431,20 +448,28 @@ class RunWriter:
             link_latest(self.out)
             raise
 
-    def finish(self, verdict: VerdictFile, metrics: Mapping[str, Any], report: bool = True) -> None:
+    def finish(self, verdict: Mapping[str, Any], metrics: Mapping[str, Any],
+               report: bool = True) -> None:
         """The last step of every run directory of every world: ``metrics.json`` and ``verdict.json``
         (checked first: a writer that breaks the format is a bug, a RunFileError here rather than a run
-        directory no reader accepts), the report when asked, and the run linked as its scenario's latest."""
+        directory no reader accepts; a shared history is checked too), the report when asked, and a
+        harness run linked as its scenario's latest."""
         if verdict["protocol"] != self.protocol:
             raise RunFileError(self.out, VERDICT, f"field protocol = {verdict['protocol']!r}: this run "
                                                   f"directory is of protocol {self.protocol!r}")
         self._check(METRICS, json.loads(json.dumps(metrics)), self.declared[METRICS])
         self._check(VERDICT, json.loads(json.dumps(verdict)), self.declared[VERDICT])
+        if self.kind == HUDI_WRITERS:
+            try:
+                load_writers_history(self.out)
+            except RunDirError as e:
+                raise RunFileError(self.out, HISTORY, e.reason.removeprefix(f"{HISTORY} ")) from None
         write_json(self.out / METRICS, metrics)
         write_json(self.out / VERDICT, verdict)
         if report:
             write_report(self.out, self.write_text, required=False)
-        link_latest(self.out)
+        if self.kind == HARNESS:  # the store's latest is what hcc report and hcc gate read
+            link_latest(self.out)
 
 
 def execute(scenario: Scenario, seed: int | None = None, out: Path | None = None,

@@ -18,6 +18,18 @@ protocol files     ``Plugin.files``: ``plan.json`` (NBCC's ``TablePlan``), ``exp
 ``table/``         the store the run left; ``report.*`` its report; ``steps.jsonl`` a replay's steps
 =================  =========================================================================================
 
+Hudi's own Spark writers (``engines/hudi_spark/run.py``) leave a run directory of a second kind,
+:data:`HUDI_WRITERS` (:func:`files_of` with ``kind``), through the same writer and loader:
+``verdict.json`` is :class:`WritersVerdict` (Hudi's outcome as ``engines/hudi_spark/check.py`` judges it,
+the jars' checksums), ``metrics.json`` :class:`WritersMetrics` (wall time, JVMs, the proxy's actions),
+``history.jsonl`` one :class:`WriterEvent` per line (appended by the writer processes themselves),
+``timeline.json`` the instants Hudi left (:class:`TimelineInstant`), ``fsview.json`` each release's file
+slices, and ``scenario.toml``, ``table/``.  Its own types, not :class:`VerdictFile` with extra fields:
+its history is several processes' appends, with no event index for a violation to cite, and its verdict
+is Hudi's behaviour judged, not a model run's verdict against a seed and an expectation; folding it into
+``VerdictFile`` would leave every field of one kind optional in the other and need a second reading of
+the folders written before.
+
 The declarations are TypedDicts (``typing_extensions``': pydantic reads them on Python 3.11) and
 dataclasses.  :func:`check` validates a parsed file against one through ``model/typed.py`` (pydantic;
 :class:`FormatError` names the field and says what is wrong) and :func:`json_schema` is pydantic's JSON
@@ -50,6 +62,13 @@ ORACLE = "oracle.json"
 ISOLATION = "isolation.json"
 STEPS = "steps.jsonl"
 TABLE = "table"
+TIMELINE = "timeline.json"  # a hudi-writers run: the instants of .hoodie/timeline
+FSVIEW = "fsview.json"  # a hudi-writers run: the file slices of Hudi's releases' readers
+
+# the kinds of run directory: the harness's worlds', and Hudi's own Spark writers' (engines/hudi_spark/run.py)
+HARNESS = "harness"
+HUDI_WRITERS = "hudi-writers"
+KINDS = (HARNESS, HUDI_WRITERS)
 
 
 ProtocolName = Annotated[str, OneOf(NAMES)]
@@ -251,12 +270,122 @@ class IsolationFile(TypedDict):
     views: list[dict[str, Any]]
 
 
+# ---- Hudi's own Spark writers' run directory (kind HUDI_WRITERS) --------------------------------------
+
+
+class WriterEvent(TypedDict):
+    """One line of a hudi-writers run's ``history.jsonl``, appended by a writer process
+    (``engines/hudi_spark/writer.py``: ``start``, ``ready``, each write's and the final read's ``invoke``
+    and ``ok`` or ``fail``) or by the fault injector (``engines/hudi_spark/launch.py``: ``info``, the
+    fault in ``f``).  ``time``: epoch seconds.  Open: the writer processes may record more."""
+
+    process: str
+    type: Literal["start", "ready", "invoke", "ok", "fail", "info"]
+    time: float
+    f: NotRequired[str]  # write, read; an info line's fault (pause, resume, kill, spared)
+    value: NotRequired[Any]  # a write's batch, the read's rows, a fault's request
+    pid: NotRequired[int]  # start
+    jvm_start_s: NotRequired[float]  # ready
+    elapsed_s: NotRequired[float]  # a write's ok or fail
+    instant: NotRequired[str | None]  # a write's ok: requested_completed
+    result: NotRequired[str]  # an ok clustering or compaction Hudi planned nothing for
+    error: NotRequired[dict[str, Any]]  # fail: Hudi's exception (class, message, root_class, ...)
+    ended: NotRequired[str]  # a kill or spared line of a ``then`` fault
+
+
+class TimelineInstant(TypedDict):
+    """One file of ``.hoodie/timeline`` (``timeline.json``: ``engines/hudi_spark/run.timeline_of``)."""
+
+    requested: str
+    completed: str  # "" unless completed
+    state: Literal["requested", "inflight", "completed"]
+    file: str
+    action: str
+
+
+# "class" and "not" are Python keywords: these are declared in TypedDict's functional form
+WriterFailure = TypedDict("WriterFailure", {"process": str, "batch": int, "class": str,
+                                            "root_class": str | None})
+WriterFailure.__doc__ = "A write Hudi failed: its writer, batch, exception class and the chain's root class."
+WriterConflict = TypedDict("WriterConflict", {"process": str, "batch": int, "class": str, "message": str})
+WriterConflict.__doc__ = "A write Hudi aborted with HoodieWriteConflictException (its message cut at 300)."
+
+
+class WritersFinding(TypedDict):
+    """An anomaly (fails the run) or a note of ``engines/hudi_spark/check.py``: ``kind`` and the facts of
+    that kind (key, partition, value, instant, ...).  Open: each kind has its own facts."""
+
+    kind: str
+
+
+WritersIsolation = TypedDict("WritersIsolation", {
+    "view": str, "valid": bool | str, "about": NotRequired[str], "anomalies": NotRequired[list[str]],
+    "not": NotRequired[list[str]],  # the consistency models the anomalies rule out
+    "transactions": NotRequired[int], "notes": NotRequired[list[str]], "error": NotRequired[str]})
+WritersIsolation.__doc__ = ("Elle's check of the run's commits (``engines/hudi_spark/txns.isolation``); "
+                            "``error`` (and ``valid`` ``unknown``) when the table could not be read.")
+
+
+class WritersVerdict(TypedDict):
+    """``verdict.json`` of a hudi-writers run: what ran (world ``hudi``, the release and its jars' sha256,
+    the protocol, table type, workload, backend) and Hudi's outcome (``engines/hudi_spark/check.check_run``:
+    ``valid`` when no anomaly)."""
+
+    world: Literal["hudi"]
+    protocol: ProtocolName
+    workload: NotRequired[str]  # runs before the field: none
+    version: str
+    real: str  # "Hudi <version> (real)"
+    table_type: Literal["COPY_ON_WRITE", "MERGE_ON_READ"]
+    backend: str
+    jars: dict[str, str]  # coordinate -> sha256
+    lock_client: str
+    valid: bool
+    commits: int
+    aborted: int
+    replacecommits: NotRequired[int]
+    rejected: NotRequired[list[WriterFailure]]
+    conflicts: list[WriterConflict]
+    failures: list[WriterFailure]
+    anomalies: list[WritersFinding]
+    notes: list[WritersFinding]
+    # the final snapshot read's rows: key, partition, value, commit time, file name (None: no read)
+    final_read: list[tuple[str, str, int, str, str]] | None
+    file_slices: NotRequired[dict[str, dict[str, Any]]]  # per release: per partition read and hidden
+    isolation: NotRequired[WritersIsolation]
+
+
+class WritersMetrics(TypedDict):
+    """``metrics.json`` of a hudi-writers run: seconds, each writer process's exit code (None: killed at
+    the timeout) and peak memory (MB), each JVM's start, the commits' times, the proxy's actions."""
+
+    wall_s: float
+    exit_codes: dict[str, int | None]
+    peak_rss_mb: dict[str, int]
+    jvm_start_s: dict[str, float]
+    commit_s_mean: float | None
+    commit_s_median: float | None
+    commit_s_max: float | None
+    proxy_actions: NotRequired[dict[str, int]]  # runs before the field: none
+
+
+# what a hudi-writers run directory holds beside scenario.toml, history.jsonl and table/
+WRITERS_FILES: Mapping[str, Any] = {VERDICT: WritersVerdict, METRICS: WritersMetrics,
+                                    TIMELINE: list[TimelineInstant], FSVIEW: dict[str, dict[str, Any]]}
+
+
 # TypedDicts that allow undeclared fields
-OPEN: frozenset[type] = frozenset(map(typed.open_fields, (ExploreFile, OracleFile, IsolationFile)))
+OPEN: frozenset[type] = frozenset(map(typed.open_fields, (ExploreFile, OracleFile, IsolationFile,
+                                                          WriterEvent, WritersFinding)))
 
 
-def files_of(protocol: str) -> dict[str, Any]:
-    """Every JSON file a run directory of ``protocol`` may hold, with its declared type."""
+def files_of(protocol: str, kind: str = HARNESS) -> dict[str, Any]:
+    """Every JSON file a run directory of ``protocol`` (and ``kind``, :data:`KINDS`) may hold, with its
+    declared type."""
+    if kind == HUDI_WRITERS:
+        return dict(WRITERS_FILES)
+    if kind != HARNESS:
+        raise ValueError(f"kind={kind!r}: one of {', '.join(KINDS)}")
     plugin = PROTOCOLS[protocol]
     out: dict[str, Any] = {VERDICT: VerdictFile, METRICS: plugin.metrics_type, **plugin.files}
     if plugin.hudi_table is not None:
@@ -307,11 +436,14 @@ def check(value: Any, tp: Any, field: str = "") -> None:
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a run directory, read as one JSON object: file name -> the file's parsed
-    content (``history.jsonl``: the list of its lines).  ``metrics.json`` and the protocol's own files
-    depend on ``verdict.json``'s ``protocol`` (``if``/``then``); each file's schema is pydantic's."""
+    content (``history.jsonl``: the list of its lines).  One of two kinds (:data:`KINDS`): the harness's,
+    whose ``metrics.json`` and protocol files depend on ``verdict.json``'s ``protocol`` (``if``/``then``),
+    or Hudi's own Spark writers' (:data:`WRITERS_FILES`); each file's schema is pydantic's."""
     declared: dict[str, Any] = {VERDICT: VerdictFile, HISTORY: EventLine, "header": HistoryHeader}
     declared |= {f"value {process} {f}": tp for (process, f), tp in EVENT_VALUES.items()}
     declared |= {f"{name} {f}": tp for name in NAMES for f, tp in files_of(name).items() if f != VERDICT}
+    declared |= {f"{HUDI_WRITERS} {f}": tp for f, tp in WRITERS_FILES.items()}
+    declared[f"{HUDI_WRITERS} {HISTORY}"] = WriterEvent
     schemas, defs = typed.json_schema(declared)
     by_protocol = [{
         "if": {"properties": {VERDICT: {"properties": {"protocol": {"const": name}}}}},
@@ -319,8 +451,16 @@ def json_schema() -> dict[str, Any]:
                  "required": sorted([METRICS, *PROTOCOLS[name].files]
                                     + ([HISTORY] if PROTOCOLS[name].history else []))},
     } for name in NAMES]
-    properties = {VERDICT: schemas[VERDICT], HISTORY: {"type": "array", "items": schemas[HISTORY]},
-                  SCENARIO: {"type": "string", "description": "the resolved scenario, TOML"}}
+    harness = {"title": HARNESS, "description": "a run of the harness's worlds (engines/rundir.py)",
+               "properties": {VERDICT: schemas[VERDICT],
+                              HISTORY: {"type": "array", "items": schemas[HISTORY]}},
+               "required": [SCENARIO], "allOf": by_protocol}
+    writers = {"title": HUDI_WRITERS,
+               "description": "a run of Hudi's own Spark writers (engines/hudi_spark/run.py)",
+               "properties": {**{f: schemas[f"{HUDI_WRITERS} {f}"] for f in WRITERS_FILES},
+                              HISTORY: {"type": "array", "items": schemas[f"{HUDI_WRITERS} {HISTORY}"]}},
+               # scenario.toml: none in runs before 2026-11-29 03:15 (adcf61a)
+               "required": sorted([METRICS, HISTORY, TIMELINE])}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "hcc run directory",
@@ -328,9 +468,9 @@ def json_schema() -> dict[str, Any]:
                        "its parsed content (history.jsonl: the list of its lines; scenario.toml: its "
                        "text). Generated from model/run_format.py (python3 -m model.run_format).",
         "type": "object",
-        "properties": properties,
-        "required": [VERDICT, SCENARIO],
-        "allOf": by_protocol,
+        "properties": {SCENARIO: {"type": "string", "description": "the resolved scenario, TOML"}},
+        "required": [VERDICT],
+        "oneOf": [harness, writers],
         "$defs": dict(sorted(defs.items())),
     }
 

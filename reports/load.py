@@ -6,7 +6,8 @@ run's protocol, and the protocol (``model/protocols``) says which files it holds
 ``explore.json``) and the type of each.  Anything missing, unreadable or not as declared raises
 ``RunDirError`` naming the directory, the file and the field, before any report file is written; so
 does a run stopped by a signal (``"verdict": "interrupted"``) or one whose storage never started
-(``"not-started"``).
+(``"not-started"``).  Hudi's own Spark writers' run directories (the format's kind ``hudi-writers``) are
+read by :func:`load_writers_run` and :func:`load_writers_history`.
 
 :func:`find_runs` follows the store's ``latest`` links (``engines/rundir.py``): the store
 ``out/runs`` gives the newest run of each scenario, a scenario's folder its newest run.
@@ -23,17 +24,25 @@ from typing import Any
 from model.protocols import PROTOCOLS
 from model.run_format import (
     EVENT_VALUES,
+    FSVIEW,
+    HARNESS,
     HISTORY,
+    HUDI_WRITERS,
     ISOLATION,
     METRICS,
     ORACLE,
     SCENARIO,
+    TIMELINE,
     VERDICT,
+    WRITERS_FILES,
     FormatError,
     HistoryHeader,
     IsolationFile,
     OracleFile,
     VerdictFile,
+    WriterEvent,
+    WritersMetrics,
+    WritersVerdict,
     check,
 )
 from model.runtime.history import Event, loads
@@ -168,16 +177,36 @@ def _read_history(path: Path, verdict: VerdictFile) -> list[Event]:
     return events
 
 
-def load_run(path: Path | str) -> RunData:
-    """Load one run directory of any world and protocol; ``RunDirError`` says which file is missing or
-    not as declared, and which field."""
-    path = Path(path)
+def _complete(path: Path) -> None:
+    """A folder holding ``verdict.json``; RunDirError saying what it is otherwise."""
     if not path.exists():
         raise RunDirError(path, "does not exist")
     if not path.is_dir():
         raise RunDirError(path, "is not a directory")
     if not (path / VERDICT).is_file():
         raise RunDirError(path, f"missing {VERDICT} (not a complete run directory)")
+
+
+def run_kind(path: Path | str) -> str:
+    """The kind of the run directory at ``path`` (``model.run_format.KINDS``): ``hudi-writers`` when its
+    ``verdict.json`` is Hudi's Spark writers' (it says ``valid``, where the harness's says ``verdict``),
+    else ``harness`` (whatever is wrong with it is the full read's to say)."""
+    try:
+        verdict = json.loads((Path(path) / VERDICT).read_text())
+    except (OSError, ValueError):
+        return HARNESS
+    writers = isinstance(verdict, dict) and "valid" in verdict and "verdict" not in verdict
+    return HUDI_WRITERS if writers else HARNESS
+
+
+def load_run(path: Path | str) -> RunData:
+    """Load one run directory of any world and protocol; ``RunDirError`` says which file is missing or
+    not as declared, and which field."""
+    path = Path(path)
+    _complete(path)
+    if run_kind(path) == HUDI_WRITERS:
+        raise RunDirError(path, "a run of Hudi's own Spark writers (hudi-writers), not of a harness world: "
+                                "hcc differential writers ENTRY --run DIR judges it")
     _refuse_unfinished(path)
     verdict: VerdictFile = _read_json(path, VERDICT, VerdictFile)
     plugin = PROTOCOLS[verdict["protocol"]]
@@ -198,6 +227,65 @@ def load_run(path: Path | str) -> RunData:
         files[ISOLATION] = _read_json(path, ISOLATION, IsolationFile)
     events = _read_history(path, verdict) if plugin.history else []
     return RunData(path, scenario, verdict, metrics, tuple(events), files)
+
+
+@dataclass(frozen=True)
+class WritersRunData:
+    """A run directory of Hudi's own Spark writers (``engines/hudi_spark/run.py``), checked against its
+    format (``model.run_format.WRITERS_FILES``)."""
+
+    path: Path
+    scenario: dict[str, Any]  # scenario.toml as parsed: the entry's, and the run's [hudi] table
+    verdict: WritersVerdict
+    metrics: WritersMetrics
+    events: tuple[dict[str, Any], ...]  # history.jsonl's lines (WriterEvent), a torn one left out
+    timeline: tuple[dict[str, Any], ...]  # timeline.json (TimelineInstant)
+    file_slices: dict[str, Any] | None  # fsview.json; None when the run recorded none
+
+
+def load_writers_history(path: Path | str) -> list[dict[str, Any]]:
+    """The ``history.jsonl`` of a hudi-writers run directory, complete or not: each line a
+    ``WriterEvent``; a line that is not JSON (a killed writer's torn write, which the next process's
+    append may follow on the same line) is left out.  RunDirError naming the line otherwise."""
+    path = Path(path)
+    try:
+        text = (path / HISTORY).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise RunDirError(path, f"{HISTORY} cannot be read ({e})") from None
+    events = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        try:
+            check(event, WriterEvent)
+        except FormatError as e:
+            raise RunDirError(path, f"{HISTORY} line {n}: {e}") from None
+        events.append(event)
+    return events
+
+
+def load_writers_run(path: Path | str) -> WritersRunData:
+    """Load a run directory of Hudi's own Spark writers; ``RunDirError`` says which file is missing or not
+    as declared, and which field (a run of a harness world is refused: :func:`load_run` reads it)."""
+    path = Path(path)
+    _complete(path)
+    if run_kind(path) != HUDI_WRITERS:
+        raise RunDirError(path, f"not a run of Hudi's own Spark writers (its {VERDICT} has no field valid)")
+    missing = [f for f in (METRICS, HISTORY, TIMELINE) if not (path / f).is_file()]
+    if missing:
+        raise RunDirError(path, f"missing {', '.join(missing)} (not a complete run of Hudi's Spark writers)")
+    scenario: dict[str, Any] = {}  # runs before 2026-11-29 03:15 (adcf61a) kept no scenario.toml
+    if (path / SCENARIO).is_file():
+        try:
+            scenario = tomllib.loads((path / SCENARIO).read_text())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise RunDirError(path, f"{SCENARIO} is not valid TOML ({e})") from None
+    files = {name: _read_json(path, name, declared) for name, declared in WRITERS_FILES.items()
+             if name != FSVIEW or (path / name).is_file()}
+    return WritersRunData(path, scenario, files[VERDICT], files[METRICS], tuple(load_writers_history(path)),
+                          tuple(files[TIMELINE]), files.get(FSVIEW))
 
 
 def _children(path: Path) -> list[Path]:

@@ -16,9 +16,11 @@ import pytest
 from analyses.writers_differential import Replaces, judge, timeline_instants
 from engines.hudi_spark.check import CONFLICT, REJECTED, check_run
 from engines.hudi_spark.plans import UPDATE_STRATEGY, entry_plans
-from engines.hudi_spark.txns import isolation, view
+from engines.hudi_spark.txns import RECORDS_VIEW, isolation, view
 from engines.hudi_spark.writer import PlanError, load_plan
+from engines.rundir import RunWriter
 from model.config import ConfigError
+from model.run_format import HUDI_WRITERS
 from scenarios import catalogue
 
 
@@ -185,12 +187,13 @@ def test_elle_reads_a_clustering_as_a_read_of_what_it_moved_an_overwrite_as_dele
     assert [(m[0], m[1], m[2]) for m in clustering.mops] == [("r", "k1", 1001), ("r", "k3", 0)]
     assert [(m[0], m[1], m[2]) for m in overwrite.mops] == [("r", "k1", 1001), ("r", "k3", 0),
                                                             ("w", "k3", 3001), ("w", "k1", "del:3001")]
-    assert isolation(run)["valid"] is True
+    assert isolation(run, RunWriter(run, "occ", HUDI_WRITERS).write_text)["valid"] is True
+    assert (run / RECORDS_VIEW).read_text() == view(run).jsonl()  # the view Elle checked, kept beside it
 
 
 def test_elle_finds_a_key_read_after_the_overwrite_that_deleted_it(tmp_path: Path) -> None:
     run = _run_dir(tmp_path, [["k1", "p0", 1001, "103", "fc"], ["k3", "p0", 3001, "107", "fo"]])
-    got = isolation(run)
+    got = isolation(run, RunWriter(run, "occ", HUDI_WRITERS).write_text)
     assert got["valid"] is False and got["anomalies"], got
 
 

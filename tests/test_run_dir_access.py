@@ -11,18 +11,15 @@ from model import run_format
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("analyses", "backends", "benchmarks", "cli", "engines", "model", "reports", "scenarios")
-CONSTANTS = ("HISTORY", "VERDICT", "METRICS", "SCENARIO", "STEPS", "ORACLE", "ISOLATION")
+CONSTANTS = ("HISTORY", "VERDICT", "METRICS", "SCENARIO", "STEPS", "ORACLE", "ISOLATION", "TIMELINE",
+             "FSVIEW")
 FILES = frozenset(getattr(run_format, c) for c in CONSTANTS)
 # the writer, the loader, and the format that names the files
 OWNERS = frozenset({"engines/rundir.py", "reports/load.py", "model/run_format.py"})
-# Hudi's own Spark writers (engines/hudi_spark/run.py) leave a folder of their own format (their verdict,
-# the JVMs' history, timeline.json, fsview.json), not declared in model/run_format.py yet; these modules
-# write and read it.  The soaks stream histories into folders that are not run directories.
-OWN_FORMATS = frozenset({
-    "engines/hudi_spark/run.py", "engines/hudi_spark/txns.py", "analyses/writers_differential.py",
-    "analyses/nbcc_writers_differential.py", "cli/differential.py", "benchmarks/bench_hudi_writers.py",
-    "benchmarks/soak_lock.py", "benchmarks/soak_occ.py",
-})
+# The soaks stream histories into folders that are not run directories (one per backend or node, read
+# back by the soak itself).  Hudi's own Spark writers' folder is a run directory of the format's kind
+# hudi-writers, written by RunWriter and read by reports/load.py like every other.
+OWN_FORMATS = frozenset({"benchmarks/soak_lock.py", "benchmarks/soak_occ.py"})
 
 
 def _names_a_run_file(node: ast.AST) -> bool:

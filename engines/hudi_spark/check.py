@@ -19,10 +19,8 @@ or inflight, e.g. by a killed writer).
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from engines.hudi_spark.writer import NOTHING_TO_CLUSTER
@@ -31,17 +29,6 @@ CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
 # SparkRejectUpdateStrategy's refusal of an update of a file group in a pending clustering plan
 REJECTED = "org.apache.hudi.exception.HoodieClusteringUpdateException"
 REPLACE_OPS = ("cluster", "insert_overwrite", "delete_partition")  # Hudi commits them as replacecommits
-
-
-def read_history(path: Path) -> list[dict[str, Any]]:
-    """The history's lines (a torn last line, from a killed writer, is left out)."""
-    events = []
-    for line in path.read_text().splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue
-    return events
 
 
 ORDERINGS = ("completion", "event-time")

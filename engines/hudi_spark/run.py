@@ -15,7 +15,9 @@ Every writer reads the table at its end. The run directory holds ``history.jsonl
 invoke/ok/fail lines, Hudi's exception class and message on a failure), ``table/`` (every object Hudi
 wrote under the run's prefix, the lock file under ``.hoodie/.locks`` among them), ``timeline.json`` (the
 instants read from ``.hoodie/timeline``), ``verdict.json`` (world ``hudi``, the version, each jar's
-sha256, the checks), ``metrics.json`` and each writer's plan and log.
+sha256, the checks), ``metrics.json`` and each writer's plan and log; its files are written through the
+one run-directory writer (``engines.rundir.RunWriter``, the format's kind ``hudi-writers``) and read
+through ``reports.load.load_writers_run``.
 
 What cannot be pinned: the interleaving of the writers' JVMs (thread timing, JIT, GC), so which upserts
 abort varies between runs; the plan fixes only the order "seed first".
@@ -39,7 +41,7 @@ from backends.hudi.artifacts import ArtifactError, check_version, spark_checksum
 from backends.launchers.minio import cached_binary, minio
 from backends.launchers.process import LaunchError, Unavailable, which
 from backends.launchers.seaweedfs import seaweedfs
-from engines.hudi_spark.check import check_run, read_history
+from engines.hudi_spark.check import check_run
 from engines.hudi_spark.classpath import writer_classpath
 from engines.hudi_spark.fsview import reader_views
 from engines.hudi_spark.launch import FaultInjector, WriterFault, WriterProcess, start_writer, wait_all
@@ -47,7 +49,9 @@ from engines.hudi_spark.nbcc import WORKLOADS as NBCC_WORKLOADS
 from engines.hudi_spark.plans import EntryPlans
 from engines.hudi_spark.storage_faults import TABLE, proxy_keys
 from engines.hudi_spark.txns import isolation
-from engines.rundir import write_atomic, write_table
+from engines.rundir import RunWriter
+from model.run_format import FSVIEW, HUDI_WRITERS, TIMELINE
+from reports.load import load_writers_history
 
 BUCKET = "hcc-hudi"
 PREFIX = "hcc-hudi-spark/"
@@ -210,11 +214,11 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     else:
         hudi |= {"rounds": rounds, "keys": keys, "protocol": protocol,
                  "faults": recorded}
-    write_atomic(out / "scenario.toml", scenario_toml + tomli_w.dumps({"hudi": hudi}))
+    writer = RunWriter(out, protocol, HUDI_WRITERS)
+    writer.scenario(scenario_toml + tomli_w.dumps({"hudi": hudi}))
     table_prefix = f"{PREFIX}{out.name}/{TABLE}/"
     base_path = f"s3a://{BUCKET}/{table_prefix.rstrip('/')}"
-    history = out / "history.jsonl"
-    history.unlink(missing_ok=True)
+    history = writer.shared_history()
     injector = FaultInjector(faults, history)
     # an entry's storage faults: the proxy's rules (storage_faults.py), their keys under the run's prefix
     errors = entry.errors if entry is not None else ()
@@ -250,16 +254,16 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         codes = wait_all(procs, timeout_s)
         objects = list_table(ep, table_prefix)
     wall = time.monotonic() - t0
-    write_table(out, objects, prefix=table_prefix)  # as every world keeps the table it left
+    table = writer.table(objects, prefix=table_prefix)  # as every world keeps the table it left
     timeline = timeline_of(objects, table_prefix)
     # the file slices Hudi 1.2.0's and 1.2.1's readers build of a table a writer fault left pending files in
     views: dict[str, Any] = {}
     if setup.reader_views and (faults or entry is not None):
-        views = reader_views(out / "table", sorted({r["partition"] for b in plans.values() for x in b
-                                                    for r in x["rows"]}))
-        write_atomic(out / "fsview.json", json.dumps(views, indent=1))
-    write_atomic(out / "timeline.json", json.dumps(timeline, indent=1))
-    events = read_history(history)
+        views = reader_views(table, sorted({r["partition"] for b in plans.values() for x in b
+                                            for r in x["rows"]}))
+        writer.write_json(FSVIEW, views)
+    writer.write_json(TIMELINE, timeline)
+    events = load_writers_history(out)
     checks = check_run(events, timeline, ordering=setup.ordering)
     metrics = {"wall_s": round(wall, 3), "exit_codes": codes, "proxy_actions": dict(proxy.stats.actions),
                "peak_rss_mb": {p.name: round(p.peak_rss_kb / 1024) for p in procs}, **checks.pop("metrics")}
@@ -272,9 +276,8 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     if views:
         verdict["file_slices"] = {v: x.get("summary", x) for v, x in views.items()}
     if setup.isolation:  # Elle on the commits
-        verdict["isolation"] = isolation(out)
-    write_atomic(out / "verdict.json", json.dumps(verdict, indent=1, sort_keys=True))
-    write_atomic(out / "metrics.json", json.dumps(metrics, indent=1, sort_keys=True))
+        verdict["isolation"] = isolation(out, writer.write_text)
+    writer.finish(verdict, metrics, report=False)
     return verdict
 
 

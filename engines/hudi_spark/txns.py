@@ -14,24 +14,26 @@ reads nothing known (``fail``). The final snapshot read is one transaction readi
 once; a key read twice (the duplicate-key checker's finding) and a key not returned are left out, with a
 note. Process order is each writer's history; real time is the history's wall-clock times.
 
-Pure but for reading the run directory's files.
+Pure but for reading the run directory's files (the history through ``reports.load``, the table's).
 """
 
 from __future__ import annotations
 
 import math
 import posixpath
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engines.hudi_spark.check import read_history
-from engines.rundir import write_atomic
 from model.checkers.txn_from_runs import RunView
 from model.checkers.txn_history import FAIL, OK, READ, RW_REGISTER, WRITE, Mop, Txn, TxnHistory
 from model.hudi_files.errors import HudiFileError
 from model.hudi_files.records import read_data_file
 from model.timeline.metadata import decode_instant_metadata
 from model.timeline.modeldata import replaced_file_groups
+from reports.load import load_writers_history
+
+RECORDS_VIEW = "isolation-records.jsonl"  # the records view's history, beside the run's verdict
 
 
 def _value(row: list[Any], op: str) -> str | int:
@@ -82,7 +84,7 @@ class _Table:
 
 def view(run_dir: Path) -> RunView:
     """The records view of the run in ``run_dir`` (``history.jsonl`` and the table under ``table/``)."""
-    events = read_history(run_dir / "history.jsonl")  # a killed writer's torn last line left out
+    events = load_writers_history(run_dir)  # a killed writer's torn last line left out
     table = _Table(run_dir / "table")
     notes: list[str] = []
     tombstones: dict[str, dict[str, str]] = {}  # base file path -> key -> tombstone in its lineage
@@ -194,14 +196,15 @@ def _final_read(rows: list[list[Any]], notes: list[str]) -> list[Mop]:
     return [(READ, k, v[0]) for k, v in sorted(seen.items()) if len(v) == 1]
 
 
-def isolation(run_dir: Path) -> dict[str, Any]:
+def isolation(run_dir: Path, write_text: Callable[[str, str], None]) -> dict[str, Any]:
     """Elle's verdict on the run's commits (strict serializability claimed), for ``verdict.json``; the
-    view is also written beside it as ``isolation-records.jsonl`` (``hcc check-history`` reads it)."""
+    view is also written beside it as ``isolation-records.jsonl`` (``hcc check-history`` reads it) by
+    ``write_text`` (the run directory's writer, ``RunWriter.write_text``)."""
     try:
         v = view(run_dir)
     except (OSError, ValueError, HudiFileError) as e:  # a base file gone or unreadable: said, not raised
         return {"view": "records", "valid": "unknown", "error": f"{type(e).__name__}: {e}"}
-    write_atomic(run_dir / "isolation-records.jsonl", v.jsonl())
+    write_text(RECORDS_VIEW, v.jsonl())
     got = v.check()
     return {"view": v.view, "about": v.about, "valid": got.valid, "anomalies": got.anomaly_types,
             "not": got.not_models, "transactions": len(v.history.txns), "notes": v.notes}

@@ -1,0 +1,127 @@
+"""Hudi's own Spark writers' run directory is the format's kind ``hudi-writers`` (``model/run_format.py``):
+written through the one writer (``RunWriter(out, protocol, "hudi-writers")``) and read through the one
+loader (``reports.load.load_writers_run``), each file checked against its declaration; the history that the
+writer processes append themselves is kept line by line when a run is killed; a verdict or a history line
+that breaks the format is refused naming the file, the line and the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from engines.hudi_spark.check import check_run
+from engines.rundir import RunFileError, RunWriter
+from model.run_format import FSVIEW, HISTORY, HUDI_WRITERS, METRICS, TIMELINE, VERDICT, json_schema
+from reports.load import RunDirError, load_run, load_writers_history, load_writers_run
+
+TIMELINE_ROWS = [{"requested": "1", "completed": "2", "state": "completed", "file": "1_2.commit",
+                  "action": "commit"},
+                 {"requested": "3", "completed": "", "state": "inflight", "file": "3.commit.inflight",
+                  "action": "commit.inflight"}]
+ROWS = [["k0", "p0", 1001, "1", "f0_0-1-1_1.parquet"]]
+
+
+def _lines() -> list[dict[str, Any]]:
+    """A writer's lines as engines/hudi_spark/writer.py and the fault injector append them."""
+    batch = {"batch": 0, "op": "upsert", "rows": [["k0", "p0", 1001]]}
+    return [{"process": "w1", "type": "start", "time": 10.0, "pid": 7},
+            {"process": "w1", "type": "ready", "time": 11.5, "jvm_start_s": 1.5},
+            {"process": "w1", "type": "invoke", "f": "write", "time": 12.0, "value": batch},
+            {"process": "w1", "type": "ok", "f": "write", "time": 13.0, "value": batch, "elapsed_s": 1.0,
+             "instant": "1_2"},
+            {"process": "w2", "type": "invoke", "f": "write", "time": 12.5, "value": batch},
+            {"process": "w2", "type": "info", "f": "kill", "time": 12.9, "ended": "in-commit",
+             "value": {"method": "PUT", "key": "t/p0/x"}},
+            {"process": "w1", "type": "invoke", "f": "read", "time": 14.0, "value": None},
+            {"process": "w1", "type": "ok", "f": "read", "time": 15.0, "value": ROWS}]
+
+
+def _verdict(events: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """verdict.json and metrics.json as engines/hudi_spark/run.py builds them from check_run."""
+    checks = check_run(events, TIMELINE_ROWS)
+    metrics = {"wall_s": 5.0, "exit_codes": {"w1": 0, "w2": -9}, "proxy_actions": {"forward": 40},
+               "peak_rss_mb": {"w1": 700, "w2": 650}, **checks.pop("metrics")}
+    verdict = {"world": "hudi", "workload": "conflict", "version": "1.2.0", "real": "Hudi 1.2.0 (real)",
+               "protocol": "occ", "table_type": "COPY_ON_WRITE", "backend": "seaweedfs",
+               "jars": {"org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0": "cc79"}, "lock_client": "model",
+               **checks, "isolation": {"view": "records", "valid": True, "anomalies": [], "not": [],
+                                       "about": "Hudi's commits", "transactions": 2, "notes": []}}
+    return verdict, metrics
+
+
+def _write_run(out: Path, lines: list[dict[str, Any]], torn: str = "") -> RunWriter:
+    """A hudi-writers run directory as engines/hudi_spark/run.py writes it, ``torn`` appended after the
+    lines (a killed writer's unfinished line)."""
+    writer = RunWriter(out, "occ", HUDI_WRITERS)
+    writer.scenario('[hudi]\nversion = "1.2.0"\n')
+    history = writer.shared_history()
+    with open(history, "a") as f:  # the writer processes' own appends
+        f.writelines(json.dumps(e) + "\n" for e in lines)
+        f.write(torn)
+    writer.write_json(TIMELINE, TIMELINE_ROWS)
+    writer.write_json(FSVIEW, {"1.2.0": {"error": "no java"}})
+    return writer
+
+
+def test_a_writers_run_is_written_and_loaded_and_validates_against_the_published_kind(tmp_path: Path) -> None:
+    writer = _write_run(tmp_path, _lines())
+    verdict, metrics = _verdict(load_writers_history(tmp_path))
+    assert verdict["valid"] and verdict["commits"] == 1 and verdict["notes"]  # the kill, the pending instant
+    writer.finish(verdict, metrics, report=False)
+    run = load_writers_run(tmp_path)
+    assert (run.verdict, run.metrics, list(run.events)) == (verdict, metrics, _lines())
+    assert list(run.timeline) == TIMELINE_ROWS and run.file_slices == {"1.2.0": {"error": "no java"}}
+    assert run.scenario == {"hudi": {"version": "1.2.0"}}
+    whole = {name: json.loads((tmp_path / name).read_text()) for name in (VERDICT, METRICS, TIMELINE, FSVIEW)}
+    whole |= {HISTORY: _lines(), "scenario.toml": (tmp_path / "scenario.toml").read_text()}
+    jsonschema.validate(whole, json_schema())
+    with pytest.raises(jsonschema.ValidationError):  # neither kind: a writers' verdict in a harness run
+        jsonschema.validate({**whole, HISTORY: [{"index": 0}]}, json_schema())
+    # the harness's loader names what the folder is instead of a missing field
+    with pytest.raises(RunDirError, match="Hudi's own Spark writers"):
+        load_run(tmp_path)
+
+
+def test_a_killed_writers_run_keeps_its_history_but_a_torn_line(tmp_path: Path) -> None:
+    _write_run(tmp_path, _lines()[:4], torn='{"process": "w1", "type": "inv')  # killed mid-line, no verdict
+    assert load_writers_history(tmp_path) == _lines()[:4]
+    with pytest.raises(RunDirError, match="missing verdict.json"):
+        load_writers_run(tmp_path)
+
+
+@pytest.mark.parametrize(("field", "value", "named"), [
+    ("valid", "yes", "field valid = 'yes' is not true or false"),
+    ("table_type", "MERGE", "field table_type = 'MERGE' is not one of COPY_ON_WRITE, MERGE_ON_READ"),
+    ("conflicts", [{"process": "w1", "batch": 0}], "field conflicts[0].class is missing"),
+    ("surprise", 1, "field surprise = 1 is not a field of WritersVerdict"),
+])
+def test_a_writers_verdict_that_breaks_the_format_is_refused_and_not_written(
+        tmp_path: Path, field: str, value: Any, named: str) -> None:
+    writer = _write_run(tmp_path, _lines())
+    verdict, metrics = _verdict(_lines())
+    with pytest.raises(RunFileError, match=named.replace("[", r"\[").replace("]", r"\]")):
+        writer.finish({**verdict, field: value}, metrics, report=False)
+    assert not (tmp_path / VERDICT).exists() and not (tmp_path / METRICS).exists()
+
+
+def test_a_history_line_that_breaks_the_format_is_refused_by_line(tmp_path: Path) -> None:
+    lines = _lines()
+    lines[2] = {**lines[2], "type": "begin"}
+    writer = _write_run(tmp_path, lines)
+    verdict, metrics = _verdict(_lines())
+    with pytest.raises(RunFileError, match=r"history.jsonl: line 3: field type = 'begin' is not one of"):
+        writer.finish(verdict, metrics, report=False)
+    with pytest.raises(RunDirError, match="line 3"):
+        load_writers_history(tmp_path)
+
+
+def test_a_harness_run_is_not_read_as_a_writers_run(tmp_path: Path) -> None:
+    (tmp_path / VERDICT).write_text(json.dumps({"scenario": "x", "verdict": "ok"}))
+    with pytest.raises(RunDirError, match="not a run of Hudi's own Spark writers"):
+        load_writers_run(tmp_path)
+    with pytest.raises(ValueError, match="appended by RunWriter.history"):
+        RunWriter(tmp_path, "occ").shared_history()
