@@ -9,6 +9,10 @@ that table the model is asked:
 - **Deltacommits.** NBCC resolves no write conflict (``needResolveWriteConflict``, fidelity NB4): every
   deltacommit the harness did not kill must commit. A failed one is a difference; a planned kill that did
   not happen is a note (the plan did not run as the entry's simulation did).
+- **Refusals.** An attempt the model refuses (its outcome in the run's plans): a deltacommit a pending
+  clustering plan refuses must fail with ``HoodieClusteringUpdateException`` (fidelity NBC3), a clustering
+  must fail with ``UnsupportedOperationException`` and leave its plan requested on the timeline (NBC1,
+  NBC2); such an attempt is not judged by NB4.
 - **File slices.** Per release, the model's transcription of ``HoodieFileGroup`` (:mod:`model.nbcc.filegroup`:
   1.2.0's, :attr:`~model.nbcc.slices.Rule.HUDI_1_2_0`; 1.2.1's, PR #19785's ``addLogFiles``,
   :attr:`~model.nbcc.slices.Rule.PR_19785`) builds every file group of the listed table: every slice (keyed
@@ -52,6 +56,13 @@ SLICE_ROWS = {
 # the fault proxy's actions that are not a fault it injected (backends/fault_proxy.py)
 NOT_INJECTED = frozenset({"forward", "bad-request", "upstream-failed"})
 COMMIT_ROWS = "NB4 (NBCC resolves no write conflict: every deltacommit commits)"
+# the model's refusals: its outcome in a run's plan -> the exception Hudi must fail with, the fidelity rows
+REFUSALS = {
+    "rejected": ("HoodieClusteringUpdateException",
+                 "NBC3 (a pending clustering plan refuses every update of its file groups)"),
+    "refused": ("UnsupportedOperationException",
+                "NBC1, NBC2 (a clustering of an NBCC table is planned, its execution refused)"),
+}
 Slice = tuple[str, str | None, tuple[str, ...]]  # base instant, base file, log file names (sorted)
 
 
@@ -151,7 +162,10 @@ def compare_nbcc_run(run_dir: Path, *, metadata_table: bool = False) -> dict[str
     run = load_writers_run(run_dir)
     events = list(run.events)
     attempts = judge_deltacommits(events)
-    differences, notes = judge_failures(attempts, storage_faults(run.metrics))
+    rest, differences, notes = judge_refusals(attempts, run.scenario.get("hudi", {}).get("plans", {}),
+                                              run_dir / "table")
+    more, more_notes = judge_failures(rest, storage_faults(run.metrics))
+    differences, notes = differences + more, notes + more_notes
     planned = _planned_kills(run.scenario)
     kills = sum(1 for e in events if e.get("type") == "info" and e.get("f") == "kill")
     if kills != planned:
@@ -194,6 +208,38 @@ def judge_failures(attempts: Sequence[Mapping[str, Any]],
             differences.append({"kind": "deltacommit-failed", "process": a["process"], "batch": a["batch"],
                                 "error": a.get("error"), "fidelity": COMMIT_ROWS})
     return differences, notes
+
+
+def judge_refusals(attempts: Sequence[Mapping[str, Any]], plans: Mapping[str, Sequence[Mapping[str, Any]]],
+                   table: Path) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]], list[str]]:
+    """The attempts the model does not refuse (for NB4), and the differences and notes of those it refuses
+    (:data:`REFUSALS`, by the ``model`` outcome of each batch in ``plans``, scenario.toml's ``[hudi] plans``):
+    each must fail with Hudi's exception for it, and a refused clustering leave its plan requested in
+    ``table``'s timeline."""
+    rest: list[Mapping[str, Any]] = []
+    differences: list[dict[str, Any]] = []
+    notes: list[str] = []
+    pending = sorted(p.name for p in (table / ".hoodie" / "timeline").glob("*.clustering.requested")
+                     if not any(table.glob(f".hoodie/timeline/{p.name.split('.')[0]}_*")))
+    refused = 0
+    for a in attempts:
+        batches = plans.get(a["process"]) or []
+        model = (batches[a["batch"]].get("model") or {}) if a["batch"] < len(batches) else {}
+        if model.get("outcome") not in REFUSALS:
+            rest.append(a)
+            continue
+        exception, rows = REFUSALS[model["outcome"]]
+        refused += model["outcome"] == "refused"
+        if a["outcome"] == "fail" and exception in str(a.get("error")):
+            notes.append(f"{a['process']} batch {a['batch']} failed with {exception}, as the model ({rows})")
+        else:
+            differences.append({"kind": "refusal", "process": a["process"], "batch": a["batch"],
+                                "outcome": a["outcome"], "error": a.get("error"), "expected": exception,
+                                "fidelity": rows})
+    if len(pending) < refused:
+        differences.append({"kind": "clustering-plan", "pending": pending, "expected": refused,
+                            "fidelity": REFUSALS["refused"][1]})
+    return rest, differences, notes
 
 
 def storage_faults(metrics: Mapping[str, Any]) -> bool:

@@ -12,7 +12,11 @@ calls after the server answered the request and before it relays the reply: a wr
 a log file dies with the file written and before it learns so (mid-commit, before its completed instant).
 Each fault is an ``info`` line of the history (``f``: ``pause``, ``resume`` or ``kill``). A kill with
 ``restart_at`` restarts the writer (a new process under the same name, :attr:`FaultInjector.restart`) from
-that batch of its plan, as a Spark job that died is run again.
+that batch of its plan, as a Spark job that died is run again. A fault with ``batch`` counts the writer's
+requests only once the history shows that batch begun (its ``invoke`` line) or ended (``since = "end"``: its
+``ok`` or ``fail`` line, or a kill during it), read by :class:`Progress` as the history grows: the first
+request (``method = "ANY"``, ``key = "."``) after a batch ended is one the writer makes before its next batch,
+between two of its commits.
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from backends.launchers.process import rss_kb, spawn, watchdog
 
 FAULTS = ("kill", "pause")
 APPLIED = ("forward", "lost-reply")  # the proxy's actions of a request the server handled
+ANY = "ANY"  # a fault's method matching every request
 METHODS = ("GET", "HEAD", "PUT", "POST", "DELETE")
+SINCE = ("invoke", "end")  # a ``batch`` fault counts from the batch's invoke line, or from its end
 ENDED = "in-commit"  # the history field ``ended`` of a ``then`` fault's kill or spared line
 
 
@@ -121,7 +127,9 @@ class WriterFault:
     the fault, which fires at the writer's next ``then`` request of that same key (its own instant file:
     the PUT of its n-th ``.inflight``, then its HEAD of it in the commit); when the writer deletes that
     instant's heartbeat first (Hudi aborted the attempt, a write conflict) it is spared (an ``info`` line
-    ``spared``). Both lines carry ``ended``, which a batch's ``after_info`` waits for."""
+    ``spared``). Both lines carry ``ended``, which a batch's ``after_info`` waits for. With ``batch``, the
+    writer's requests count only once its history shows that batch begun (``since = "invoke"``) or ended
+    (``since = "end"``): the nth match is then the nth within (or after) that batch."""
 
     writer: str
     fault: str
@@ -131,23 +139,76 @@ class WriterFault:
     resume_after_s: float = 5.0
     restart_at: int | None = None
     then: str | None = None  # fire at the writer's next request of this method on the nth match's key
+    batch: int | None = None  # count only from this batch's invoke (or end) line on
+    since: str = "invoke"
 
     def check(self, writers: list[str]) -> None:
         """ValueError naming the field and value of a fault that cannot be injected."""
         if self.fault not in FAULTS:
             raise ValueError(f"fault={self.fault!r}: one of {', '.join(FAULTS)}")
+        if self.method not in (*METHODS, ANY):
+            raise ValueError(f"fault method={self.method!r}: one of {', '.join((*METHODS, ANY))}")
+        if self.since not in SINCE or (self.batch is not None and self.batch < 0):
+            raise ValueError(f"fault batch={self.batch!r} since={self.since!r}: a batch 0 or more, since one "
+                             f"of {', '.join(SINCE)}")
         if self.writer not in writers:
             raise ValueError(f"fault writer={self.writer!r}: one of {', '.join(writers)}")
         if self.nth < 1:
             raise ValueError(f"fault nth={self.nth}: must be 1 or more")
-        if self.restart_at is not None and (self.fault != "kill" or self.restart_at < 1):
-            raise ValueError(f"fault restart_at={self.restart_at}: a kill's batch, 1 or more")
+        if self.restart_at is not None and (self.fault != "kill" or self.restart_at < 0):
+            raise ValueError(f"fault restart_at={self.restart_at}: a kill's batch, 0 or more")
         if self.then is not None and self.then not in METHODS:
             raise ValueError(f"fault then={self.then!r}: one of {', '.join(METHODS)}")
         try:
             re.compile(self.key)
         except re.error as e:
             raise ValueError(f"fault key={self.key!r}: {e}") from None
+
+
+@dataclass
+class Progress:
+    """Each writer's batches begun and ended, read from the history file (JSON lines) as it grows: a batch
+    ends with its ``ok`` or ``fail`` line, or with a ``kill`` of its writer during it."""
+
+    path: Path
+    begun: dict[str, set[int]] = field(default_factory=dict)
+    ended: dict[str, set[int]] = field(default_factory=dict)
+    _pos: int = 0
+    _open: dict[str, int] = field(default_factory=dict)  # writer -> the batch it invoked last, not ended
+
+    def update(self) -> None:
+        """Read the lines appended since the last call (a line not yet whole is read next time)."""
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self._pos)
+                data = f.read()
+        except OSError:
+            return
+        whole = data[:data.rfind(b"\n") + 1]
+        self._pos += len(whole)
+        for raw in whole.splitlines():
+            try:
+                e = json.loads(raw)
+            except ValueError:
+                continue
+            w = e.get("process")
+            if e.get("f") == "write" and isinstance(e.get("value"), dict):
+                b = int(e["value"].get("batch", -1))
+                if e.get("type") == "invoke":
+                    self.begun.setdefault(w, set()).add(b)
+                    self._open[w] = b
+                elif e.get("type") in ("ok", "fail"):
+                    self.ended.setdefault(w, set()).add(b)
+                    self._open.pop(w, None)
+            elif e.get("type") == "info" and e.get("f") == "kill" and w in self._open:
+                self.ended.setdefault(w, set()).add(self._open.pop(w))
+
+    def reached(self, writer: str, batch: int, since: str) -> bool:
+        """Whether ``writer``'s history shows ``batch`` begun (``since = "invoke"``) or ended."""
+        seen = self.begun if since == "invoke" else self.ended
+        if batch not in seen.get(writer, ()):
+            self.update()
+        return batch in seen.get(writer, ())
 
 
 @dataclass
@@ -164,6 +225,7 @@ class FaultInjector:
     _seen: dict[int, int] = field(default_factory=dict)  # fault index -> matching requests so far
     _armed: dict[int, str] = field(default_factory=dict)  # fault index -> the key its ``then`` waits for
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _progress: Progress | None = None
 
     def add(self, w: WriterProcess) -> None:
         """Make ``w`` a target of its faults."""
@@ -184,7 +246,8 @@ class FaultInjector:
                     if ex.method != f.then or ex.key != self._armed[i]:
                         continue
                     del self._armed[i]
-                elif ex.method != f.method or not re.search(f.key, ex.key):
+                elif (f.method not in (ANY, ex.method) or not re.search(f.key, ex.key)
+                      or f.batch is not None and not self._reached(f)):
                     continue
                 else:
                     self._seen[i] = self._seen.get(i, 0) + 1
@@ -206,6 +269,12 @@ class FaultInjector:
                 t = threading.Timer(f.resume_after_s, self._resume, args=(w, f, ex))
                 t.daemon = True  # a writer still stopped at the deadline is killed by wait_all
                 t.start()
+
+    def _reached(self, f: WriterFault) -> bool:
+        if self._progress is None:
+            self._progress = Progress(self.history)
+        assert f.batch is not None
+        return self._progress.reached(f.writer, f.batch, f.since)
 
     def _resume(self, w: WriterProcess, f: WriterFault, ex: Exchange) -> None:
         if w.proc.poll() is None:

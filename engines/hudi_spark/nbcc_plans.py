@@ -17,39 +17,61 @@ deltacommit each:
   (of the translated attempts) when it began (``after_commits``). The first attempt the simulation began
   creates the table; every other waits for it (a commit, or the kill of the first attempt's writer): Hudi
   writers creating one table at once is not the entry's workload.
-- **Failed attempts.** An attempt the model fails part-way (an injected failure after ``n`` logs) becomes its
+- **Failed attempts.** An attempt the model fails part-way (an injected failure after ``n`` logs, or its
+  writer's crash while it was under way, :mod:`engines.hudi_spark.nbcc_faults`) becomes its
   writer killed (SIGKILL of its process group, :class:`~engines.hudi_spark.launch.WriterFault`) at the same
   point: after its first log PUT when the model wrote one or more logs (Hudi writes one log per file group and
   deltacommit, so "after n logs" is "after the first"), after its ``.deltacommit.inflight`` PUT when it wrote
   none. The model's writer retries the batch as a new deltacommit: on Hudi the writer restarts (a new process,
   the same name) from the next batch, as a Spark job that died is run again; after its last batch it restarts
-  too, and only reads the table (so a read follows every kill).
-- **Compactions.** Each compaction the simulated compaction service planned (node ``w{N+1}``) is Hudi's
+  too, and only reads the table (so a read follows every kill). A writer whose crash the model never restarts
+  is not restarted.
+- **Compactions.** Each compaction plan the simulated compaction service executed (node ``w{N+1}``) is Hudi's
   ``run_compaction`` procedure (``scheduleandexecute``, :func:`engines.hudi_spark.writer.compact`) on a
   compactor process of that name, once the table has the commits the simulation had completed when it
   planned; Hudi then plans it from the table it finds (``hoodie.compact.inline.max.delta.commits = 1``: the
-  model's slots, not Hudi's trigger, NB10).
+  model's slots, not Hudi's trigger, NB10). An execution the model fails part-way (injected, or cut by the
+  compactor's crash) is the compactor killed inside that batch, after its first base file PUT when the model
+  wrote one, else after its ``.compaction.inflight`` PUT, and restarted from its next batch; a later execution
+  of the plan the model's service resumed is ``run_compaction``'s ``execute`` of the pending plans (Hudi's
+  ``compact`` rolls the killed inflight back and runs it again). An execution failing for a storage fault is
+  the proxy's to fail (not a kill).
+- **Clusterings.** Each clustering the compaction service planned (``nbcc.clustering_at_ms``) is Hudi's
+  ``run_clustering`` on the compactor, once the table has as many deltacommits past their ``.inflight`` as
+  the model's plan found (``after_instants``: those commit, NBC4), and each deltacommit the model began after
+  a plan waits for the plan on the timeline; the model's outcomes are the plan's (``refused``: planned, its
+  execution refused, NBC1, NBC2; ``rejected``: a deltacommit the plan refuses, NBC3, no kill).
+- **Crashes and pauses** (``faults.crashes``, time-triggered ``faults.pauses``): at a request the model and
+  Hudi share, not at a time (:mod:`engines.hudi_spark.nbcc_faults`).
 
 What the hudi world cannot apply is refused by field (variants other than ``hudi-1.2.0``: Hudi 1.2.0's bundle
-is the only one served; another time generator; crashes and pauses; a reader during the run;
-a heartbeat that expires within the run) or listed in :attr:`EntryPlans.untranslated` (compactions that fail
-part-way in the simulation; the heartbeat, scaled; timings). Storage faults (``faults.errors``) are the fault
-proxy's rules (:mod:`engines.hudi_spark.storage_faults`).
+is the only one served; another time generator; writer deaths, cut-offs, heartbeat-start failures and
+shutdowns; a crash or pause no shared request marks; a reader during the run; a heartbeat that expires within
+the run) or listed in :attr:`EntryPlans.untranslated` (the heartbeat, scaled; timings). Storage faults
+(``faults.errors``) are the fault proxy's rules (:mod:`engines.hudi_spark.storage_faults`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from engines.hudi_spark.launch import WriterFault
 from engines.hudi_spark.nbcc import PARTITION, key_in_bucket
+from engines.hudi_spark.nbcc_faults import (
+    BASE_PUT,
+    COMPACTION_INFLIGHT_PUT,
+    INFLIGHT_PUT,
+    LOG_PUT,
+    map_faults,
+)
+from engines.hudi_spark.nbcc_sim import TRANSLATED_FAILURES, Outline, SimAttempt, outline
 from engines.hudi_spark.plans import MAX_OPS, EntryPlans, entry_plans, load_occ_entry
 from engines.hudi_spark.storage_faults import proxy_rules
 from engines.hudi_spark.storage_faults import untranslated as errors_untranslated
 from model.config import ConfigError
 from model.nbcc.config import NbccScenario
+from model.nbcc.sim_clustering import UPDATE_REJECTED
 from model.nbcc.sim_layout import bucket_of as model_bucket_of
 from model.nbcc.sim_plan import TablePlan
 from model.nbcc.sim_table import run_table
@@ -57,26 +79,9 @@ from scenarios import catalogue
 from scenarios.catalogue import Entry
 
 VARIANT = "hudi-1.2.0"  # the one release whose Spark bundle the hudi world runs
-# a log file of the data table (not a marker or the metadata table's, both under .hoodie/)
-LOG_PUT = rf"^(?!.*/\.hoodie/).*/{PARTITION}/\.[^/]*\.log\."
-INFLIGHT_PUT = r"table/\.hoodie/timeline/\d{17}\.deltacommit\.inflight$"
 # the heartbeat on Hudi when the entry's outlasts its simulated run: 6 min x the variant's 2 misses, longer
 # than a run's timeout (engines/hudi_spark/run.py TIMEOUT_S), so no clean rolls a killed attempt back
 HEARTBEAT_MS = 360_000
-
-
-@dataclass(frozen=True)
-class SimAttempt:
-    """One deltacommit attempt (or a compaction the compaction service planned) of the simulated run."""
-
-    writer: str
-    batch: int
-    attempt: int
-    instant: str
-    invoked_ms: int
-    ok_ms: int | None  # when it completed (None: failed)
-    logs_written: int  # logs it wrote before failing (failed attempts)
-    compaction: bool = False
 
 
 def load_entry(field: str, name: str, overrides: Sequence[str] = ()) -> Entry:
@@ -97,51 +102,55 @@ def _refuse_untranslatable(sc: NbccScenario) -> None:
     if n.time_generator != "skew-adjusting":
         raise ConfigError("nbcc.time_generator", n.time_generator,
                           "Hudi's writers draw their times with Hudi's own skew-adjusting generator")
-    for name in ("crashes", "pauses", "writer_deaths", "cutoffs", "heartbeat_start_failures",
-                 "shutdowns"):
+    for name in ("writer_deaths", "cutoffs", "heartbeat_start_failures", "shutdowns"):
         if getattr(sc.faults, name):
             raise ConfigError(f"faults.{name}", len(getattr(sc.faults, name)),
                               "faults are not translated to the hudi world yet")
     if n.read_every_ms:
         raise ConfigError("nbcc.read_every_ms", n.read_every_ms,
                           "a reader during the run is not translated (Hudi's writers read at their end)")
-    if n.clustering_at_ms:
-        raise ConfigError("nbcc.clustering_at_ms", list(n.clustering_at_ms),
-                          "clusterings are not translated to the hudi world yet (Hudi 1.2.0 plans one on an "
-                          "NBCC table and never executes it: fidelity NBC1-NBC5)")
 
 
-def simulated_attempts(plan: TablePlan, seed: int) -> tuple[list[SimAttempt], int, int]:
-    """Every writer's deltacommit attempts and the compactions that completed (the compaction service's,
-    node ``plan.compactor_node``) of the simulated run, in invoke order; how many planned compactions never
-    completed, and when the run's last deltacommit ended (ms)."""
-    writers = {f"w{i}" for i in range(1, len(plan.writers) + 1)}
-    begun: dict[str, dict[str, Any]] = {}
-    ended: dict[str, tuple[int | None, int]] = {}
-    planned: dict[str, int] = {}
-    compacted: dict[str, int] = {}
-    last = 0
-    for e in run_table(plan, seed).events:
-        if e.f == "compaction-plan" and e.type == "ok":
-            planned[e.value["instant"]] = e.time
-        elif e.f == "compaction" and e.type == "ok":
-            compacted[e.value["instant"]] = e.time
-        if e.f != "deltacommit" or e.process not in writers:
-            continue
-        if e.type == "invoke":
-            begun[e.value["instant"]] = {**e.value, "time": e.time}
-        elif e.value.get("instant") in begun:
-            logs = int(e.value.get("logs_written", 0))
-            ended[e.value["instant"]] = (e.time if e.type == "ok" else None, logs)
-            last = max(last, e.time)
-    out = [SimAttempt(v["writer"], int(v["batch"]), int(v["attempt"]), inst, int(v["time"]),
-                      *ended.get(inst, (None, 0)))
-           for inst, v in begun.items()]
-    # the compactions that completed (one failing part-way and never finished is not translated)
-    done = sorted((t, inst) for inst, t in planned.items() if inst in compacted)
-    out += [SimAttempt(plan.compactor_node, i, 0, inst, t, compacted[inst], 0, compaction=True)
-            for i, (t, inst) in enumerate(done)]
-    return sorted(out, key=lambda a: (a.invoked_ms, a.instant)), len(planned) - len(done), last
+def simulated_attempts(plan: TablePlan, seed: int) -> Outline:
+    """Every writer's deltacommit attempts and the compaction service's operations of the simulated run
+    (:func:`engines.hudi_spark.nbcc_sim.outline`)."""
+    return outline(plan, run_table(plan, seed).events)
+
+
+def _outcome(a: SimAttempt) -> str:
+    """The model's outcome of an operation: ``ok``, ``failed`` (part-way: its process killed on Hudi),
+    ``rejected`` (a deltacommit a pending clustering plan refused, NBC3) or ``refused`` (a clustering whose
+    plan was written and whose execution was refused, NBC1, NBC2)."""
+    if a.ok_ms is not None:
+        return "ok"
+    if a.op == "cluster":
+        return "refused"
+    return "rejected" if a.reason == UPDATE_REJECTED else "failed"
+
+
+def _killed(a: SimAttempt) -> bool:
+    """Whether Hudi's process is killed in operation ``a`` (the model failed it part-way)."""
+    return _outcome(a) == "failed"
+
+
+def _service_batch(a: SimAttempt, i: int, kept: Sequence[SimAttempt], after_commits: int,
+                   model: dict[str, Any], faults: list[WriterFault], restart: int | None) -> dict[str, Any]:
+    """The compactor's batch ``i`` for operation ``a`` (a compaction's execution or a clustering); a failed
+    execution appends its kill to ``faults`` (inside the batch: after its first base file PUT when the model
+    wrote one, else after its .compaction.inflight PUT)."""
+    if a.op == "cluster":  # run_clustering once the deltacommits the model's plan found past .inflight are
+        begun = sum(1 for x in kept if x.op == "upsert" and x.inflight_ms is not None
+                    and x.inflight_ms < a.invoked_ms)
+        return {"op": "cluster", "partition": PARTITION, "rows": [], "after_commits": after_commits,
+                "after_instants": {"deltacommit.inflight": begun} if begun else {}, "model": model}
+    batch: dict[str, Any] = {"op": "compact", "rows": [], "after_commits": after_commits, "model": model}
+    if a.pending:  # the plan an earlier execution left pending: run_compaction's execute
+        batch["pending"] = True
+    if _killed(a):
+        key = BASE_PUT if a.logs_written else COMPACTION_INFLIGHT_PUT
+        faults.append(WriterFault(a.writer, "kill", key, "PUT", 1, restart_at=restart, batch=i))
+        model["killed_at"] = "its first base file PUT" if a.logs_written else "its .compaction.inflight PUT"
+    return batch
 
 
 def hudi_keys(plan: TablePlan) -> dict[int, str]:
@@ -167,36 +176,48 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
         raise ConfigError("max_ops", max_ops, "must be 1 or more")
     _refuse_untranslatable(sc)
     plan = sc.plan(sc.seed)
-    attempts, unfinished, run_end_ms = simulated_attempts(plan, sc.seed)
-    if plan.heartbeat_expiry_ms <= run_end_ms:
+    ol = simulated_attempts(plan, sc.seed)
+    if plan.heartbeat_expiry_ms <= ol.last_ms:
         raise ConfigError("nbcc.heartbeat_interval_ms", plan.heartbeat_interval_ms,
                           f"the heartbeat expires ({plan.heartbeat_expiry_ms} ms) within the simulated run "
-                          f"({run_end_ms} ms): a clean rolling failed writes back mid-run is not translated")
+                          f"({ol.last_ms} ms): a clean rolling failed writes back mid-run is not translated")
     per: dict[str, list[SimAttempt]] = {}
-    for a in attempts:
+    for a in ol.attempts:
+        # a compaction failing for a storage fault is the proxy's to fail (it runs again when resumed)
+        if a.op == "compact" and a.ok_ms is None and a.reason not in TRANSLATED_FAILURES:
+            continue
         per.setdefault(a.writer, [])
         if len(per[a.writer]) < max_ops:
             per[a.writer].append(a)
     kept = sorted((a for v in per.values() for a in v), key=lambda a: a.invoked_ms)
+    mapped = map_faults(sc.faults, ol, per)
     keys = hudi_keys(plan)
     first = next((a for a in kept if not a.compaction), None)  # it creates the table
     batches: dict[str, list[dict[str, Any]]] = {f"w{i}": [] for i in range(1, len(plan.writers) + 1)}
-    faults: list[WriterFault] = []
+    faults: list[WriterFault] = list(mapped.faults)
     for w, todo in per.items():
         index = int(w[1:])
         puts = {"log": 0, "inflight": 0}  # this writer's matching PUTs before each attempt
         for i, a in enumerate(todo):
             done = sum(1 for x in kept if x.ok_ms is not None and x.ok_ms < a.invoked_ms)
-            model = {"instant": a.instant, "batch": a.batch, "attempt": a.attempt,
-                     "outcome": "ok" if a.ok_ms is not None else "failed"}
-            if a.compaction:  # the compaction service's plan: Hudi's run_compaction (writer.compact)
-                batches.setdefault(w, []).append({"op": "compact", "rows": [], "after_commits": max(done, 1),
-                                                  "model": model})
+            plans_before = sum(1 for x in kept if x.op == "cluster" and x.invoked_ms < a.invoked_ms)
+            model: dict[str, Any] = {"instant": a.instant, "batch": a.batch, "attempt": a.attempt,
+                                     "outcome": _outcome(a)}
+            batch: dict[str, Any]
+            restart = None if (w, a.instant) in mapped.not_restarted else i + 1
+            after_kill = i > 0 and _killed(todo[i - 1])
+            if a.compaction:
+                batch = _service_batch(a, i, kept, max(done, 1), model, faults, restart)
+                if after_kill:
+                    batch["after_info"] = {"process": w, "f": "kill"}
+                batches.setdefault(w, []).append(batch)
                 continue
             rows = [{"key": keys[k], "partition": PARTITION, "value": hudi_value(ts, index, a.batch)}
                     for k, ts in plan.writers[index - 1].batches[a.batch].rows]
-            batch: dict[str, Any] = {"op": "upsert", "rows": rows, "after_commits": done, "model": model}
-            if i > 0 and todo[i - 1].ok_ms is None:  # the restarted writer: after its kill
+            batch = {"op": "upsert", "rows": rows, "after_commits": done, "model": model}
+            if plans_before:  # a clustering plan the model's attempt found pending (NBC3)
+                batch["after_instants"] = {"clustering.requested": plans_before}
+            if after_kill:  # the restarted writer: after its kill
                 batch["after_info"] = {"process": w, "f": "kill"}
             elif a is not first and done == 0 and first is not None:  # the table is the first attempt's
                 if first.ok_ms is not None:
@@ -205,12 +226,15 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
                     batch["after_info"] = {"process": first.writer, "f": "kill"}
             buckets = {model_bucket_of(f"k{k}", plan.buckets)
                        for k, _ in plan.writers[index - 1].batches[a.batch].rows}
+            if a.reason == UPDATE_REJECTED:  # refused before its .inflight (NBC3): no PUT of its own
+                batches[w].append(batch)
+                continue
             puts["inflight"] += 1
             if a.ok_ms is None:
                 logs = a.logs_written > 0
                 pattern, nth = (LOG_PUT, puts["log"] + 1) if logs else (INFLIGHT_PUT, puts["inflight"])
                 # restarted even after its last attempt: it then only reads, after the kill
-                faults.append(WriterFault(w, "kill", pattern, "PUT", nth, restart_at=i + 1))
+                faults.append(WriterFault(w, "kill", pattern, "PUT", nth, restart_at=restart))
                 batch["model"]["killed_at"] = "its first log PUT" if logs else "its .inflight PUT"
                 puts["log"] += 1 if logs else 0
             else:
@@ -224,15 +248,29 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
         f"keys: the model's k<n> as Hudi keys of the same simple bucket of {plan.buckets} "
         f"({', '.join(f'k{k}={v}' for k, v in sorted(keys.items()))})",
     ]
-    planned = sum(1 for a in attempts if a.compaction)
+    planned = len({a.instant for a in ol.attempts if a.op == "compact"})
     if plan.compactions:
         untranslated.append(
-            f"nbcc.compactions = {len(plan.compactions)}: the {planned} compaction(s) the simulation "
-            "completed are Hudi's run_compaction (scheduleandexecute) on a compactor "
+            f"nbcc.compactions = {len(plan.compactions)}: the {planned} compaction plan(s) the simulation "
+            "executed are Hudi's run_compaction (scheduleandexecute) on a compactor "
             f"{plan.compactor_node}, each planned by Hudi when the simulation planned it (the table's "
-            "commits then), hoodie.compact.inline.max.delta.commits = 1; "
-            f"{unfinished} planned and never completed (failing part-way) not run")
-    if any(len(v) < sum(1 for a in attempts if a.writer == w) for w, v in per.items()):
+            "commits then), hoodie.compact.inline.max.delta.commits = 1; an execution the model fails "
+            "part-way is the compactor killed after its .compaction.inflight or first base file PUT, and a "
+            "later execution of the pending plan run_compaction's execute; one failing for a storage fault "
+            f"is the proxy's to fail; {ol.unfinished} planned and never executed to the end not run")
+    if plan.clusterings:
+        untranslated.append(
+            f"nbcc.clustering_at_ms = {[c.at_ms for c in plan.clusterings]}: each clustering the simulation "
+            f"planned is Hudi's run_clustering on {plan.compactor_node} once the table has the deltacommits "
+            "the model's plan found past their .inflight (after_instants), and each deltacommit begun after "
+            "a plan waits for it on the timeline")
+    if sc.faults.crashes or sc.faults.pauses:
+        untranslated.append(
+            "crashes and pauses at a request the model and Hudi share, not at a time (nbcc_faults.py): "
+            "inside an attempt after its first file (or .inflight) PUT, between two after the first request "
+            "once the previous ended; a restart is at once (the new JVM's start is the delay)")
+        untranslated += mapped.untranslated
+    if any(len(v) < sum(1 for a in ol.attempts if a.writer == w) for w, v in per.items()):
         untranslated.append(f"each writer's first {max_ops} deltacommit attempts only (the entry runs more)")
     wrote_more = [a for v in per.values() for a in v if a.ok_ms is None and a.logs_written > 1]
     if wrote_more:
@@ -248,13 +286,15 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
                "hoodie.clean.automatic": str(plan.auto_clean).lower(),
                # the compaction service plans whenever asked (the model's slots; NB10's trigger not modelled)
                "hoodie.compact.inline.max.delta.commits": "1"}
-    if errors:  # a fault on the lock file can leave it dangling until its validity ends: the model's validity
+    if errors or sc.faults.crashes or sc.faults.pauses:
+        # a storage fault on the lock file can leave it dangling until its validity ends, and a pause
+        # outlast it: the model's validity
         lock = plan.lock_config()
         options |= {"hoodie.write.lock.storage.validity.timeout.secs": str(lock.validity_secs),
                     "hoodie.write.lock.storage.renew.interval.secs": str(lock.renew_interval_secs)}
         untranslated.append(f"the lock's validity {lock.validity_secs} s (renewal {lock.renew_interval_secs} "
                             "s), the model's, as a storage fault can leave the lock file dangling until it "
-                            "ends (Hudi's default 300 s would outlast a run)")
+                            "ends or a pause outlasts it (Hudi's default 300 s would outlast a run)")
     return EntryPlans(name, sc.seed, batches, options, untranslated, tuple(faults), errors)
 
 

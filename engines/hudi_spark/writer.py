@@ -12,8 +12,13 @@ is one Hudi commit. Before it, an ``invoke`` line goes to the history file (JSON
 fsynced per line, so a crash keeps what was written); after it an ``ok`` line with the instant Hudi
 committed, or a ``fail`` line with Hudi's exception: its class and message (the root of the chain too).
 The plan's ``protocol`` (``occ``, the default, or ``nbcc``) picks Hudi's write options (:func:`hudi_options`).
-A batch may wait for the table's ``after_commits`` completed commits and for the harness's ``after_info``
-history line (e.g. ``{"process": "w1", "f": "kill"}``: a fault :mod:`engines.hudi_spark.launch` injected).
+A batch may wait for the table's ``after_commits`` completed commits, for ``after_instants``
+(``{"<action>.<state>": n}``: n instants of that action in that state or a later one, e.g.
+``{"deltacommit.inflight": 4}``, four deltacommits past their ``.inflight`` PUT, or
+``{"clustering.requested": 1}``, a clustering plan) and for the harness's ``after_info`` history line
+(e.g. ``{"process": "w1", "f": "kill"}``: a fault :mod:`engines.hudi_spark.launch` injected). A
+``compact`` batch with ``"pending": true`` executes the pending compaction plans (``run_compaction``'s
+``execute``) instead of scheduling one.
 A writer restarted after a kill runs the plan from its ``first_batch``. The read at the end lists storage,
 or through the metadata table when the plan's ``read_metadata_table`` is true (an NBCC entry's setting).
 """
@@ -34,6 +39,7 @@ MARK = "_hcc_"
 WAIT_POLL_S = 0.5
 NOTHING_TO_CLUSTER = "nothing-to-cluster"  # an ok clustering that Hudi planned nothing for
 NOTHING_TO_COMPACT = "nothing-to-compact"  # an ok compaction that Hudi planned nothing for
+STATES = ("REQUESTED", "INFLIGHT", "COMPLETED")  # an instant's states in order (HoodieInstant.State)
 
 
 class PlanError(ValueError):
@@ -57,6 +63,11 @@ def load_plan(path: Path) -> dict[str, Any]:
         if batch.get("op") not in OPS:
             raise PlanError(f"plan field batches[{i}].op={batch.get('op')!r}: "
                             f"expected one of {', '.join(OPS)}")
+        for what in batch.get("after_instants") or {}:
+            action, _, state = str(what).partition(".")
+            if not action or state.upper() not in STATES:
+                raise PlanError(f"plan field batches[{i}].after_instants: {what!r} is not <action>.<state> "
+                                f"(a state one of {', '.join(s.lower() for s in STATES)})")
         if batch["op"] == "cluster":  # a clustering names its partition and writes no rows of its own
             if not batch.get("partition") or batch.get("rows"):
                 raise PlanError(f"plan field batches[{i}]: a cluster batch has a 'partition' and no rows")
@@ -216,6 +227,20 @@ def completed_commits(spark: Any, base_path: str) -> int:
     return int(meta.getActiveTimeline().getCommitsTimeline().filterCompletedInstants().countInstants())
 
 
+def instants_at_least(spark: Any, base_path: str, action: str, state: str) -> int:
+    """How many instants of ``action`` the table's active timeline holds in ``state`` or a later one (0 when
+    there is no table yet)."""
+    try:
+        meta = _meta_client(spark, base_path)
+    except Exception:  # no table yet: Hudi's TableNotFoundException
+        return 0
+    instants = meta.getActiveTimeline().getInstants()
+    least = STATES.index(state.upper())
+    return sum(1 for j in range(instants.size())
+               if instants.get(j).getAction() == action
+               and str(instants.get(j).getState().name()) in STATES[least:])
+
+
 def own_instant(spark: Any, base_path: str, writer: str, batch: int) -> str | None:
     """The completed instant whose commit metadata carries this writer's and batch's marks, or None."""
     meta = _meta_client(spark, base_path)
@@ -238,12 +263,15 @@ def cluster(spark: Any, plan: dict[str, Any], opts: dict[str, str], partition: s
     return _table_service(spark, plan, opts, "run_clustering", f"selected_partitions => '{partition}'")
 
 
-def compact(spark: Any, plan: dict[str, Any], opts: dict[str, str]) -> str | None:
+def compact(spark: Any, plan: dict[str, Any], opts: dict[str, str], pending: bool = False) -> str | None:
     """A compaction of the merge-on-read table by Hudi's ``run_compaction`` procedure (Spark SQL ``CALL``,
     ``op => 'scheduleandexecute'``: the write client schedules a plan, ``scheduleCompaction``, and executes
     it, completing a ``commit``), with the writer's own options (NBCC, the lock, the bucket index); the
-    completed instant, or None when Hudi planned nothing (no completed log to compact)."""
-    return _table_service(spark, plan, opts, "run_compaction", "op => 'scheduleandexecute'")
+    completed instant, or None when Hudi planned nothing (no completed log to compact). ``pending``:
+    ``op => 'execute'``, the pending plans only (one a killed compactor left: ``client.compact`` rolls its
+    inflight back and runs it again)."""
+    op = "execute" if pending else "scheduleandexecute"
+    return _table_service(spark, plan, opts, "run_compaction", f"op => '{op}'")
 
 
 def _table_service(spark: Any, plan: dict[str, Any], opts: dict[str, str], procedure: str,
@@ -299,6 +327,10 @@ def run(plan: dict[str, Any]) -> int:
                 after = int(batch.get("after_commits", 0))  # the plan's order: wait for N commits first
                 while after and completed_commits(spark, plan["base_path"]) < after:
                     time.sleep(WAIT_POLL_S)
+                for what, n in (batch.get("after_instants") or {}).items():
+                    action, _, state = what.partition(".")
+                    while instants_at_least(spark, plan["base_path"], action, state) < int(n):
+                        time.sleep(WAIT_POLL_S)
                 if batch.get("after_info"):
                     wait_for_info(Path(plan["history"]), batch["after_info"])
                 if batch["op"] == "cluster":
@@ -312,7 +344,7 @@ def run(plan: dict[str, Any]) -> int:
                         instant = cluster(spark, plan, opts, batch["partition"])
                         extra = {} if instant else {"result": NOTHING_TO_CLUSTER}
                     elif batch["op"] == "compact":
-                        instant = compact(spark, plan, opts)
+                        instant = compact(spark, plan, opts, bool(batch.get("pending")))
                         extra = {} if instant else {"result": NOTHING_TO_COMPACT}
                     else:
                         df = spark.createDataFrame(rows, "key string, partition string, value long, ts long")
