@@ -47,6 +47,9 @@ def test_the_access_check_finds_paths_to_run_files() -> None:
     assert run_file_access('import json\nv = json.loads((run / "verdict.json").read_text())\n') == [2]
     assert run_file_access("with open(out / HISTORY, 'w') as f:\n    pass\n") == [1]
     assert run_file_access('name = "metrics.json"\n') == [1]
+    # a hudi-writers run's own files too
+    assert run_file_access('views = json.loads((run / "fsview.json").read_text())\n') == [1]
+    assert run_file_access("write_atomic(out / TIMELINE, text)\n") == [1]
     assert run_file_access('print(f"history kept in {out / HISTORY}")\nwriter.write_text(STEPS, "")\n') == []
 
 
