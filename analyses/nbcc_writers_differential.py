@@ -56,6 +56,12 @@ SLICE_ROWS = {
 # the fault proxy's actions that are not a fault it injected (backends/fault_proxy.py)
 NOT_INJECTED = frozenset({"forward", "bad-request", "upstream-failed"})
 COMMIT_ROWS = "NB4 (NBCC resolves no write conflict: every deltacommit commits)"
+# Hudi 1.2.0 refuses to execute a compaction while another executor's heartbeat of it lives (multi-writer:
+# BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat 1477-1485); the model's service has none
+COMPACTION_HEARTBEAT = "due to heartbeat by concurrent writer/job"
+COMPACTION_HEARTBEAT_ROW = ("not modelled: a compaction's execution is heartbeat-guarded under multi-writer "
+                            "(BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat 1477-1485), "
+                            "so a killed executor's plan is not resumed until its heartbeat expires")
 # the model's refusals: its outcome in a run's plan -> the exception Hudi must fail with, the fidelity rows
 REFUSALS = {
     "rejected": ("HoodieClusteringUpdateException",
@@ -150,6 +156,7 @@ def judge_deltacommits(events: Sequence[Mapping[str, Any]]) -> list[dict[str, An
             a["instant"] = e.get("instant")
             if e["type"] == "fail":
                 a["error"] = e["error"].get("root_class") or e["error"]["class"]
+                a["message"] = str(e["error"].get("root_message") or e["error"].get("message") or "")[:300]
         elif e.get("type") == "info" and e.get("f") == "kill" and e["process"] in open_:
             open_.pop(e["process"])["outcome"] = "killed"
     return attempts
@@ -197,11 +204,16 @@ def judge_failures(attempts: Sequence[Mapping[str, Any]],
                    faulted: bool) -> tuple[list[dict[str, Any]], list[str]]:
     """NB4's differences among ``attempts`` (a deltacommit that failed or never ended) and notes: under
     storage faults the proxy injected (``faulted``), a failure other than a write conflict is the fault's, as
-    the model's writer fails a batch on a fault, not a conflict NB4 rules out."""
+    the model's writer fails a batch on a fault, not a conflict NB4 rules out. A compaction Hudi refused for
+    another executor's live heartbeat is a difference whatever the faults (:data:`COMPACTION_HEARTBEAT`)."""
     differences: list[dict[str, Any]] = []
     notes: list[str] = []
     for a in attempts:
-        if a["outcome"] == "fail" and faulted and "WriteConflict" not in str(a.get("error")):
+        if a["outcome"] == "fail" and COMPACTION_HEARTBEAT in str(a.get("message")):  # not a storage fault
+            differences.append({"kind": "compaction-failed", "process": a["process"], "batch": a["batch"],
+                                "error": a.get("error"), "message": a.get("message"),
+                                "fidelity": COMPACTION_HEARTBEAT_ROW})
+        elif a["outcome"] == "fail" and faulted and "WriteConflict" not in str(a.get("error")):
             notes.append(f"{a['process']} batch {a['batch']} failed under the run's storage faults: "
                          f"{a.get('error')}")
         elif a["outcome"] in ("fail", None):

@@ -15,7 +15,13 @@ from typing import Any
 import pytest
 from writer_faults import exchange, sleeper
 
-from analyses.nbcc_writers_differential import REFUSALS, judge_refusals
+from analyses.nbcc_writers_differential import (
+    COMPACTION_HEARTBEAT_ROW,
+    REFUSALS,
+    judge_deltacommits,
+    judge_failures,
+    judge_refusals,
+)
 from engines.hudi_spark.launch import ANY, FaultInjector, WriterFault, WriterProcess
 from engines.hudi_spark.nbcc_faults import BASE_PUT, COMPACTION_INFLIGHT_PUT, LOG_PUT
 from engines.hudi_spark.nbcc_plans import nbcc_entry_plans
@@ -181,3 +187,21 @@ def test_the_differential_judges_the_models_refusals_and_leaves_the_rest_to_nb4(
     rest, diffs, _ = judge_refusals([{**rejected, "outcome": "commit"}, refused], plans, tmp_path)
     assert rest == [] and [(d["kind"], d["fidelity"]) for d in diffs] == [
         ("refusal", REFUSALS["rejected"][1]), ("clustering-plan", REFUSALS["refused"][1])]
+
+
+def test_a_compaction_refused_for_a_live_heartbeat_is_a_difference_even_under_storage_faults() -> None:
+    # Hudi 1.2.0 on nbcc-storage-faults: the compactor killed in its execution left the compaction's heartbeat
+    # and its restart could not execute the pending plan (the model's service resumes it at once)
+    message = "Cannot execute instant 20261129094456996 due to heartbeat by concurrent writer/job"
+    error = {"class": "org.apache.hudi.exception.HoodieLockException", "message": message,
+             "root_class": "org.apache.hudi.exception.HoodieLockException", "root_message": message}
+    events = [{"process": "w4", "type": "invoke", "f": "write", "value": {"batch": 1}},
+              {"process": "w4", "type": "fail", "f": "write", "value": {"batch": 1}, "error": error},
+              {"process": "w1", "type": "invoke", "f": "write", "value": {"batch": 0}},
+              {"process": "w1", "type": "fail", "f": "write", "value": {"batch": 0},
+               "error": {**error, "root_message": "FAILED_TO_RELEASE"}}]
+    attempts = judge_deltacommits(events)
+    diffs, notes = judge_failures(attempts, faulted=True)
+    assert [(d["kind"], d["process"], d["fidelity"]) for d in diffs] == [
+        ("compaction-failed", "w4", COMPACTION_HEARTBEAT_ROW)]
+    assert len(notes) == 1 and notes[0].startswith("w1 batch 0 failed under the run's storage faults")
