@@ -13,7 +13,10 @@ says where that was):
   attempt cut part-way, as a failed attempt is (:mod:`engines.hudi_spark.nbcc_plans`).
 - **Between two operations** (or before the first): at the process's first request after the history shows
   its previous batch ended (its ok or fail line, or a kill during it; ``method = "ANY"``): a read of the
-  timeline while it waits for its next batch, so nothing is half-written.
+  timeline while it waits for its next batch, so nothing is half-written. A batch that waits for nothing on
+  storage (``after_commits`` 0, or only ``after_info``, read from the local history) makes its first request
+  after its ``invoke`` line: the write's first read of the table, before it draws its instant (seen on
+  nbcc-storage-faults: w2's pause on its GET of ``.hoodie``).
 - A crashed node the model restarts (``restart_after_ms >= 0``) is a new process from its next batch (at
   once: the new JVM's start is the delay); one it never restarts is not started again. A pause lasts the
   entry's ``duration_ms`` (the JVM stopped, its heartbeat and lock renewal too); the lock's validity is then
