@@ -26,6 +26,7 @@ from engines.hudi_spark.launch import ANY, FaultInjector, WriterFault, WriterPro
 from engines.hudi_spark.nbcc_faults import BASE_PUT, COMPACTION_INFLIGHT_PUT, LOG_PUT
 from engines.hudi_spark.nbcc_plans import nbcc_entry_plans
 from engines.hudi_spark.writer import PlanError, load_plan
+from model.config import ConfigError
 from scenarios import catalogue
 
 LOG = "t/table/p0/.00000001-0000-0000-0000-000000000000-0_1.log.1_0-1-1"
@@ -100,6 +101,18 @@ def test_crashes_and_pauses_land_on_a_request_the_model_and_hudi_share() -> None
                      f"faults.crashes[0].restart_after_ms={restart}")
         assert cut.batches["w2"][0]["model"]["outcome"] == "failed"
         assert ("kill", LOG_PUT, "PUT", 1, None, "invoke", expected, 5.0) in _faults(cut, "w2")
+
+
+def test_a_fault_after_a_nodes_translated_operations_is_listed_not_injected() -> None:
+    # w3 crashes at 25 s, when the model's w3 holds the lock; with one operation per node translated the
+    # crash comes after them all: listed, not refused and not injected
+    entry = catalogue.load("nbcc-storage-faults",
+                           ["faults.crashes[0].node=w3", "faults.crashes[0].at_ms=25000"])
+    one = nbcc_entry_plans(entry.name, entry.config, max_ops=1)
+    assert not _faults(one, "w3")
+    assert "faults.crashes[0] (w3 at 25000 ms): after its translated operations" in one.untranslated
+    with pytest.raises(ConfigError, match="w3 holds the table lock"):  # translated with every operation
+        nbcc_entry_plans(entry.name, entry.config, max_ops=10)
 
 
 def _state(w: WriterProcess, want: str) -> bool:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from engines.hudi_spark.launch import ANY, WriterFault
 from engines.hudi_spark.nbcc import PARTITION
-from engines.hudi_spark.nbcc_sim import CRASH, Outline, SimAttempt
+from engines.hudi_spark.nbcc_sim import CRASH, TRANSLATED_FAILURES, Outline, SimAttempt
 from model.config import ConfigError, FaultPlan
 
 # a file of the data table (not a marker or the metadata table's, both under .hoodie/): a log, a base file
@@ -77,41 +77,48 @@ def map_faults(faults: FaultPlan, ol: Outline, kept: Mapping[str, Sequence[SimAt
     untranslated: list[str] = []
     for i, c in enumerate(faults.crashes):
         field = f"faults.crashes[{i}]"
+        if _beyond(c.node, c.at_ms, ol, kept):
+            untranslated.append(f"{field} ({c.node} at {c.at_ms} ms): after its translated operations")
+            continue
         ops = _ops(field, c.node, c.at_ms, ol, kept)
         cut = next((a for a in ops if a.reason == CRASH and a.ended_ms == c.at_ms), None)
         restart = c.restart_after_ms >= 0
         if cut is not None:  # the attempt it cut is a failed attempt: killed inside it (nbcc_plans)
             _check_inside(field, cut, c.at_ms)
-            if cut not in kept.get(c.node, ()):
-                untranslated.append(f"{field} ({c.node} at {c.at_ms} ms): after its translated operations")
-            elif not restart:
+            if not restart:
                 not_restarted.add((c.node, cut.instant))
             continue
-        fault = _between(field, c.node, c.at_ms, ol, ops, kept, "kill", untranslated)
-        if fault is not None:
-            nxt = 0 if fault.batch is None else fault.batch + 1
-            out.append(WriterFault(**{**vars(fault), "restart_at": nxt if restart else None}))
+        fault = _between(field, c.node, c.at_ms, ol, ops, kept, "kill")
+        nxt = 0 if fault.batch is None else fault.batch + 1
+        out.append(WriterFault(**{**vars(fault), "restart_at": nxt if restart else None}))
     for i, p in enumerate(faults.pauses):
         field = f"faults.pauses[{i}]"
         if p.trigger != "time":
             raise ConfigError(f"{field}.trigger", p.trigger, "only a pause at a time is translated (a lock "
                               "acquisition or register write is not a request of Hudi's NBCC writers)")
+        if _beyond(p.node, p.at_ms, ol, kept):
+            untranslated.append(f"{field} ({p.node} at {p.at_ms} ms): after its translated operations")
+            continue
         ops = _ops(field, p.node, p.at_ms, ol, kept)
         resume = p.duration_ms / 1000
         under_way = next((a for a in ops if a.invoked_ms <= p.at_ms < (a.ended_ms or 0)), None)
         if under_way is None:
-            fault = _between(field, p.node, p.at_ms, ol, ops, kept, "pause", untranslated)
-            if fault is not None:
-                out.append(WriterFault(**{**vars(fault), "resume_after_s": resume}))
+            fault = _between(field, p.node, p.at_ms, ol, ops, kept, "pause")
+            out.append(WriterFault(**{**vars(fault), "resume_after_s": resume}))
             continue
         _check_inside(field, under_way, p.at_ms)
-        if under_way not in kept.get(p.node, ()):
-            untranslated.append(f"{field} ({p.node} at {p.at_ms} ms): after its translated operations")
-            continue
         key, _ = inside_point(under_way, p.at_ms)
         out.append(WriterFault(p.node, "pause", key, "PUT", 1, resume,
                                batch=list(kept[p.node]).index(under_way)))
     return Mapped(tuple(out), frozenset(not_restarted), tuple(untranslated))
+
+
+def _beyond(node: str, at_ms: int, ol: Outline, kept: Mapping[str, Sequence[SimAttempt]]) -> bool:
+    """Whether ``node`` began an operation by ``at_ms`` that ``--max-ops`` left untranslated (a compaction
+    that failed for a storage fault is not translated either way: the proxy's to fail)."""
+    return any(a.writer == node and a.invoked_ms <= at_ms and a not in kept.get(node, ())
+               and not (a.op == "compact" and a.ok_ms is None and a.reason not in TRANSLATED_FAILURES)
+               for a in ol.attempts)
 
 
 def _ops(field: str, node: str, at_ms: int, ol: Outline, kept: Mapping[str, Sequence[SimAttempt]]
@@ -137,15 +144,11 @@ def _check_inside(field: str, a: SimAttempt, at_ms: int) -> None:
 
 
 def _between(field: str, node: str, at_ms: int, ol: Outline, ops: Sequence[SimAttempt],
-             kept: Mapping[str, Sequence[SimAttempt]], kind: str,
-             untranslated: list[str]) -> WriterFault | None:
+             kept: Mapping[str, Sequence[SimAttempt]], kind: str) -> WriterFault:
     """The fault at ``node``'s first request after its last operation that ended by ``at_ms`` (before its
-    first: its first request), or None (listed) when that operation is not translated."""
-    before = [a for a in ops if (a.ended_ms or 0) <= at_ms]
+    first: its first request); every operation it began by then is translated (:func:`_beyond`)."""
     mine = list(kept.get(node, ()))
-    if before and before[-1] not in mine or len(before) > len([a for a in mine if a in before]):
-        untranslated.append(f"{field} ({node} at {at_ms} ms): after its translated operations")
-        return None
+    before = [a for a in ops if (a.ended_ms or 0) <= at_ms and a in mine]
     since = (before[-1].ended_ms or 0) if before else -1
     began = [a.invoked_ms for a in ops if since < a.invoked_ms <= at_ms]
     if any(since < t <= at_ms for t in ol.requested.get(node, ())) and not began:
