@@ -25,6 +25,18 @@ transcribed"). Two of its behaviours are *declared*, named with their Java and l
   (``TimelineUtils#validateTimestampAsOf``, 407-420: ``HoodieTimeTravelException``; clusterings excepted), a
   killed writer's instant among them; the model's reader reads on. A refusal where a pending commit was
   requested at or before ``T`` is declared.
+
+One behaviour of Hudi's incremental read is declared too (the model's is RFC-66's, NB24):
+
+- ``pending compaction``: the MOR incremental relation reads each group's latest slice keyed at or before
+  the *request* time of the last instant in range (``MergeOnReadIncrementalRelationV2#listFileSplits``:
+  ``fsView.getLatestMergedFileSlicesBeforeOrOn(partition, includedCommits.last.requestedTime)``, on a view
+  of the range's files and the timeline's pending compactions), while Hudi 1.x puts a log in the slice of
+  the compaction requested before the log *completed* (``HoodieFileGroup#getBaseInstantTime`` 129-140,
+  the pending compaction's slice added first, ``AbstractTableFileSystemView#buildFileGroups`` 245-255). A
+  deltacommit requested before a pending compaction of its group and completed after it is in range, but
+  its log lies in a slice keyed after its request time (``HoodieFileGroup#getLatestFileSliceBeforeOrOn``
+  214-216) and is not read. A point where Hudi reads :func:`hudi_incremental_rows` is declared.
 """
 
 from __future__ import annotations
@@ -38,7 +50,7 @@ from typing import Any
 from analyses.writers_differential import minus, slice_rows
 from engines.hudi_spark.reads import READS
 from model.nbcc.slices import FileSlice, Rule
-from model.nbcc.slicing import incremental
+from model.nbcc.slicing import incremental, slice_by_completion_time
 from model.nbcc.timeline_reader import HudiTable, ReadBytes
 from model.timeline.layout import Instant, format_instant
 
@@ -51,6 +63,12 @@ REQUEST_TIME = ("request time: Hudi's time travel reads the slices keyed at or b
                 "the model's, what completed by T (NB23: Hudi's time-travel API is not transcribed)")
 REFUSED = ("refused: Hudi refuses time travel at or after the first pending commit "
            "(TimelineUtils#validateTimestampAsOf, 407-420); the model's reader has no refusal")
+PENDING_COMPACTION = ("pending compaction: Hudi's MOR incremental read takes each group's latest slice keyed "
+                      "at or before the request time of the last instant in range "
+                      "(MergeOnReadIncrementalRelationV2#listFileSplits, AbstractTableFileSystemView"
+                      "#getLatestMergedFileSlicesBeforeOrOn 1072-1105), so a deltacommit requested before a "
+                      "pending compaction of its group and completed after it is not read; the model reads "
+                      "every instant completed in the range (NB24)")
 TIME_TRAVEL_EXCEPTION = "org.apache.hudi.exception.HoodieTimeTravelException"
 # the actions of HoodieTableMetaClient#getCommitsTimeline whose pending instants stop time travel
 COMMIT_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
@@ -85,6 +103,36 @@ def request_time_rows(table: HudiTable, read: ReadBytes, at: int, rule: Rule | N
     return slice_rows(table, read, then.snapshot(rule, metadata_table))
 
 
+def hudi_incremental_rows(table: HudiTable, read: ReadBytes, start: int, end: int,
+                          metadata_table: bool) -> list[Row]:
+    """What Hudi 1.2.0's MOR incremental read over ``(start, end]`` reads: of the files the instants completed
+    in the range wrote, sliced with the groups' pending compactions, each group's latest slice keyed at or
+    before the last such instant's request time (merged with the slice before it when that is a pending
+    compaction's, ``AbstractTableFileSystemView#fetchMergedFileSlice``); rows of those instants."""
+    done = table.completion_lookup()
+
+    def in_range(instant: int) -> int | None:
+        tc = done(instant)
+        return tc if tc is not None and start < tc <= end else None
+
+    admitted = {i.requested for i in table.timeline.instants if i.is_completed and in_range(i.requested)}
+    if not admitted:
+        return []
+    last = max(admitted)
+    chosen: list[FileSlice] = []
+    for g in table.listed_groups(metadata_table):
+        slices = [s for s in slice_by_completion_time(g, in_range) if s.base_instant <= last]
+        if not slices:
+            continue
+        s = slices[-1]
+        if s.base_instant in g.pending_compactions and len(slices) > 1:
+            prev = slices[-2]
+            s = dataclasses.replace(s, base_file=prev.base_file, log_files=prev.log_files + s.log_files)
+        chosen.append(s)
+    names = {format_instant(i) for i in admitted}
+    return [r for r in slice_rows(table, read, chosen) if r[3] in names]
+
+
 def first_pending_commit(instants: Iterable[Instant]) -> int | None:
     """The request time of the first pending commit, deltacommit or replacecommit of ``instants`` (a pending
     clustering has its own action), ``TimelineUtils#validateTimestampAsOf``'s ``firstIncompleteCommit``; or
@@ -108,7 +156,9 @@ def _rs_rows(answer: Mapping[str, Any]) -> list[Row] | None:
 
 def judge_point(point: Mapping[str, Any], hudi: Mapping[str, Any], model: Sequence[Row],
                 by_request_time: Sequence[Row] | None, pending: int | None) -> tuple[str, str | None]:
-    """The outcome at one point: ``("agree", None)``, ``("declared", why)`` or ``("differs", why)``."""
+    """The outcome at one point: ``("agree", None)``, ``("declared", why)`` or ``("differs", why)``;
+    ``by_request_time`` is the declared reading at the point (:func:`request_time_rows` as of ``T``,
+    :func:`hudi_incremental_rows` over a range)."""
     rows = _rows(hudi)
     if rows is None:
         err = hudi.get("error", {})
@@ -118,8 +168,8 @@ def judge_point(point: Mapping[str, Any], hudi: Mapping[str, Any], model: Sequen
         return "differs", f"Hudi's reader failed: {err.get('class')}: {str(err.get('message'))[:300]}"
     if rows == sorted(model):
         return "agree", None
-    if point["kind"] == "as_of" and by_request_time is not None and rows == sorted(by_request_time):
-        return "declared", REQUEST_TIME
+    if by_request_time is not None and rows == sorted(by_request_time):
+        return "declared", REQUEST_TIME if point["kind"] == "as_of" else PENDING_COMPACTION
     return "differs", None
 
 
@@ -152,7 +202,7 @@ def compare_points(table: HudiTable, read: ReadBytes, got: Mapping[str, Any], me
         hudi = got["answers"].get(p["id"], {"error": {"class": "missing", "message": "no answer"}})
         model = model_reading(table, read, p, rule, metadata_table)
         by_rt = (request_time_rows(table, read, int(p["at"]), rule, metadata_table) if p["kind"] == "as_of"
-                 else None)
+                 else hudi_incremental_rows(table, read, int(p["start"]), int(p["end"]), metadata_table))
         outcome, why = judge_point(p, hudi, model, by_rt, pending)
         rows = _rows(hudi)
         rec: dict[str, Any] = {"point": p["id"], "kind": p["kind"], "outcome": outcome,

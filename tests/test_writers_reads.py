@@ -6,8 +6,10 @@ with no pending commit is not."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -99,3 +101,64 @@ def test_a_time_travel_refusal_is_declared_only_after_a_pending_commit() -> None
                Instant(2, "deltacommit", State.INFLIGHT),
                Instant(0, "compaction", State.REQUESTED), Instant(4, "clustering", State.INFLIGHT)]
     assert wr.first_pending_commit(pending) == 2  # a pending compaction or clustering stops no time travel
+
+
+def _straddling_table(tmp_path: Path) -> HudiTable:
+    """sf1's shape (nbcc-storage-faults on Hudi 1.2.0), names only: deltacommit A (requested 1, completed
+    2) and B (requested 3, completed 6) write logs of group f0; a compaction of f0 requested at 4 stays
+    pending (set by hand: its plan is not written)."""
+    from backends.hudi_table_source import open_table
+
+    hoodie = tmp_path / ".hoodie"
+    (hoodie / "timeline").mkdir(parents=True)
+    (tmp_path / "p0").mkdir()
+    (hoodie / "hoodie.properties").write_text(
+        "hoodie.table.version=9\nhoodie.timeline.layout.version=2\nhoodie.table.type=MERGE_ON_READ\n"
+        "hoodie.timeline.path=timeline\nhoodie.table.name=t\n")
+    t = "2026010100000{}000".format
+    names = [f"{t(1)}.deltacommit.requested", f"{t(1)}.deltacommit.inflight", f"{t(1)}_{t(2)}.deltacommit",
+             f"{t(3)}.deltacommit.requested", f"{t(3)}.deltacommit.inflight", f"{t(3)}_{t(6)}.deltacommit"]
+    for n in names:
+        (hoodie / "timeline" / n).write_text("")
+    for i in (1, 3):
+        (tmp_path / "p0" / f".f0_{t(i)}.log.1_0-1-1").write_text("")
+    table, _read, _root = open_table(tmp_path)
+    return dataclasses.replace(table, groups=tuple(
+        dataclasses.replace(g, pending_compactions=(int(t(4)),)) for g in table.groups))
+
+
+def _log_rows(table: HudiTable, read: ReadBytes,
+              slices: Iterable[FileSlice]) -> list[tuple[str, str, int, str]]:
+    """slice_rows of a table of empty logs: one row per log, its key the log's instant."""
+    return sorted((str(lf.instant), s.partition, 0, str(lf.instant)) for s in slices for lf in s.log_files)
+
+
+def test_an_incremental_read_missing_a_deltacommit_across_a_pending_compaction_is_declared(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wr, "slice_rows", _log_rows)
+    table = _straddling_table(tmp_path)
+    a, b = "20260101000001000", "20260101000003000"
+    first = {"id": "i1", "kind": "incremental", "start": "20260101000000000", "end": "20260101000002000"}
+    second = {"id": "i2", "kind": "incremental", "start": "20260101000002000", "end": "20260101000006000"}
+    got = {"points": [first, second],
+           "answers": {"i1": {"rows": [[a, "p0", 0, a]]}, "i2": {"rows": []}}}  # Hudi 1.2.0's answers on sf1
+    # RFC-66: B completed in the range
+    assert wr.model_reading(table, _no_read, second, None, False) == [(b, "p0", 0, b)]
+    assert wr.hudi_incremental_rows(table, _no_read, 20260101000002000, 20260101000006000, False) == []
+    out = wr.compare_points(table, _no_read, got, False, None, None)
+    assert [r["outcome"] for r in out["reads"]] == ["agree", "declared"]
+    assert out["read_differences"] == []
+    assert out["read_declared"] == [{"point": "i2", "why": wr.PENDING_COMPACTION}]
+    # the declaration is that reading, not any shortfall: a Hudi that misses A is still a difference (NB24)
+    lost = {**got, "answers": {**got["answers"], "i1": {"rows": []}}}
+    missed = wr.compare_points(table, _no_read, lost, False, None, None)["read_differences"]
+    assert [d["point"] for d in missed] == ["i1"]
+    # without the pending compaction B's log is in A's slice and Hudi reads it as the model does
+    plain = dataclasses.replace(table, groups=tuple(dataclasses.replace(g, pending_compactions=())
+                                                    for g in table.groups))
+    assert wr.hudi_incremental_rows(plain, _no_read, 20260101000002000, 20260101000006000, False) == \
+        [(b, "p0", 0, b)]
+
+
+def _no_read(rel: str) -> bytes:
+    raise AssertionError(f"no file is read here: {rel}")
