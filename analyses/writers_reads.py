@@ -42,17 +42,17 @@ One behaviour of Hudi's incremental read is declared too (the model's is RFC-66'
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from analyses.writers_differential import minus, slice_rows
-from engines.hudi_spark.reads import READS
 from model.nbcc.slices import FileSlice, Rule
 from model.nbcc.slicing import incremental, slice_by_completion_time
 from model.nbcc.timeline_reader import HudiTable, ReadBytes
+from model.run_format import READS
 from model.timeline.layout import Instant, format_instant
+from reports.load import load_writers_file
 
 Row = tuple[str, str, Any, str]  # key, partition, value (an int in Hudi's runs), _hoodie_commit_time
 # the fidelity rows each kind of read rests on (docs/fidelity.md, NBCC "Readers")
@@ -180,12 +180,11 @@ def compare_reads(run_dir: Path, metadata_table: bool, rule: Rule | None = None,
     about hudi-rs. No ``reads.json``: nothing compared (a note says so)."""
     from backends.hudi_table_source import open_table
 
-    path = run_dir / READS
-    if not path.is_file():
+    got = load_writers_file(run_dir, READS)
+    if got is None:
         return {"reads": [], "read_differences": [], "read_declared": [],
                 "read_notes": ["time travel and incremental reads not compared: no reads.json (hcc "
                                "differential writers under the hudi env reads the finished table)"]}
-    got = json.loads(path.read_text())
     table, read, _root = open_table(run_dir / "table")
     rs = _hudi_rs_answers(run_dir / "table", got["points"]) if with_hudi_rs else None
     return {**compare_points(table, read, got, metadata_table and table.has_metadata_table, rule, rs),

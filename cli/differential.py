@@ -38,8 +38,9 @@ from backends import registry
 from backends.hudi.artifacts import check_version, default_version
 from backends.launchers.process import LaunchError, Unavailable
 from cli.options import add_backend, add_json, add_out
-from engines.rundir import prepare_out, write_atomic
+from engines.rundir import RunWriter, prepare_out, write_atomic
 from model.config import ConfigError
+from model.run_format import DIFFERENTIAL
 
 
 def register(subparsers: Any) -> None:
@@ -179,7 +180,7 @@ def _run_writers(args: argparse.Namespace) -> int:
     if why_not:
         print(f"hcc differential: {why_not}", file=sys.stderr)
     result = judge_run(entry, out)
-    write_atomic(out / "differential.json", json.dumps(result, indent=1, sort_keys=True))
+    RunWriter.after_run(out).write_text(DIFFERENTIAL, json.dumps(result, indent=1, sort_keys=True))
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:
@@ -196,7 +197,7 @@ def _print_occ(result: dict[str, Any], out: Path) -> None:
     rs = "differ" if any(d["kind"] == "final-rows-hudi-rs" for d in result["differences"]) else "the same"
     print(f"hudi-rs: {result['hudi_rs']}" + ("" if result["hudi_rs_rows"] is None else f": rows {rs}"))
     _print_reads(result)
-    print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
+    print(f"{len(result['differences'])} differences; written to {out / DIFFERENTIAL}")
 
 
 def _print_nbcc(result: dict[str, Any], out: Path) -> None:
@@ -210,7 +211,7 @@ def _print_nbcc(result: dict[str, Any], out: Path) -> None:
     for n in result["notes"]:
         print(f"note: {n}")
     _print_reads(result)
-    print(f"{len(result['differences'])} differences; written to {out / 'differential.json'}")
+    print(f"{len(result['differences'])} differences; written to {out / DIFFERENTIAL}")
 
 
 def _print_reads(result: dict[str, Any]) -> None:

@@ -43,6 +43,7 @@ from engines.oracle import write_run_table
 from model.checkers.verdict import Verdict
 from model.config import ConfigError, Scenario
 from model.run_format import (
+    AFTER_RUN,
     EVENT_VALUES,
     HARNESS,
     HISTORY,
@@ -64,7 +65,7 @@ from model.run_format import (
 )
 from model.runtime.history import Event
 from reports.isolation import anomaly_counts, write_isolation
-from reports.load import RunDirError, history_line_error, load_writers_history
+from reports.load import RunDirError, history_line_error, load_finished, load_writers_history
 from reports.report import write_report
 from scenarios.catalogue import Entry
 
@@ -305,19 +306,45 @@ class RunWriter:
 
     ``kind`` ``hudi-writers``: the run directory of Hudi's own Spark writers (``engines/hudi_spark/run.py``),
     whose files the format declares apart (``model.run_format.WRITERS_FILES``) and whose processes append
-    to the history themselves (:meth:`shared_history`)."""
+    to the history themselves (:meth:`shared_history`).
+
+    A finished run directory is given the files its format adds after the run (``model.run_format.AFTER_RUN``:
+    a hudi-writers run's ``reads.json``, ``reads.log`` and ``differential.json``) by a writer opened on it
+    with :meth:`after_run`, which writes those and nothing else."""
 
     def __init__(self, out: Path, protocol: str, kind: str = HARNESS) -> None:
         self.out = out
         self.protocol = protocol
         self.kind = kind
         self.declared = files_of(protocol, kind)  # JSON file -> its declared type
+        self.only: frozenset[str] | None = None  # after_run: the only files it may write
         self._lines = 0  # history lines written
         self._shapes: set[tuple[Any, ...]] = set()  # event shapes already checked against EventLine
         self._lock = threading.Lock()  # a real world's threads share the history
 
+    @classmethod
+    def after_run(cls, out: Path | str) -> RunWriter:
+        """A writer that adds to the finished run directory ``out`` the files its format adds after the run
+        (``model.run_format.AFTER_RUN`` of its kind), each checked as every file is; any other file is
+        refused (ValueError).  The folder is read first (:func:`reports.load.load_finished`: its kind and
+        protocol, RunDirError when it is not a finished run directory)."""
+        out = Path(out)
+        kind, protocol = load_finished(out)
+        writer = cls(out, protocol, kind)
+        writer.only = AFTER_RUN[kind]
+        return writer
+
     def _name(self, path: Path | str) -> str:
-        """A file of this run directory by its name in it (``path`` relative to the folder, or in it)."""
+        """A file of this run directory by its name in it (``path`` relative to the folder, or in it); a
+        writer opened :meth:`after_run` names only the files added after the run."""
+        name = self._named(path)
+        if self.only is not None and name not in self.only:
+            allowed = ", ".join(sorted(self.only)) or "none"
+            raise ValueError(f"{name}: the finished run directory {self.out} ({self.kind}) is given only the "
+                             f"files added after its run ({allowed})")
+        return name
+
+    def _named(self, path: Path | str) -> str:
         p = Path(path)
         if p.is_absolute() or (self.out.parts and p.parts[:len(self.out.parts)] == self.out.parts):
             try:
@@ -392,6 +419,7 @@ class RunWriter:
         with contextlib.ExitStack() as stack:
             if head is not None:
                 stack.enter_context(self.marks_interrupted(head))
+            self._name(HISTORY)  # not a finished run's (after_run)
             self.out.mkdir(parents=True, exist_ok=True)
             history = stack.enter_context(open(self.out / HISTORY, "w"))
             self._lines = 0
@@ -404,7 +432,7 @@ class RunWriter:
         reads it (:func:`reports.load.load_writers_history`), at the latest in :meth:`finish`."""
         if self.kind != HUDI_WRITERS:
             raise ValueError(f"a {self.kind} run's {HISTORY} is appended by RunWriter.history, not shared")
-        write_atomic(self.out / HISTORY, "")
+        write_atomic(self.out / self._name(HISTORY), "")
         return self.out / HISTORY
 
     def history_of(self, events: Iterable[Event]) -> None:
@@ -416,6 +444,7 @@ class RunWriter:
 
     def table(self, objects: Mapping[str, bytes], prefix: str = "") -> Path:
         """The store the run left under ``table/`` (:func:`write_table`); the folder."""
+        self._name(TABLE)  # not a finished run's (after_run)
         return write_table(self.out, objects, prefix)
 
     def keep_lock_table(self, objects: dict[str, bytes], base_path: str,
@@ -454,6 +483,7 @@ class RunWriter:
         (checked first: a writer that breaks the format is a bug, a RunFileError here rather than a run
         directory no reader accepts; a shared history is checked too), the report when asked, and a
         harness run linked as its scenario's latest."""
+        self._name(VERDICT)  # not a finished run's (after_run)
         if verdict["protocol"] != self.protocol:
             raise RunFileError(self.out, VERDICT, f"field protocol = {verdict['protocol']!r}: this run "
                                                   f"directory is of protocol {self.protocol!r}")

@@ -24,11 +24,14 @@ Hudi's own Spark writers (``engines/hudi_spark/run.py``) leave a run directory o
 the jars' checksums), ``metrics.json`` :class:`WritersMetrics` (wall time, JVMs, the proxy's actions),
 ``history.jsonl`` one :class:`WriterEvent` per line (appended by the writer processes themselves),
 ``timeline.json`` the instants Hudi left (:class:`TimelineInstant`), ``fsview.json`` each release's file
-slices, and ``scenario.toml``, ``table/``.  Its own types, not :class:`VerdictFile` with extra fields:
-its history is several processes' appends, with no event index for a violation to cite, and its verdict
-is Hudi's behaviour judged, not a model run's verdict against a seed and an expectation; folding it into
-``VerdictFile`` would leave every field of one kind optional in the other and need a second reading of
-the folders written before.
+slices, and ``scenario.toml``, ``table/``; after the run (:data:`AFTER_RUN`, ``RunWriter.after_run``)
+``reads.json`` (:class:`ReadsFile`: Hudi's Spark reader's time-travel and incremental reads of the finished
+table, ``engines/hudi_spark/reads.py``) with that process's ``reads.log``, and ``differential.json``
+(:class:`WritersDifferential`: the model's judgement, ``hcc differential writers``).  Its own types, not
+:class:`VerdictFile` with extra fields: its history is several processes' appends, with no event index for
+a violation to cite, and its verdict is Hudi's behaviour judged, not a model run's verdict against a seed
+and an expectation; folding it into ``VerdictFile`` would leave every field of one kind optional in the
+other and need a second reading of the folders written before.
 
 The declarations are TypedDicts (``typing_extensions``': pydantic reads them on Python 3.11) and
 dataclasses.  :func:`check` validates a parsed file against one through ``model/typed.py`` (pydantic;
@@ -43,6 +46,7 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
@@ -64,6 +68,11 @@ STEPS = "steps.jsonl"
 TABLE = "table"
 TIMELINE = "timeline.json"  # a hudi-writers run: the instants of .hoodie/timeline
 FSVIEW = "fsview.json"  # a hudi-writers run: the file slices of Hudi's releases' readers
+# added to a finished hudi-writers run (RunWriter.after_run): Hudi's Spark reader's time-travel and
+# incremental reads, that reading process's log, and the model's judgement (hcc differential writers)
+READS = "reads.json"
+READS_LOG = "reads.log"
+DIFFERENTIAL = "differential.json"
 
 # the kinds of run directory: the harness's worlds', and Hudi's own Spark writers' (engines/hudi_spark/run.py)
 HARNESS = "harness"
@@ -369,14 +378,123 @@ class WritersMetrics(TypedDict):
     proxy_actions: NotRequired[dict[str, int]]  # runs before the field: none
 
 
-# what a hudi-writers run directory holds beside scenario.toml, history.jsonl and table/
+@dataclass(frozen=True)
+class ReadPoint:
+    """One read of a finished table (``engines/hudi_spark/reads.py``): ``as_of`` (``at``) or ``incremental``
+    (``(start, end]``), each time a 17-digit completion time; ``instant`` is the completed instant (request
+    time) the point is taken at."""
+
+    id: str
+    kind: Literal["as_of", "incremental"]
+    instant: str
+    at: str | None = None
+    start: str | None = None
+    end: str | None = None
+
+
+# "class" is a Python keyword: declared in TypedDict's functional form
+JavaError = TypedDict("JavaError", {
+    "class": str, "message": str, "root_class": NotRequired[str], "root_message": NotRequired[str],
+    "chain": NotRequired[str],  # the classes from the outermost to the root, " <- " between them
+    "root_stack": NotRequired[list[str]]})  # the root cause's first frames
+JavaError.__doc__ = ("Hudi's exception behind a Py4J error (``engines.hudi_spark.writer.java_error``): the "
+                     "outermost class and message, and the root cause's when the JVM's exception was "
+                     "reached.")
+
+
+class ReadAnswer(TypedDict):
+    """Hudi's answer at a read point: its rows ``[key, partition, value, _hoodie_commit_time]``, sorted, or
+    its refusal."""
+
+    rows: NotRequired[list[tuple[str, str, int, str]]]
+    error: NotRequired[JavaError]
+
+
+class ReadsFile(TypedDict):
+    """``reads.json``: Hudi's Spark reader on the finished table at each read point, in one Spark session
+    after the writers ended (``engines/hudi_spark/reads.py``), listing as the run's final read did
+    (``metadata_table``); the answers by point id; the session's seconds."""
+
+    points: list[ReadPoint]
+    answers: dict[str, ReadAnswer]
+    metadata_table: bool
+    seconds: float
+
+
+class JudgedAttempt(TypedDict):
+    """A write attempt as the model judged it (``differential.json``); open: an OCC attempt says Hudi's and
+    the model's outcome and conflicts (``analyses.writers_differential.Attempt``), an NBCC deltacommit its
+    outcome (``analyses/nbcc_writers_differential.py``)."""
+
+    process: str
+    batch: int
+
+
+class WritersDifference(TypedDict):
+    """A difference between Hudi's run and the model: its ``kind`` and the fidelity row it contradicts;
+    open: each kind has its own facts (the attempt, the rows only one side read, the read point, ...)."""
+
+    kind: str
+    fidelity: str
+
+
+class ReadComparison(TypedDict):
+    """One read point compared: Hudi's row count (or its exception's class), the model's, hudi-rs's."""
+
+    point: str
+    kind: Literal["as_of", "incremental"]
+    outcome: Literal["agree", "declared", "differs"]
+    hudi: int | str | None
+    model: int
+    hudi_rs: NotRequired[int | str]  # hudi-rs's row count or error (not installed: none)
+    hudi_rs_agrees: NotRequired[bool]
+
+
+class DeclaredRead(TypedDict):
+    """A read point where Hudi's reader and the model's differ by a declared behaviour, and which."""
+
+    point: str
+    why: str
+
+
+class WritersDifferential(TypedDict):
+    """``differential.json``: the model's judgement of a hudi-writers run (``hcc differential writers``,
+    ``analyses/nbcc_writers_differential.judge_run``): each attempt, the differences (each naming the
+    fidelity row it contradicts) and notes, the final rows by Hudi's reader, the model's and hudi-rs, and
+    the time-travel and incremental reads of ``reads.json`` compared.  The fields judgements made before
+    them lack (2026-11-28/29: hudi-rs, the notes, the reads) are optional."""
+
+    agree: bool
+    attempts: list[JudgedAttempt]
+    differences: list[WritersDifference]
+    hudi_rows: list[list[Any]] | None  # None: no writer read after the last write ended
+    model_rows: list[list[Any]]
+    notes: NotRequired[list[str]]
+    hudi_rs: NotRequired[str]  # what hudi-rs read (or why not)
+    hudi_rs_rows: NotRequired[list[list[Any]] | None]
+    hudi_rs_reads_as: NotRequired[str]  # nbcc: hudi-rs's rows are the model's under this release's rule
+    hidden: NotRequired[dict[str, list[str]]]  # nbcc: the file groups each release's reader hides
+    reads: NotRequired[list[ReadComparison]]
+    read_differences: NotRequired[list[WritersDifference]]
+    read_declared: NotRequired[list[DeclaredRead]]
+    read_notes: NotRequired[list[str]]
+    reads_seconds: NotRequired[float | None]
+
+
+# what a hudi-writers run directory holds beside scenario.toml, history.jsonl and table/; reads.json and
+# differential.json are added after the run (WRITERS_AFTER_RUN)
 WRITERS_FILES: Mapping[str, Any] = {VERDICT: WritersVerdict, METRICS: WritersMetrics,
-                                    TIMELINE: list[TimelineInstant], FSVIEW: dict[str, dict[str, Any]]}
+                                    TIMELINE: list[TimelineInstant], FSVIEW: dict[str, dict[str, Any]],
+                                    READS: ReadsFile, DIFFERENTIAL: WritersDifferential}
+# the files a finished run directory may be given after its run (RunWriter.after_run), by kind
+AFTER_RUN: Mapping[str, frozenset[str]] = {HARNESS: frozenset(),
+                                           HUDI_WRITERS: frozenset({READS, READS_LOG, DIFFERENTIAL})}
 
 
 # TypedDicts that allow undeclared fields
 OPEN: frozenset[type] = frozenset(map(typed.open_fields, (ExploreFile, OracleFile, IsolationFile,
-                                                          WriterEvent, WritersFinding)))
+                                                          WriterEvent, WritersFinding, JudgedAttempt,
+                                                          WritersDifference)))
 
 
 def files_of(protocol: str, kind: str = HARNESS) -> dict[str, Any]:
@@ -458,15 +576,16 @@ def json_schema() -> dict[str, Any]:
     writers = {"title": HUDI_WRITERS,
                "description": "a run of Hudi's own Spark writers (engines/hudi_spark/run.py)",
                "properties": {**{f: schemas[f"{HUDI_WRITERS} {f}"] for f in WRITERS_FILES},
-                              HISTORY: {"type": "array", "items": schemas[f"{HUDI_WRITERS} {HISTORY}"]}},
+                              HISTORY: {"type": "array", "items": schemas[f"{HUDI_WRITERS} {HISTORY}"]},
+                              READS_LOG: {"type": "string", "description": "the reads' Spark process's log"}},
                # scenario.toml: none in runs before 2026-11-29 03:15 (adcf61a)
                "required": sorted([METRICS, HISTORY, TIMELINE])}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "hcc run directory",
         "description": "A run directory of hudi-cc-harness read as one JSON object: each file's name -> "
-                       "its parsed content (history.jsonl: the list of its lines; scenario.toml: its "
-                       "text). Generated from model/run_format.py (python3 -m model.run_format).",
+                       "its parsed content (history.jsonl: the list of its lines; scenario.toml, reads.log: "
+                       "their text). Generated from model/run_format.py (python3 -m model.run_format).",
         "type": "object",
         "properties": {SCENARIO: {"type": "string", "description": "the resolved scenario, TOML"}},
         "required": [VERDICT],

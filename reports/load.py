@@ -7,7 +7,8 @@ run's protocol, and the protocol (``model/protocols``) says which files it holds
 ``RunDirError`` naming the directory, the file and the field, before any report file is written; so
 does a run stopped by a signal (``"verdict": "interrupted"``) or one whose storage never started
 (``"not-started"``).  Hudi's own Spark writers' run directories (the format's kind ``hudi-writers``) are
-read by :func:`load_writers_run` and :func:`load_writers_history`.
+read by :func:`load_writers_run` and :func:`load_writers_history`, the files added to them after the run
+(``reads.json``, ``differential.json``) by :func:`load_writers_file`.
 
 :func:`find_runs` follows the store's ``latest`` links (``engines/rundir.py``): the store
 ``out/runs`` gives the newest run of each scenario, a scenario's folder its newest run.
@@ -23,6 +24,7 @@ from typing import Any
 
 from model.protocols import PROTOCOLS
 from model.run_format import (
+    AFTER_RUN,
     EVENT_VALUES,
     FSVIEW,
     HARNESS,
@@ -283,9 +285,31 @@ def load_writers_run(path: Path | str) -> WritersRunData:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise RunDirError(path, f"{SCENARIO} is not valid TOML ({e})") from None
     files = {name: _read_json(path, name, declared) for name, declared in WRITERS_FILES.items()
-             if name != FSVIEW or (path / name).is_file()}
+             if name not in AFTER_RUN[HUDI_WRITERS] and (name != FSVIEW or (path / name).is_file())}
     return WritersRunData(path, scenario, files[VERDICT], files[METRICS], tuple(load_writers_history(path)),
                           tuple(files[TIMELINE]), files.get(FSVIEW))
+
+
+def load_writers_file(path: Path | str, name: str) -> Any | None:
+    """A JSON file added to a hudi-writers run directory after its run (``model.run_format.AFTER_RUN``:
+    ``reads.json``, ``differential.json``), checked against its declaration; None when the run has none
+    yet.  RunDirError when it is not as declared; ValueError for a file not added after the run."""
+    path = Path(path)
+    if name not in AFTER_RUN[HUDI_WRITERS] or name not in WRITERS_FILES:
+        raise ValueError(f"{name} is not a JSON file added to a hudi-writers run after it (known: "
+                         f"{', '.join(sorted(AFTER_RUN[HUDI_WRITERS] & WRITERS_FILES.keys()))})")
+    if not (path / name).is_file():
+        return None
+    return _read_json(path, name, WRITERS_FILES[name])
+
+
+def load_finished(path: Path | str) -> tuple[str, str]:
+    """The kind (``model.run_format.KINDS``) and protocol of the finished run directory at ``path``, read
+    by its kind's loader (:func:`load_run`, :func:`load_writers_run`); RunDirError when it is not one."""
+    kind = run_kind(path)
+    if kind == HUDI_WRITERS:
+        return kind, load_writers_run(path).verdict["protocol"]
+    return kind, load_run(path).protocol
 
 
 def _children(path: Path) -> list[Path]:

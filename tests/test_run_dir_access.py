@@ -12,7 +12,7 @@ from model import run_format
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("analyses", "backends", "benchmarks", "cli", "engines", "model", "reports", "scenarios")
 CONSTANTS = ("HISTORY", "VERDICT", "METRICS", "SCENARIO", "STEPS", "ORACLE", "ISOLATION", "TIMELINE",
-             "FSVIEW")
+             "FSVIEW", "READS", "READS_LOG", "DIFFERENTIAL")
 FILES = frozenset(getattr(run_format, c) for c in CONSTANTS)
 # the writer, the loader, and the format that names the files
 OWNERS = frozenset({"engines/rundir.py", "reports/load.py", "model/run_format.py"})
@@ -50,6 +50,10 @@ def test_the_access_check_finds_paths_to_run_files() -> None:
     # a hudi-writers run's own files too
     assert run_file_access('views = json.loads((run / "fsview.json").read_text())\n') == [1]
     assert run_file_access("write_atomic(out / TIMELINE, text)\n") == [1]
+    # and the files added to a finished hudi-writers run (reads, their log, the model's judgement)
+    assert run_file_access('got = json.loads((run_dir / "reads.json").read_text())\n') == [1]
+    assert run_file_access('(run_dir / "reads.log").write_text(done.stderr)\n') == [1]
+    assert run_file_access("write_atomic(out / DIFFERENTIAL, text)\n") == [1]
     assert run_file_access('print(f"history kept in {out / HISTORY}")\nwriter.write_text(STEPS, "")\n') == []
 
 

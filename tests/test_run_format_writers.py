@@ -2,21 +2,37 @@
 written through the one writer (``RunWriter(out, protocol, "hudi-writers")``) and read through the one
 loader (``reports.load.load_writers_run``), each file checked against its declaration; the history that the
 writer processes append themselves is kept line by line when a run is killed; a verdict or a history line
-that breaks the format is refused naming the file, the line and the field."""
+that breaks the format is refused naming the file, the line and the field.  The files added to a finished
+run (Hudi's Spark reads, their log, the model's judgement) go through a writer opened on it
+(``RunWriter.after_run``), which writes nothing else, and are read by ``reports.load.load_writers_file``."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
+from engines.hudi_spark import reads
 from engines.hudi_spark.check import check_run
 from engines.rundir import RunFileError, RunWriter
-from model.run_format import FSVIEW, HISTORY, HUDI_WRITERS, METRICS, TIMELINE, VERDICT, json_schema
-from reports.load import RunDirError, load_run, load_writers_history, load_writers_run
+from model.run_format import (
+    DIFFERENTIAL,
+    FSVIEW,
+    HISTORY,
+    HUDI_WRITERS,
+    METRICS,
+    READS,
+    READS_LOG,
+    TIMELINE,
+    VERDICT,
+    ReadPoint,
+    json_schema,
+)
+from reports.load import RunDirError, load_run, load_writers_file, load_writers_history, load_writers_run
 
 TIMELINE_ROWS = [{"requested": "1", "completed": "2", "state": "completed", "file": "1_2.commit",
                   "action": "commit"},
@@ -125,3 +141,82 @@ def test_a_harness_run_is_not_read_as_a_writers_run(tmp_path: Path) -> None:
         load_writers_run(tmp_path)
     with pytest.raises(ValueError, match="appended by RunWriter.history"):
         RunWriter(tmp_path, "occ").shared_history()
+
+
+# reads.json as engines/hudi_spark/reads.py writes it: a time-travel read Hudi answered, one it refused
+REFUSAL = {"class": "org.apache.hudi.exception.HoodieTimeTravelException",
+           "message": "Time travel's timestamp '4' must be earlier than the first incomplete commit "
+                      "timestamp '3'."}
+READS_FILE = {"points": [asdict(ReadPoint("as_of 2", "as_of", "1", at="2")),
+                         asdict(ReadPoint("as_of 4", "as_of", "3", at="4"))],
+              "answers": {"as_of 2": {"rows": [["k0", "p0", 1001, "1"]]}, "as_of 4": {"error": REFUSAL}},
+              "metadata_table": False, "seconds": 20.5}
+# differential.json as hcc differential writers writes it (an OCC run's judgement)
+JUDGEMENT = {"agree": True, "attempts": [{"process": "w1", "batch": 0, "hudi": "commit", "model": "commit"}],
+             "differences": [], "hudi_rows": [["k0", "p0", 1001]], "model_rows": [["k0", "p0", 1001]],
+             "notes": [], "hudi_rs": "not installed", "hudi_rs_rows": None,
+             "reads": [{"point": "as_of 2", "kind": "as_of", "outcome": "agree", "hudi": 1, "model": 1}],
+             "read_differences": [], "read_declared": [], "read_notes": [], "reads_seconds": 20.5}
+
+
+def _finished(out: Path) -> None:
+    writer = _write_run(out, _lines())
+    writer.finish(*_verdict(_lines()), report=False)
+
+
+def test_files_added_after_the_run_go_through_a_writer_opened_on_it(tmp_path: Path) -> None:
+    _finished(tmp_path)
+    assert load_writers_file(tmp_path, READS) is None  # none yet
+    added = RunWriter.after_run(tmp_path)
+    text = json.dumps(READS_FILE, indent=1, sort_keys=True) + "\n"
+    added.write_text(READS, text)
+    added.write_text(READS_LOG, "WARN Utils: ...\n")
+    added.write_json(DIFFERENTIAL, JUDGEMENT)
+    assert (tmp_path / READS).read_text() == text  # the bytes given, as engines/hudi_spark/reads.py wrote
+    assert load_writers_file(tmp_path, READS) == READS_FILE
+    assert load_writers_file(tmp_path, DIFFERENTIAL) == JUDGEMENT
+    # the whole folder, the added files with it, is of the published kind
+    whole = {name: json.loads((tmp_path / name).read_text())
+             for name in (VERDICT, METRICS, TIMELINE, FSVIEW, READS, DIFFERENTIAL)}
+    whole |= {HISTORY: _lines(), READS_LOG: (tmp_path / READS_LOG).read_text()}
+    jsonschema.validate(whole, json_schema())
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**whole, READS: {**READS_FILE, "seconds": "20"}}, json_schema())
+    # the run's own files are not rewritten after it, by any method
+    for write in (lambda: added.write_json(VERDICT, {}), lambda: added.write_text(TIMELINE, "[]"),
+                  lambda: added.finish(*_verdict(_lines()), report=False), added.shared_history,
+                  lambda: added.table({})):
+        with pytest.raises(ValueError, match="given only the files added after its run"):
+            write()
+    assert load_writers_run(tmp_path).verdict == _verdict(_lines())[0]
+
+
+@pytest.mark.parametrize(("name", "value", "named"), [
+    (READS, {**READS_FILE, "answers": {"as_of 2": {"rows": [["k0", "p0", "1001", "1"]]}}},
+     r"reads.json: field answers\.as_of 2\.rows\[0\]\[2\] = '1001' is not"),
+    (READS, {**READS_FILE, "points": [{**READS_FILE["points"][0], "kind": "snapshot"}]},
+     r"reads.json: field points\[0\]\.kind = 'snapshot' is not one of as_of, incremental"),
+    (DIFFERENTIAL, {k: v for k, v in JUDGEMENT.items() if k != "agree"},
+     r"differential.json: field agree is missing"),
+])
+def test_an_added_file_that_breaks_the_format_is_refused_by_the_writer_and_the_loader(
+        tmp_path: Path, name: str, value: Any, named: str) -> None:
+    _finished(tmp_path)
+    with pytest.raises(RunFileError, match=named):
+        RunWriter.after_run(tmp_path).write_json(name, value)
+    assert not (tmp_path / name).exists()
+    (tmp_path / name).write_text(json.dumps(value))  # a file written around the writer
+    with pytest.raises(RunDirError, match=named):
+        load_writers_file(tmp_path, name)
+
+
+def test_only_a_finished_run_is_given_files_after_it(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    _write_run(tmp_path, _lines())  # no verdict yet
+    with pytest.raises(RunDirError, match="missing verdict.json"):
+        RunWriter.after_run(tmp_path)
+    (tmp_path / "table" / ".hoodie" / "timeline").mkdir(parents=True)
+    assert reads.main([str(tmp_path)]) == 2  # refused before Spark starts
+    assert "missing verdict.json" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="not a JSON file added to a hudi-writers run after it"):
+        load_writers_file(tmp_path, VERDICT)

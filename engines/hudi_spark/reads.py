@@ -2,7 +2,8 @@
 
 ``python -m engines.hudi_spark.reads RUN_DIR`` (the hudi env: PySpark 3.5 and the pinned Hudi bundle) reads
 ``RUN_DIR/table`` (the local copy of the table the writers left) in one ``local[1]`` Spark session, after
-the writers ended, at the run's read points (:func:`read_points`) and writes ``RUN_DIR/reads.json``:
+the writers ended, at the run's read points (:func:`read_points`) and adds ``reads.json`` to the finished
+run directory (``model.run_format.ReadsFile``, through ``RunWriter.after_run``):
 
 - **time travel** as of each sampled completed instant's completion time (``as.of.instant``);
 - **incremental** from the previous completed instant's completion time to this one's
@@ -27,31 +28,18 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from model.oracle.points import evenly
+from model.run_format import READS, READS_LOG, ReadPoint
 from model.timeline.layout import Instant, format_instant, parse_instant_name
 
 MAX_POINTS = 10  # sampled completed instants per run (every one when there are at most 10)
-READS = "reads.json"
 # the completed instants that write data (a clean or rollback changes no row a reader reads)
 WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
 TIMEOUT_S = 600.0
-
-
-@dataclass(frozen=True)
-class Point:
-    """One read of the finished table: ``as_of`` (``at``) or ``incremental`` (``(start, end]``), each time a
-    17-digit completion time; ``instant`` is the completed instant (request time) the point is taken at."""
-
-    id: str
-    kind: str
-    instant: str
-    at: str | None = None
-    start: str | None = None
-    end: str | None = None
 
 
 def completed_writes(table_dir: Path) -> list[Instant]:
@@ -65,28 +53,28 @@ def completed_writes(table_dir: Path) -> list[Instant]:
     return sorted(out, key=lambda i: (i.completed, i.requested))
 
 
-def read_points(table_dir: Path, limit: int = MAX_POINTS) -> list[Point]:
+def read_points(table_dir: Path, limit: int = MAX_POINTS) -> list[ReadPoint]:
     """The read points of a table: at each of at most ``limit`` completed instants (evenly chosen, the first
     and the last always in) a time-travel read as of its completion time and, but for the first completed
     instant, an incremental read from the previous completed instant's completion time to its own."""
     return points_at(completed_writes(table_dir), limit)
 
 
-def points_at(done: Sequence[Instant], limit: int = MAX_POINTS) -> list[Point]:
+def points_at(done: Sequence[Instant], limit: int = MAX_POINTS) -> list[ReadPoint]:
     """:func:`read_points` of the completed instants ``done`` (in completion order)."""
     index = {i.requested: n for n, i in enumerate(done)}
-    points: list[Point] = []
+    points: list[ReadPoint] = []
     for i in evenly(done, limit):
         req, tc = format_instant(i.requested), format_instant(i.completed or 0)
-        points.append(Point(f"as_of {tc}", "as_of", req, at=tc))
+        points.append(ReadPoint(f"as_of {tc}", "as_of", req, at=tc))
         n = index[i.requested]
         if n > 0:
             start = format_instant(done[n - 1].completed or 0)
-            points.append(Point(f"incremental ({start}, {tc}]", "incremental", req, start=start, end=tc))
+            points.append(ReadPoint(f"incremental ({start}, {tc}]", "incremental", req, start=start, end=tc))
     return points
 
 
-def _spark_read(spark: Any, base_path: str, listing: bool, p: Point) -> dict[str, Any]:
+def _spark_read(spark: Any, base_path: str, listing: bool, p: ReadPoint) -> dict[str, Any]:
     """One point read by Hudi's Spark datasource: ``{"rows": ...}`` or ``{"error": ...}``."""
     from engines.hudi_spark.writer import java_error
 
@@ -115,7 +103,7 @@ def _reader_plan(run_dir: Path) -> dict[str, Any]:
 
 def read_run(run_dir: Path) -> dict[str, Any]:
     """Read ``run_dir``'s table at its read points in one Spark session (the hudi env); what
-    ``reads.json`` holds."""
+    ``reads.json`` holds (``model.run_format.ReadsFile``)."""
     from engines.hudi_spark.writer import spark_session
 
     plan = _reader_plan(run_dir)
@@ -134,9 +122,13 @@ def read_run(run_dir: Path) -> dict[str, Any]:
 
 
 def ensure_reads(run_dir: Path, python: str | None = None, timeout_s: float = TIMEOUT_S) -> str | None:
-    """``run_dir/reads.json``, written by one extra Spark process if absent; None when it is there, else why
-    not (no PySpark here: the hudi env reads; the process's failure)."""
-    if (run_dir / READS).is_file():
+    """``run_dir``'s ``reads.json``, added by one extra Spark process if absent (its stderr kept as
+    ``reads.log``); None when it is there, else why not (no PySpark here: the hudi env reads; the process's
+    failure)."""
+    from engines.rundir import RunWriter
+    from reports.load import load_writers_file
+
+    if load_writers_file(run_dir, READS) is not None:
         return None
     if python is None:
         import importlib.util
@@ -150,7 +142,7 @@ def ensure_reads(run_dir: Path, python: str | None = None, timeout_s: float = TI
                               text=True, timeout=timeout_s, env=env, check=False)
     except subprocess.TimeoutExpired:
         return f"Hudi's Spark reads did not end within {timeout_s:g} s (killed)"
-    (run_dir / "reads.log").write_text(done.stderr)
+    RunWriter.after_run(run_dir).write_text(READS_LOG, done.stderr)
     if done.returncode != 0:
         tail = " ".join(done.stderr.strip().splitlines()[-3:])[:400]
         return f"Hudi's Spark reads exited {done.returncode}: {tail}"
@@ -158,8 +150,9 @@ def ensure_reads(run_dir: Path, python: str | None = None, timeout_s: float = TI
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: write ``RUN_DIR/reads.json``; exit 2 on a directory that is not a hudi run."""
-    from engines.rundir import write_atomic
+    """CLI: add ``reads.json`` to the finished hudi-writers run ``RUN_DIR``; exit 2 on a directory that is not
+    one."""
+    from engines.rundir import RunWriter
 
     args = argv if argv is not None else sys.argv[1:]
     if len(args) != 1:
@@ -170,11 +163,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hudi reads: run={args[0]!r}: no table/.hoodie/timeline there", file=sys.stderr)
         return 2
     try:
+        writer = RunWriter.after_run(run_dir)  # RunDirError (a ValueError): not a finished hudi-writers run
         result = read_run(run_dir)
     except ValueError as e:
         print(f"hudi reads: {e}", file=sys.stderr)
         return 2
-    write_atomic(run_dir / READS, json.dumps(result, indent=1, sort_keys=True) + "\n")
+    writer.write_text(READS, json.dumps(result, indent=1, sort_keys=True) + "\n")
     return 0
 
 
