@@ -349,9 +349,11 @@ def compare_final_rows(events: Sequence[Mapping[str, Any]], table_dir: Path, met
                             "model_only": minus(ours, hudi_rows), "fidelity": fidelity})
     rs_rows, rs_note = hudi_rs_rows(table_dir)
     if hudi_rows is not None and rs_rows is not None and hudi_rows != rs_rows:
+        why = hudi_rs_skips(table_dir, metadata_table, rule, rs_rows)
         differences.append({"kind": "final-rows-hudi-rs", "hudi_only": minus(hudi_rows, rs_rows),
                             "hudi_rs_only": minus(rs_rows, hudi_rows),
-                            "fidelity": "hudi-rs 0.5.0's snapshot read (a second reader, not the model)"})
+                            "fidelity": "hudi-rs 0.5.0's snapshot read (a second reader, not the model)",
+                            **({"why": why} if why else {})})
     if hudi_rows is None:
         notes.append("no writer read after the last write ended: the final rows are not compared")
     rows = {"hudi_rows": hudi_rows, "model_rows": ours, "hudi_rs_rows": rs_rows, "hudi_rs": rs_note}
@@ -378,6 +380,25 @@ def final_read(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
         elif e.get("f") == "read" and e.get("type") == "ok" and invoked.get(e["process"], 0.0) > last_write:
             return e
     return None
+
+
+def hudi_rs_skips(table_dir: Path, metadata_table: bool, rule: Rule | None,
+                  rs_rows: Sequence[tuple[str, str, int]]) -> str | None:
+    """Why hudi-rs read ``rs_rows`` when they are exactly the model's rows but for the file groups hudi-rs
+    0.5.0 skips (:func:`backends.hudi_rs.groups_hudi_rs_skips`), naming them; else None."""
+    from backends.hudi_rs import SKIPS_LOG_ONLY_GROUPS, groups_hudi_rs_skips
+    from backends.hudi_table_source import open_table
+
+    table, read, _root = open_table(table_dir)
+    skipped = groups_hudi_rs_skips(table)
+    if not skipped:
+        return None
+    kept = [s for s in table.snapshot(rule, metadata_table=metadata_table and table.has_metadata_table)
+            if s.group_id not in skipped]
+    if sorted(r[:3] for r in slice_rows(table, read, kept)) != sorted(rs_rows):
+        return None
+    names = ", ".join(sorted(f"{g.partition}/{g.file_id}" for g in skipped))
+    return f"{SKIPS_LOG_ONLY_GROUPS} (here {len(skipped)}: {names})"
 
 
 def hudi_rs_rows(table_dir: Path) -> tuple[list[tuple[str, str, int]] | None, str]:

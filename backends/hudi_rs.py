@@ -31,7 +31,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from model.nbcc.slices import FileGroupId
+    from model.nbcc.timeline_reader import HudiTable
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -125,6 +129,28 @@ for q in req["queries"]:
         answer = {"error": err(e)}
     print(json.dumps({"id": q["id"], **answer}), flush=True)
 """
+
+
+# hudi-rs 0.5.0 (crate hudi-core 0.5.0) lists through the metadata table whenever hoodie.properties names its
+# `files` partition, and there builds file groups only around base files: a group of logs only is never read
+SKIPS_LOG_ONLY_GROUPS = (
+    "hudi-rs 0.5.0 lists a table whose hoodie.properties names the metadata table's files partition "
+    "through it (Table::is_metadata_table_enabled, crates/core/src/metadata/table/mod.rs 102-130: "
+    "hoodie.metadata.enable=false does not turn it off) and builds file groups there only for file ids with "
+    "a base file (file_groups_from_files_partition_records, crates/core/src/file_group/builder.rs 320-334, "
+    "'TODO: Support file groups with only log files'; apache/hudi-rs#389, open): a group of logs only is "
+    "not read")
+
+
+def groups_hudi_rs_skips(table: HudiTable) -> frozenset[FileGroupId]:
+    """The file groups of ``table`` hudi-rs 0.5.0 reads no row of (:data:`SKIPS_LOG_ONLY_GROUPS`): on a table
+    of version 8 or later whose ``hoodie.properties`` lists the ``files`` partition, the groups the metadata
+    table lists no base file of (a bucket index's groups before their first compaction); else none."""
+    from model.nbcc.timeline_reader import METADATA_PARTITIONS
+
+    if table.table_version < 8 or "files" not in table.properties.get(METADATA_PARTITIONS, "").split(","):
+        return frozenset()
+    return frozenset(g.group_id for g in table.listed_groups(True) if not g.base_files)
 
 
 def hudi_rs_available() -> bool:

@@ -7,6 +7,7 @@ with no pending commit is not."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
@@ -19,7 +20,7 @@ from engines.hudi_spark.reads import points_at
 from model.nbcc.sim_table import run_table
 from model.nbcc.slices import FileSlice, Rule
 from model.nbcc.timeline_reader import HudiTable, ReadBytes, slice_records
-from model.timeline.layout import Instant, State
+from model.timeline.layout import BaseFile, Instant, State
 from scenarios import catalogue
 
 
@@ -103,7 +104,7 @@ def test_a_time_travel_refusal_is_declared_only_after_a_pending_commit() -> None
     assert wr.first_pending_commit(pending) == 2  # a pending compaction or clustering stops no time travel
 
 
-def _straddling_table(tmp_path: Path) -> HudiTable:
+def _straddling_table(tmp_path: Path, properties: str = "") -> HudiTable:
     """sf1's shape (nbcc-storage-faults on Hudi 1.2.0), names only: deltacommit A (requested 1, completed
     2) and B (requested 3, completed 6) write logs of group f0; a compaction of f0 requested at 4 stays
     pending (set by hand: its plan is not written)."""
@@ -114,12 +115,14 @@ def _straddling_table(tmp_path: Path) -> HudiTable:
     (tmp_path / "p0").mkdir()
     (hoodie / "hoodie.properties").write_text(
         "hoodie.table.version=9\nhoodie.timeline.layout.version=2\nhoodie.table.type=MERGE_ON_READ\n"
-        "hoodie.timeline.path=timeline\nhoodie.table.name=t\n")
+        "hoodie.timeline.path=timeline\nhoodie.table.name=t\n" + properties)
     t = "2026010100000{}000".format
     names = [f"{t(1)}.deltacommit.requested", f"{t(1)}.deltacommit.inflight", f"{t(1)}_{t(2)}.deltacommit",
              f"{t(3)}.deltacommit.requested", f"{t(3)}.deltacommit.inflight", f"{t(3)}_{t(6)}.deltacommit"]
-    for n in names:
-        (hoodie / "timeline" / n).write_text("")
+    for n in names:  # a completed deltacommit's write stats name its log (what the metadata table lists)
+        done = n.endswith("0.deltacommit")
+        stats = {"partitionToWriteStats": {"p0": [{"path": f"p0/.f0_{n[:17]}.log.1_0-1-1"}]}}
+        (hoodie / "timeline" / n).write_text(json.dumps(stats) if done else "")
     for i in (1, 3):
         (tmp_path / "p0" / f".f0_{t(i)}.log.1_0-1-1").write_text("")
     table, _read, _root = open_table(tmp_path)
@@ -162,3 +165,27 @@ def test_an_incremental_read_missing_a_deltacommit_across_a_pending_compaction_i
 
 def _no_read(rel: str) -> bytes:
     raise AssertionError(f"no file is read here: {rel}")
+
+
+def test_hudi_rs_skips_the_log_only_groups_the_metadata_table_lists(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sf1 on hudi-rs 0.5.0: 0 rows, every group logs only and listed through the metadata table."""
+    import analyses.writers_differential as wd
+    from backends.hudi_rs import SKIPS_LOG_ONLY_GROUPS, groups_hudi_rs_skips
+
+    monkeypatch.setattr(wd, "slice_rows", _log_rows)
+    storage = _straddling_table(tmp_path / "storage")
+    assert groups_hudi_rs_skips(storage) == frozenset()  # no files partition: hudi-rs lists storage
+    mdt_dir = tmp_path / "mdt"
+    table = _straddling_table(mdt_dir, "hoodie.table.metadata.partitions=files\n")
+    assert [str(g.file_id) for g in groups_hudi_rs_skips(table)] == ["f0"]
+    why = wd.hudi_rs_skips(mdt_dir, False, None, [])
+    assert why is not None and why.startswith(SKIPS_LOG_ONLY_GROUPS) and "p0/f0" in why
+    # rows hudi-rs read that the skip does not explain: no explanation
+    assert wd.hudi_rs_skips(mdt_dir, False, None, [("x", "p0", 0)]) is None
+    # a group whose base file the metadata table lists is read
+    base = BaseFile("f0", "0-1-1", 20260101000001000)
+    with_base = dataclasses.replace(
+        table, groups=tuple(dataclasses.replace(g, base_files=(base,)) for g in table.groups),
+        written_files={20260101000001000: (base.name,)})
+    assert groups_hudi_rs_skips(with_base) == frozenset()
