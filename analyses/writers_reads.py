@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from analyses.writers_differential import minus, slice_rows
+from backends.hudi_rs import SKIPS_LOG_ONLY_GROUPS, groups_hudi_rs_skips
 from model.nbcc.slices import FileSlice, Rule
 from model.nbcc.slicing import incremental, slice_by_completion_time
 from model.nbcc.timeline_reader import HudiTable, ReadBytes
@@ -220,6 +221,8 @@ def compare_points(table: HudiTable, read: ReadBytes, got: Mapping[str, Any], me
         reads.append(rec)
     if rs is None:
         notes.append("hudi-rs is not installed: its time travel and incremental reads not compared")
+    elif notes and (skipped := groups_hudi_rs_skips(table)):
+        notes.append(f"{SKIPS_LOG_ONLY_GROUPS}: {len(skipped)} of this table's file groups")
     return {"reads": reads, "read_differences": differences, "read_declared": declared, "read_notes": notes}
 
 

@@ -189,3 +189,12 @@ def test_hudi_rs_skips_the_log_only_groups_the_metadata_table_lists(
         table, groups=tuple(dataclasses.replace(g, base_files=(base,)) for g in table.groups),
         written_files={20260101000001000: (base.name,)})
     assert groups_hudi_rs_skips(with_base) == frozenset()
+    # the reads comparison's notes name it where hudi-rs read differently from Hudi
+    point = {"id": "i1", "kind": "incremental", "start": "20260101000000000", "end": "20260101000002000"}
+    a = "20260101000001000"
+    got = {"points": [point], "answers": {"i1": {"rows": [[a, "p0", 0, a]]}}}
+    monkeypatch.setattr(wr, "slice_rows", _log_rows)
+    none = {"i1": {"rows": []}}  # hudi-rs 0.5.0's answer
+    notes = wr.compare_points(table, _no_read, got, False, None, none)["read_notes"]
+    assert len(notes) == 2 and notes[1].startswith(SKIPS_LOG_ONLY_GROUPS)
+    assert len(wr.compare_points(storage, _no_read, got, False, None, none)["read_notes"]) == 1
