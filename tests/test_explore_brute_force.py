@@ -15,7 +15,9 @@ file (NBCC storage listing 258 states, now 278; OCC v5 1,184, now 1,330). No row
 tables changed its verdict, so ``TornListing`` below is a hypothetical protocol (a toy, not Hudi) built to
 need that order: one node lists ``t/`` while its writer task puts ``t/1`` then ``t/2`` at the same instant,
 and a listing that shows ``t/1`` without ``t/2`` is a violation. On the old relation the reduced search
-said "holds" there (3 states) where brute force finds the violation in 3 decisions."""
+said "holds" there (3 states) where brute force finds the violation in 3 decisions. Its twin for conflicts
+judged per task (``tests/test_explore_search_tasks.py``): a writer and its heartbeat racing on a provider
+field, which a relation blind to what a node's tasks share would prune the same way."""
 
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from model.runtime.kernel import Workload, WriterContext
 from model.runtime.objectstore import StoredObject
 from model.runtime.sim import SimWorld
 from model.workloads.lock import LockWorkload
+from tests.test_explore_search_tasks import RACY
 
 BRUTE = Reductions(hashing=True, symmetry=False, por=False)
 # the tree of runs: no state merged; roots stay taken up to a time shift, as in the reduced search, since
@@ -96,6 +99,7 @@ LOST_REPLY = dict(faults=1, fault_kinds=("lost-reply",))
 # (bounds, whether the tree of runs with every reduction off is small enough to search too)
 CASES = [
     pytest.param(TORN, True, id="toy-listing-sees-a-concurrent-write"),
+    pytest.param(RACY, True, id="toy-writer-and-heartbeat-race-on-a-provider-field"),
     pytest.param(Bounds(variant="hudi", writers=2), False, id="lock-hudi-K0"),
     pytest.param(Bounds(variant="hudi", writers=2, faults=1, fault_kinds=("pause",)), False,
                  id="lock-hudi-pause"),

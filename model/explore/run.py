@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import simpy
@@ -34,6 +34,7 @@ from model.explore.bounds import (
     Reductions,
 )
 from model.explore.coverage import check_covered
+from model.explore.shared import ACTIVE, Footprint, Recorder, install
 from model.explore.statekey import Keyer, canonical, shape
 from model.explore.world import (
     GLOBAL,
@@ -47,9 +48,9 @@ from model.explore.world import (
 from model.lock.audit import enable_body, enable_key
 from model.runtime.clock import EPOCH_MS
 from model.runtime.effects import Put
-from model.runtime.faults import KEY_CLASSES, FaultMatcher
+from model.runtime.faults import KEY_CLASSES, FaultMatcher, HeartbeatStartFaults
 from model.runtime.history import Event
-from model.runtime.kernel import Kernel
+from model.runtime.kernel import Kernel, Node, Task
 from model.runtime.objectstore import ObjectStore, StoredObject
 from model.runtime.sim import SimEnvironment, node_clocks, retry_policy
 from model.runtime.taskloop import interrupt_policy
@@ -68,9 +69,11 @@ class StepInfo:
     owner: str  # a node, or GLOBAL (the nemesis, advancing time)
     # a request reaching the store: key (a listing's prefix), write, fenced-on key, listing
     op: tuple[str, bool, str, bool] | None
+    # what it read and wrote of its node's declared shared state once it ran (``shared.py``); None: unknown
+    footprint: Footprint | None = field(default=None, compare=False)
 
     def renamed(self, names: dict[str, str]) -> StepInfo:
-        """The same step with nodes renamed (to compare steps of states equal up to symmetry)."""
+        """The same step with nodes renamed (steps of states equal up to symmetry), no footprint."""
         if not self.sid or self.sid[0] not in names:
             return self
         return StepInfo((names[self.sid[0]], *self.sid[1:]), names.get(self.owner, self.owner), self.op)
@@ -144,6 +147,10 @@ class Run:
 
     def __init__(self, plan: Plan, path: Sequence[int] = (), driver: Driver | None = None,
                  reductions: Reductions = ALL_REDUCTIONS, record: bool = False) -> None:
+        """When the workload declares what its nodes' tasks share (``shared_state``) and the driver asks
+        (``record_start(path)``: from which decision on), the run records each step's footprint
+        (``shared.py``) and tells the driver's ``fired(step, at)`` of every decided step that ends past the
+        path, with its footprint and the index of its decision."""
         self.plan = plan
         self.bounds = plan.bounds
         self.path = path
@@ -169,6 +176,15 @@ class Run:
         self.waiting: dict[str, int] = {}  # node -> since when its writer waits for the lock
         self.worst_gap = 0  # the longest liveness gap seen when time passed
         self.kernel: Kernel | None = None
+        self.fired = getattr(driver, "fired", None)
+        shared = getattr(self.workload, "shared_state", None)
+        start = getattr(driver, "record_start", None)
+        self.record_from = start(tuple(path)) if None not in (shared, self.fired, start) else None
+        self.recorder: Recorder | None = None
+        if self.record_from is not None:
+            install((Task, Node, HeartbeatStartFaults, FaultState, *shared))
+            self.recorder = Recorder(self._task)
+            self.recorder.made(self.faults)
         # the faults a request may get, for a read and a write: 409 and 412 answer conditional writes
         # only (a plain GET has no precondition to fail)
         self.fault_options: dict[bool, list[tuple[str, int]]] = {
@@ -372,6 +388,7 @@ class Run:
 
     def go(self) -> End | None:
         """Run along the path, then as the driver decides, to its end (End) or until stopped (None)."""
+        ACTIVE[0] = self.recorder
         try:
             self.scenario = self._root()
             self.workload = self.bounds.kernel_workload(self.scenario)
@@ -381,6 +398,32 @@ class Run:
             if not self.stopped:
                 raise
             return None
+        finally:
+            ACTIVE[0] = None
+
+    def _task(self) -> tuple[Any, ...]:
+        """The identity of the process running now (the recorder's owner check)."""
+        return self.world.current()[0] if hasattr(self, "world") else ("root",)
+
+    def _fire(self, p: Pending, at: int | None) -> None:
+        """Make ``p`` happen and run to quiescence; tell the driver (``fired``) once it is past the path."""
+        # only a decided step's footprint is asked for (sleep sets hold decided options)
+        on = at is not None and self.record_from is not None and self.pos >= self.record_from
+        rec = self.recorder if on else None
+        if rec is not None:
+            rec.begin()
+        try:
+            self.world.fire(p)
+            self._drain()
+        except Suspend:
+            if rec is not None:
+                rec.pause()
+            if self.fired is not None and at is not None and self.pos >= len(self.path):
+                self.fired(StepInfo(p.sid, p.owner, p.op), at)  # cut short: what it touches is unknown
+            raise
+        footprint = rec.end() if rec is not None else None
+        if self.fired is not None and at is not None and self.pos >= len(self.path):  # it ended past the path
+            self.fired(StepInfo(p.sid, p.owner, p.op, footprint), at)
 
     def _drain(self) -> None:
         peek, step, inf = self.env.peek, self.env.step, math.inf
@@ -408,7 +451,7 @@ class Run:
                 self._advance(nxt)
                 continue
             if len(due) == 1 and not can_wait:  # the common case: no decision to make
-                world.fire(due[0])
+                self._fire(due[0], None)
                 continue
             def steps(due: list[Pending] = due, can_wait: bool = can_wait) -> list[StepInfo]:
                 options = [StepInfo(p.sid, p.owner, p.op) for p in due]
@@ -424,7 +467,7 @@ class Run:
                 assert nxt is not None
                 self._advance(nxt)
                 continue
-            world.fire(due[i])
+            self._fire(due[i], len(self.taken) - 1)
         self._clock_to(self.now() + self.tick)  # a replay in simulation runs until here (duration_ms)
         k.record("-", "nemesis", "info", "run-end", {})
         return End(self.now(), k.events)
@@ -456,6 +499,10 @@ class Run:
         assert env.peek() == math.inf, "time advanced before SimPy reached quiescence"
         env.timeout(to - self.now())
         env.step()
+        if self.kernel is not None:  # drop ended pause windows, as the kernel does when it next looks: a step
+            for node in self.kernel.nodes.values():  # then reads them without changing them (``shared.py``)
+                if node.pauses:
+                    node.pauses = [(s, e) for s, e in node.pauses if e > to]
 
     def gap(self, now: int) -> int:
         """The longest liveness gap of the run so far (see :meth:`liveness_gap`)."""

@@ -24,8 +24,13 @@ Reductions, each switchable (``Reductions``):
   only that node's steps are explored first: nothing another node does at this
   instant can touch them, and they must happen now; (2) sleep sets (Godefroid): after
   step ``a`` was explored, step ``b`` then ``a`` is not, when ``a`` and ``b`` commute.
-  Steps of different nodes commute; requests reaching the store commute with every
-  node's local steps, and with each other unless they touch one object and one of
+  Steps of different nodes commute; two local steps of one node's different tasks (its
+  writer, heartbeat, pause end) commute when neither wrote what the other read or wrote
+  of the state the node's tasks share, as each recorded while it ran (``shared.py``: the
+  declared fields of the provider, the tasks, the node, the fault bookkeeping; a step's
+  footprint is known once it ended, so the sleep set below it is taken again then:
+  ``fired``), else, and while unknown, they are dependent; requests reaching the store
+  commute with every node's local steps, and with each other unless they touch one object and one of
   them writes, one lists a prefix the other writes under, one fences on the object
   the other writes, or both write (the stale-write check orders lock and register
   writes).
@@ -46,18 +51,20 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 from model.checkers.verdict import Violation
 from model.config import Scenario
 from model.explore.bounds import ALL_REDUCTIONS, Bounds, Plan, Reductions
 from model.explore.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
+from model.explore.shared import Footprint
 from model.explore.statekey import fingerprint
 from model.runtime.history import Event
 from model.runtime.objectstore import StoredObject
 
 ROOT = ("root",)
+PENDING = Footprint(frozenset(), frozenset())  # an option taken whose step has not ended yet (unknown)
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,14 @@ def independent(a: StepInfo, b: StepInfo) -> bool:
     if a.owner == GLOBAL or b.owner == GLOBAL:
         return False
     if a.op is None and b.op is None:
-        return a.owner != b.owner
+        if a.owner != b.owner:
+            return True
+        # two local steps of one node: of different tasks, by what each read and wrote of the declared shared
+        # state as it ran (``shared.py``; the tasks' flags and the node's tasks included, so a wake-up, an
+        # interrupt, a task's start or end conflicts with what it touches); unknown: dependent
+        fa, fb = a.footprint, b.footprint
+        return (fa is not None and fb is not None and fa is not PENDING and fb is not PENDING
+                and a.sid[:4] != b.sid[:4] and not fa.conflicts(fb))
     if a.op is None or b.op is None:
         return True
     (ka, wa, fa, la), (kb, wb, fb, lb) = a.op, b.op
@@ -306,6 +320,30 @@ class DepthFirst(Generic[F]):
             violation, found = judge(self.plan, end.events, run.objects, run.gap(end.time), run.stuck())
             self._record(violation, found, end.time)
 
+    def record_start(self, path: tuple[int, ...]) -> int:
+        """From which decision on a run of ``path`` records footprints (``Run``): from the step of the top
+        frame's decision, or of the step a fault or pause decision on top is inside (begun after the nearest
+        step decision below it)."""
+        for f in reversed(self.stack):
+            if f.kind == "step":
+                return len(f.prefix) + 1
+        return len(path) if not self.stack else 0
+
+    def fired(self, step: StepInfo, at: int) -> None:
+        """The step that decision ``at`` took ended (``Run``), with what it touched: the option knows it
+        (joined over the options of the faults inside it), and the sleep set below it, taken while that was
+        unknown, is taken again with it (a step of the same node that commutes with it sleeps too)."""
+        for f in reversed(self.stack):
+            if len(f.prefix) == at:
+                if f.kind != "step" or not f.done:
+                    return
+                had, fp = f.done[-1].footprint, step.footprint
+                joined = fp if had is PENDING else None if had is None or fp is None else had | fp
+                f.done[-1] = replace(f.done[-1], footprint=joined)
+                if self.reductions.por and fp is not None:
+                    self.asleep = frozenset(z for z in (*f.asleep, *f.done[:-1]) if independent(z, step))
+                return
+
     def _take(self, frame: F) -> int:
         """Take the next option of ``frame``: set the sleep set below it and extend the trail."""
         i = frame.todo.pop(0)
@@ -313,9 +351,9 @@ class DepthFirst(Generic[F]):
         del self.trail[frame.trail:]
         if frame.kind == "step":
             step = frame.steps[i]
-            if self.reductions.por:
+            if self.reductions.por:  # the step's footprint is not known yet: ``fired`` adds what it allows
                 self.asleep = frozenset(z for z in (*frame.asleep, *frame.done) if independent(z, step))
-            frame.done.append(step)
+            frame.done.append(replace(step, footprint=PENDING))
             named = frame.canon[i] if frame.canon else step.renamed(frame.names)
             self.trail.append(Choice("step", i, named, frame.anchored))
         else:

@@ -374,6 +374,9 @@ class FaultState:
     seen_at: int = -1
     quiet_from: int = 0  # when the last fault's effect ends (liveness counts from there)
 
+    # every request a task sends while faults are left reads and marks it (``shared.py``)
+    __explore_shared__ = {"left": "r", "seen_at": "r", "quiet_from": "r", "windows": "m", "seen": "m"}
+
     def first_at(self, node: str, cls: str, method: str, now: int) -> bool:
         """True for the first request of this class by ``node`` at ``now`` (a fault plan can name only it)."""
         if now != self.seen_at:

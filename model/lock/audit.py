@@ -114,6 +114,10 @@ class AuditTrail:
     validity_ms: int
     lines: list[str] = field(default_factory=list)
 
+    # the writer makes it; its heartbeat appends RENEW records (``model/explore/shared.py``)
+    __explore_shared__ = {"base_path": "c", "owner": "c", "transaction_start": "c", "validity_ms": "c",
+                          "lines": "m"}
+
     __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
         "key": "a cache (cached_property) of audit_key(base_path, transaction_start, owner), all three in "
                "the state",

@@ -141,6 +141,15 @@ class StorageLockProvider:
         "_poll_sleep": "the Sleep of config.poll_ms, made once from config",
     }
 
+    # what its writer, heartbeat and shutdown-hook tasks share (``model/explore/shared.py``): the writer's own
+    # results (error, error_kind, reentrant, acquisitions) are no other task's
+    __explore_shared__ = {
+        "config": "c", "flavor": "c", "variant": "c", "owner": "c", "key": "c", "validity_ms": "c",
+        "_writer_poll_ms": "c", "_read_lock_file": "c", "_poll_sleep": "c",
+        "lock": "r", "heartbeat_active": "r", "closed": "r", "audit": "r", "_monitor": "r", "_depth": "r",
+        "_handed": "r", "_hb_semaphore": "r", "_hb_stop_requested": "r", "_waiting": "m", "_flags": "m",
+    }
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """What decides this provider's future: its owner id, the lock it believes it holds, its flags and
         counters, the monitor and the heartbeat manager's state.  The rest follows from ``config`` (a

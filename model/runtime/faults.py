@@ -138,6 +138,8 @@ class HeartbeatStartFaults:
         failing = frozenset(h.acquisition for h in plan.heartbeat_start_failures if h.node == node)
         return HeartbeatStartFaults(failing)
 
+    __explore_shared__ = {"failing": "c", "spawned": "r"}  # every Spawn of the node counts (explore/shared)
+
     def __explore_state__(self, k: Keyer) -> Hashable:
         """Which spawns fail, and how many there were."""
         return (self.failing, self.spawned)

@@ -215,6 +215,11 @@ class Task:
     sleep_interruptible: bool = False  # an interrupt may end the current sleep at once
     body: Generator[Effect, Any, Any] | None = None  # the protocol generator the task runs
 
+    # what another task reads or changes of it (``model/explore/shared.py``): Interrupt, Cancel, IsAlive
+    __explore_shared__ = {"node": "c", "name": "c", "handle": "c", "done": "c", "policy": "c", "body": "c",
+                          "alive": "r", "in_sleep": "r", "pending_interrupt": "r", "cancel_requested": "r",
+                          "sleep_interruptible": "r"}
+
     __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
         "node": "the node whose tasks hold this task (the node encodes it)",
         "body": "the generator handle's process drives (Kernel._drive's local gen), encoded through handle",
@@ -237,6 +242,10 @@ class Node:
     heartbeat_faults: HeartbeatStartFaults = field(default_factory=HeartbeatStartFaults)
     hooks: dict[str, Callable[[], Generator[Effect, Any, Any]]] = field(default_factory=dict)  # JVM hooks
     backend: Any = None  # the world's own per-node data (a real world's backend)
+
+    # every task of the node reads its pauses (``_gate``), triggers and tasks (``model/explore/shared.py``)
+    __explore_shared__ = {"name": "c", "clock": "c", "heartbeat_faults": "c", "backend": "c",
+                          "incarnation": "r", "pauses": "m", "triggered": "m", "tasks": "m", "hooks": "m"}
 
     __explore_excluded__ = {  # not in its state, each with why it does not decide the run's future
         "backend": "a real world's per-node data; None in the explored world",

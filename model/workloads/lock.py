@@ -10,6 +10,7 @@ from typing import Any
 
 from model.config import Scenario
 from model.explorable import Keyer
+from model.lock.audit import AuditTrail
 from model.lock.lockfile import LockData
 from model.lock.provider import StorageLockProvider
 from model.lock.register_writer import RegisterWriter
@@ -49,6 +50,13 @@ class LockWorkload:
         start = sc.workload.node_start_ms.get(ctx.node) if ctx.incarnation == 1 else None
         return RegisterWriter(new_provider, sc.workload, ctx.rng, fenced=sc.lock.variant == "fenced",
                               start_ms=start).run()
+
+    @property
+    def shared_state(self) -> tuple[type, ...] | None:
+        """The classes whose objects a node's tasks share beside the kernel's (``model/explore/shared.py``):
+        the provider and its audit trail; None for a factory's writers, whose sharing is not declared (the
+        explorer then keeps every two steps of one node dependent)."""
+        return (StorageLockProvider, AuditTrail) if self.factory is None else None
 
     @property
     def pause_triggers(self) -> Mapping[tuple[str, str], str]:
