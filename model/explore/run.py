@@ -177,11 +177,13 @@ class Run:
         self.worst_gap = 0  # the longest liveness gap seen when time passed
         self.kernel: Kernel | None = None
         self.fired = getattr(driver, "fired", None)
-        shared = getattr(self.workload, "shared_state", None)
+        shared: tuple[type, ...] | None = getattr(self.workload, "shared_state", None)
         start = getattr(driver, "record_start", None)
-        self.record_from = start(tuple(path)) if None not in (shared, self.fired, start) else None
+        self.record_from: int | None = None
+        if shared is not None and self.fired is not None and start is not None:
+            self.record_from = start(tuple(path))
         self.recorder: Recorder | None = None
-        if self.record_from is not None:
+        if shared is not None and self.record_from is not None:
             install((Task, Node, HeartbeatStartFaults, FaultState, *shared))
             self.recorder = Recorder(self._task)
             self.recorder.made(self.faults)

@@ -174,9 +174,9 @@ def independent(a: StepInfo, b: StepInfo) -> bool:
         # two local steps of one node: of different tasks, by what each read and wrote of the declared shared
         # state as it ran (``shared.py``; the tasks' flags and the node's tasks included, so a wake-up, an
         # interrupt, a task's start or end conflicts with what it touches); unknown: dependent
-        fa, fb = a.footprint, b.footprint
-        return (fa is not None and fb is not None and fa is not PENDING and fb is not PENDING
-                and a.sid[:4] != b.sid[:4] and not fa.conflicts(fb))
+        pa, pb = a.footprint, b.footprint
+        return (pa is not None and pb is not None and pa is not PENDING and pb is not PENDING
+                and a.sid[:4] != b.sid[:4] and not pa.conflicts(pb))
     if a.op is None or b.op is None:
         return True
     (ka, wa, fa, la), (kb, wb, fb, lb) = a.op, b.op

@@ -240,5 +240,5 @@ def _install(kind: type) -> None:
                     rec.private(self, name)
         put(self, name, value)
 
-    kind.__getattribute__ = __getattribute__  # type: ignore[method-assign]
-    kind.__setattr__ = __setattr__  # type: ignore[method-assign]
+    kind.__getattribute__ = __getattribute__  # type: ignore[method-assign,assignment]
+    kind.__setattr__ = __setattr__  # type: ignore[method-assign,assignment]
