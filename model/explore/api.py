@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model.explore.bounds import Bounds, Reductions
+from model.explore.bounds import Bounds, ParkedRuns, Reductions
 from model.explore.counterexample import replay, replays_exactly, scenario_of, step_table
 from model.explore.deepen import deepen
 from model.explore.level import Pool, search_levels
@@ -15,7 +15,7 @@ def explore(config: Bounds, reductions: Reductions | None = None, *, max_states:
             max_seconds: float | None = None, first: bool = False, exact: bool = False,
             shortest: bool = False, shortest_seconds: float | None = None,
             progress: Callable[[int, int, int], None] | None = None,
-            pool: Pool | None = None) -> ExploreResult:
+            pool: Pool | None = None, parked: ParkedRuns | None = None) -> ExploreResult:
     """Explore every run the configuration bounds; the result (``to_json()``) has the verdict and counts.
 
     ``config`` comes from :class:`Bounds` or :func:`~model.explore.bounds.config_from_dict`; the
@@ -33,19 +33,22 @@ def explore(config: Bounds, reductions: Reductions | None = None, *, max_states:
     ``pool``: search level by level (``model.explore.level``), the levels expanded by the pool
     (``model.explore.level.InProcess``, or ``engines.explore_pool``'s processes or Spark); the same
     verdict, states and counterexample whatever the pool.  Iterative deepening stays depth-first.
+
+    ``parked``: how the depth-first searches park runs (``model.explore.parked``; None: the protocol's
+    ``Bounds.parked_runs``); the same result either way, only the time differs.
     """
     red = config.reductions if reductions is None else reductions
     budget = config.max_seconds if max_seconds is None else max_seconds
     states = config.max_states if max_states is None else max_states
     if pool is None:
         res = search_bounds(config, red, max_states=states, max_seconds=budget, first=first, exact=exact,
-                            progress=progress)
+                            progress=progress, parked=parked)
     else:
         res = search_levels(config, red, pool, max_states=states, max_seconds=budget, first=first,
                             exact=exact, progress=progress)
     if shortest and not first and not res.shortest_proved and (res.found is not None or not res.complete):
         deep = deepen(config, red, below=res.counterexample_length, exact=exact, progress=progress,
-                      max_seconds=budget if shortest_seconds is None else shortest_seconds)
+                      max_seconds=budget if shortest_seconds is None else shortest_seconds, parked=parked)
         res.deepening = deep.levels
         res.lower_bound = deep.lower_bound
         if deep.found is not None and deep.found.found is not None:

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.explore.bounds import Bounds, Reductions
+from model.explore.bounds import Bounds, ParkedRuns, Reductions
 from model.explore.search import ExploreResult, search_bounds
 
 
@@ -66,11 +66,13 @@ class Deepening:
 
 def deepen(bounds: Bounds, reductions: Reductions, *, below: int | None = None,
            max_seconds: float | None = None, exact: bool = False,
-           progress: Callable[[int, int, int], None] | None = None) -> Deepening:
+           progress: Callable[[int, int, int], None] | None = None,
+           parked: ParkedRuns | None = None) -> Deepening:
     """Search depth 0, 1, ... (below ``below`` when given) until a level finds a violation or time runs out.
 
     Runs with ``reductions`` but partial-order reduction off (see the module doc).  ``max_seconds``
     is the budget of all levels together; a level stopped by it proves nothing and ends the deepening.
+    ``parked``: how each level parks runs (``search_bounds``).
     """
     red = dataclasses.replace(reductions, por=False)
     deadline = None if max_seconds is None else time.perf_counter() + max_seconds
@@ -80,7 +82,8 @@ def deepen(bounds: Bounds, reductions: Reductions, *, below: int | None = None,
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0:
             break
-        res = search_bounds(bounds, red, max_seconds=left, exact=exact, progress=progress, max_depth=depth)
+        res = search_bounds(bounds, red, max_seconds=left, exact=exact, progress=progress, max_depth=depth,
+                            parked=parked)
         out.levels.append({"depth": depth, "verdict": res.verdict, "complete": res.complete,
                            "states": res.states, "runs": res.runs, "seconds": round(res.seconds, 3),
                            "found": res.counterexample_length})

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from model.checkers.verdict import Verdict
 from model.config import Dist, LockConfig, Scenario, WorkloadConfig
-from model.explore.bounds import Bounds, _require
+from model.explore.bounds import Bounds, ParkedRuns, _require
 from model.nbcc.config import NbccConfig, NbccScenario
 from model.nbcc.sim_checks import check_history
 from model.nbcc.sim_io import RETRY_MS
@@ -69,6 +69,8 @@ class NbccBounds(Bounds):
     takes_base: ClassVar[bool] = False
     known_checkers: ClassVar[tuple[str, ...]] = ()
     absolute_time: ClassVar[bool] = True
+    # a run polls the lock every 25 ms for seconds: resuming from a parked copy costs less than a replay
+    parked_runs: ClassVar[ParkedRuns] = ParkedRuns()
 
     variant: str = "hudi-1.2.0"
     metadata_table: bool = True

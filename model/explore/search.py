@@ -52,16 +52,19 @@ import itertools
 import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from model.checkers.verdict import Violation
 from model.config import Scenario
-from model.explore.bounds import ALL_REDUCTIONS, Bounds, Plan, Reductions
+from model.explore.bounds import ALL_REDUCTIONS, Bounds, ParkedRuns, Plan, Reductions
 from model.explore.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
 from model.explore.shared import Footprint
 from model.explore.statekey import fingerprint
 from model.runtime.history import Event
 from model.runtime.objectstore import StoredObject
+
+if TYPE_CHECKING:
+    from model.explore.parked import Parking
 
 ROOT = ("root",)
 PENDING = Footprint(frozenset(), frozenset())  # an option taken whose step has not ended yet (unknown)
@@ -234,6 +237,23 @@ def judge(plan: Plan, events: list[Event], objects: Mapping[str, StoredObject], 
     return None, findings
 
 
+# a run's end as the checkers judge it: the violation, the findings, when, and the end's time (None: the run
+# went past the time guard)
+Outcome = tuple[Violation | None, list[Violation], int, int | None]
+
+
+def finish(plan: Plan, run: Run) -> Outcome | None:
+    """Run ``run`` to its end and judge it (``judge``); None when its driver stopped it."""
+    try:
+        end = run.go()
+    except Unbounded as e:
+        return Violation("liveness", str(e), (), {"guard_ms": run.guard}), [], run.now(), None
+    if end is None:
+        return None
+    violation, found = judge(plan, end.events, run.objects, run.gap(end.time), run.stuck())
+    return violation, found, end.time, end.time
+
+
 @dataclass
 class Frame:
     """A decision point on the current path, with what is left to explore there."""
@@ -285,6 +305,7 @@ class DepthFirst(Generic[F]):
     depth: int
     depth_base: int
     reached: int
+    parking: Parking | None = None  # runs resumed from parked copies (``parked.py``), else replayed
 
     def decide(self, run: Run, kind: str, options: int, steps: list[StepInfo]) -> int:
         """The option to take at a point past the path run (see ``run.Driver``), or raise ``Stop``."""
@@ -303,22 +324,23 @@ class DepthFirst(Generic[F]):
             frame = self.stack[-1]
             if not frame.todo:
                 self.stack.pop()
+                if self.parking is not None:
+                    self.parking.release(frame)
                 continue
             i = self._take(frame)
             self._go((*frame.prefix, i))
 
     def _go(self, path: tuple[int, ...]) -> None:
         self.runs += 1
-        run = Run(self.plan, path, self, self.reductions)
-        try:
-            end = run.go()
-        except Unbounded as e:
-            self._record(Violation("liveness", str(e), (), {"guard_ms": run.guard}), [], run.now())
-            return
-        if end is not None:
-            self.reached = max(self.reached, end.time)
-            violation, found = judge(self.plan, end.events, run.objects, run.gap(end.time), run.stuck())
-            self._record(violation, found, end.time)
+        if self.parking is not None:
+            out = self.parking.go(self, path)
+        else:
+            out = finish(self.plan, Run(self.plan, path, self, self.reductions))
+        if out is not None:
+            violation, found, now, end = out
+            if end is not None:
+                self.reached = max(self.reached, end)
+            self._record(violation, found, now)
 
     def record_start(self, path: tuple[int, ...]) -> int:
         """From which decision on a run of ``path`` records footprints (``Run``): from the step of the top
@@ -553,7 +575,7 @@ def shortest_path(edges: Edges, bad: list[Bad]) -> Found | None:
 def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, max_states: int | None = None,
                   max_seconds: float | None = None, first: bool = False, exact: bool = False,
                   progress: Callable[[int, int, int], None] | None = None,
-                  max_depth: int | None = None) -> ExploreResult:
+                  max_depth: int | None = None, parked: ParkedRuns | None = None) -> ExploreResult:
     """Search every run within ``bounds``; a violation comes with a shortest path of decisions to it.
 
     The search alone (``model.explore.explore`` adds the replayed counterexample).
@@ -563,12 +585,21 @@ def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, ma
     ``max_states`` / ``max_seconds`` stop the search: verdict ``incomplete``, or ``violated`` when it had
     found a violation (the shortest of those found; ``complete`` is False).  ``max_depth`` bounds the
     paths (see ``model.explore.deepen``): verdict ``bounded`` when no violation is within it and it
-    cut a path.
+    cut a path.  ``parked``: how runs are parked (``parked.py``; None: the protocol's ``Bounds.parked_runs``,
+    ``NO_PARKING``: every run replays from the start); the same result either way.
     """
     bounds.validate()
+    parked = bounds.parked_runs if parked is None else parked
+    parked.validate()
     started = time.perf_counter()
     search = Search(bounds, reductions, max_states, max_seconds, first, progress, exact, max_depth)
-    verdict = search.run()
+    if parked.limit:
+        from model.explore.parked import Parking  # forks: only where asked
+
+        with Parking(search.plan, reductions, parked, finish, search) as search.parking:
+            verdict = search.run()
+    else:
+        verdict = search.run()
     found = findings = None
     if verdict == "violated":
         # without hashing no state is keyed: every path hangs off the root and the shortest is the least
