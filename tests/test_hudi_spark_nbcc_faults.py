@@ -27,6 +27,7 @@ from engines.hudi_spark.nbcc_faults import BASE_PUT, COMPACTION_INFLIGHT_PUT, LO
 from engines.hudi_spark.nbcc_plans import nbcc_entry_plans
 from engines.hudi_spark.writer import PlanError, load_plan
 from model.config import ConfigError
+from reports.load import load_writers_history
 from scenarios import catalogue
 
 LOG = "t/table/p0/.00000001-0000-0000-0000-000000000000-0_1.log.1_0-1-1"
@@ -131,8 +132,13 @@ def _lines(history: Path, *lines: dict[str, Any]) -> None:
             f.write(json.dumps(line) + "\n")
 
 
+def _infos(run: Path) -> list[dict[str, Any]]:
+    """The history's info lines (the faults the injector recorded), read by the loader."""
+    return [e for e in load_writers_history(run) if e["type"] == "info"]
+
+
 def _write(process: str, kind: str, batch: int) -> dict[str, Any]:
-    return {"process": process, "type": kind, "f": "write", "value": {"batch": batch}}
+    return {"process": process, "type": kind, "f": "write", "time": time.time(), "value": {"batch": batch}}
 
 
 def test_a_fault_scoped_to_a_batch_counts_only_from_its_invoke_or_end(tmp_path: Path) -> None:
@@ -165,14 +171,15 @@ def test_a_fault_scoped_to_a_batch_counts_only_from_its_invoke_or_end(tmp_path: 
         inj(exchange("w2", BASE))  # its first base file PUT in batch 1
         assert w2.proc.wait(timeout=5) == -signal.SIGKILL and len(procs) == 4
         # a kill during a batch ends it: w3's fault after batch 0 fires at its next request
-        _lines(history, _write("w3", "invoke", 0), {"process": "w3", "type": "info", "f": "kill"})
+        killed = {"process": "w3", "type": "info", "f": "kill", "time": time.time()}
+        _lines(history, _write("w3", "invoke", 0), killed)
         inj(exchange("w3", "t/table/.hoodie/hoodie.properties"))
         assert w3.proc.wait(timeout=5) == -signal.SIGKILL
         assert _state(w1, "S")  # resumed
         deadline = time.monotonic() + 5
-        while '"resume"' not in history.read_text() and time.monotonic() < deadline:
+        while "resume" not in [e["f"] for e in _infos(tmp_path)] and time.monotonic() < deadline:
             time.sleep(0.02)
-        recorded = [json.loads(x) for x in history.read_text().splitlines() if '"info"' in x]
+        recorded = _infos(tmp_path)
         assert [(x["process"], x["f"]) for x in recorded if x["f"] != "kill" or "value" in x] == [
             ("w1", "pause"), ("w2", "kill"), ("w3", "kill"), ("w1", "resume")]
     finally:

@@ -28,6 +28,7 @@ from model.config import ConfigError
 from model.nbcc.sim_layout import bucket_of as model_bucket_of
 from model.nbcc.sim_table import run_table
 from model.nbcc.slices import Rule
+from reports.load import load_writers_history
 from scenarios import catalogue
 
 
@@ -127,7 +128,7 @@ def test_a_kill_with_restart_at_starts_the_writer_again_before_killing_it(tmp_pa
         # the writer's next matching request, now the restarted process's: the second kill hits it
         inj(exchange("w1", "t/table/p0/.00000002-0000-0000-0000-000000000000-0_2.log.1_0-1-1"))
         assert procs[1].proc.wait(timeout=5) == -signal.SIGKILL and len(started) == 1
-        lines = [json.loads(x) for x in (tmp_path / "history.jsonl").read_text().splitlines()]
+        lines = load_writers_history(tmp_path)
         assert [(x["f"], x["process"]) for x in lines] == [("kill", "w1"), ("kill", "w1")]
     finally:
         for p in procs:

@@ -7,16 +7,15 @@ contending on one file group) on a 2-core machine."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from analyses.writers_differential import compare_run
 from engines.hudi_spark.plans import entry_plans
+from reports.load import load_writers_run
 from scenarios import catalogue
 
 pytestmark = [pytest.mark.hudi,
@@ -55,7 +54,7 @@ def test_the_duplicate_key_entry_on_hudi_1_2_0(tmp_path: Path) -> None:
     assert [a["model"] for a in diff["attempts"]] == ["commit", "commit"]
     # Elle on Hudi's commits: both read k1 absent and wrote it (as the model's records view says)
     assert {"lost-update", "G2-item"} <= set(verdict["isolation"]["anomalies"])
-    recorded = tomllib.loads((out / "scenario.toml").read_text())
+    recorded = load_writers_run(out).scenario
     assert recorded["name"] == "tl-hudi-occ-duplicate-key" and recorded["hudi"]["entry"] == recorded["name"]
     assert recorded["hudi"]["plans"]["w1"][0]["rows"][0]["key"] == "k1"
 
@@ -85,7 +84,7 @@ def test_a_clustering_beside_an_upsert_on_hudi_1_2_0(tmp_path: Path) -> None:
                               'timeline.clustering_writers=["w2"]', max_ops=1)
     # Hudi's run_clustering procedure completes a replacecommit (requested as a clustering) replacing p0's
     # seeded file group, which the model's judgement reads from its plan
-    timeline = json.loads((out / "timeline.json").read_text())
+    timeline = load_writers_run(out).timeline
     (done,) = [i for i in timeline if i["action"] == "replacecommit" and i["state"] == "completed"]
     assert (out / "table" / ".hoodie" / "timeline" / f"{done['requested']}.clustering.requested").exists()
     assert verdict["valid"], verdict["anomalies"]

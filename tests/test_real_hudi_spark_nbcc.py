@@ -21,6 +21,7 @@ from engines.hudi_spark.check import check_run
 from engines.hudi_spark.launch import FaultInjector, WriterFault
 from engines.hudi_spark.nbcc import BUCKETS, anchor_plan, bucket_of, file_id_prefix
 from engines.hudi_spark.writer import PlanError, hudi_options, load_plan
+from reports.load import load_writers_history, load_writers_run
 
 
 def _pyspark_35() -> bool:
@@ -103,7 +104,7 @@ def test_fault_injector_kills_at_the_nth_matching_request(tmp_path: Path) -> Non
         inj(exchange("w1", "t/p0/.f1_2.log.1_0"))
         assert w1.proc.wait(timeout=5) == -signal.SIGKILL
         assert w2.proc.poll() is None
-        (line,) = [json.loads(x) for x in history.read_text().splitlines()]
+        (line,) = load_writers_history(tmp_path)
         assert (line["type"], line["f"], line["process"], line["value"]["key"]) == \
             ("info", "kill", "w1", "t/p0/.f1_2.log.1_0")
     finally:
@@ -122,9 +123,9 @@ def test_fault_injector_pauses_then_resumes(tmp_path: Path) -> None:
         state = Path(f"/proc/{w1.proc.pid}/stat").read_text().split()[2]
         assert state == "T"  # stopped
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and "resume" not in history.read_text():
+        while time.monotonic() < deadline and len(load_writers_history(tmp_path)) < 2:  # pause, then resume
             time.sleep(0.1)
-        assert [json.loads(x)["f"] for x in history.read_text().splitlines()] == ["pause", "resume"]
+        assert [e["f"] for e in load_writers_history(tmp_path)] == ["pause", "resume"]
         assert Path(f"/proc/{w1.proc.pid}/stat").read_text().split()[2] != "T"
     finally:
         os.killpg(w1.proc.pid, signal.SIGKILL)
@@ -171,7 +172,7 @@ def test_two_hudi_spark_writers_under_nbcc(tmp_path: Path) -> None:
     # both writers upsert the same keys at once: NBCC resolves no conflict, every upsert commits
     assert verdict["failures"] == [] and verdict["conflicts"] == []
     assert verdict["commits"] == 1 + 2  # the seed, then one upsert per writer
-    timeline = json.loads((out / "timeline.json").read_text())
+    timeline = load_writers_run(out).timeline
     assert {i["action"] for i in timeline if i["state"] == "completed"} == {"deltacommit"}
     props = (out / "table" / ".hoodie" / "hoodie.properties").read_text()
     assert "hoodie.table.type=MERGE_ON_READ" in props
@@ -198,8 +199,8 @@ def test_uncommitted_anchor_hides_a_committed_row_on_hudi_120(tmp_path: Path) ->
     group = f"{file_id_prefix(1)}-0"
     logs = sorted(p.name for p in (out / "table" / "p0").glob(f".{group}_*.log.*"))
     assert len(logs) == 2 and logs[0].startswith(f".{group}_{pending}.log."), logs
-    (w2_ok,) = [e for e in map(json.loads, (out / "history.jsonl").read_text().splitlines())
-                if e["process"] == "w2" and e.get("f") == "write" and e["type"] == "ok"]
+    ran = load_writers_run(out)
+    (w2_ok,) = [e for e in ran.events if e["process"] == "w2" and e.get("f") == "write" and e["type"] == "ok"]
     assert logs[1].startswith(f".{group}_{w2_ok['instant'].split('_')[0]}.log.")
     # Hudi's reader misses w2's committed row: the slice keyed on w1's pending instant is hidden
     assert not verdict["valid"]
@@ -208,7 +209,8 @@ def test_uncommitted_anchor_hides_a_committed_row_on_hudi_120(tmp_path: Path) ->
     # the same table under each release's own file-system view (engines/hudi_spark/fsview.py): 1.2.0 keys
     # bucket 1's only slice on w1's pending instant and holds no committed slice of it; 1.2.1 (PR #19785's
     # HoodieFileGroup#addLogFiles) opens it at w2's completed instant and its reader reads w2's log
-    views = json.loads((out / "fsview.json").read_text())
+    views = ran.file_slices
+    assert views is not None
     old, new = (views[v]["partitions"]["p0"] for v in ("1.2.0", "1.2.1"))
     (g120,) = [g for g in old["file_groups"] if g["file_id"] == group]
     assert [s["base_instant"] for s in g120["all_slices"]] == [pending] and g120["committed_slices"] == []

@@ -15,6 +15,7 @@ import pytest
 from backends.hudi.artifacts import ArtifactError, spark_jars
 from engines.hudi_spark.check import CONFLICT, check_run
 from engines.hudi_spark.writer import PlanError, load_plan
+from reports.load import load_writers_run
 
 
 def _pyspark_35() -> bool:
@@ -84,6 +85,6 @@ def test_two_hudi_spark_writers_under_occ(tmp_path: Path) -> None:
     assert all(f["class"] == CONFLICT for f in verdict["failures"])
     assert (out / "table" / ".hoodie" / ".locks" / "table_lock.json").is_file()
     assert (out / "table" / ".hoodie" / "hoodie.properties").is_file()
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = load_writers_run(out).metrics
     assert all(v == 0 or v == 1 for v in metrics["exit_codes"].values())
     assert max(metrics["peak_rss_mb"].values()) < 1536
