@@ -220,3 +220,13 @@ def test_only_a_finished_run_is_given_files_after_it(tmp_path: Path,
     assert "missing verdict.json" in capsys.readouterr().err
     with pytest.raises(ValueError, match="not a JSON file added to a hudi-writers run after it"):
         load_writers_file(tmp_path, VERDICT)
+
+
+def test_hcc_differential_writers_refuses_a_run_whose_reads_break_the_format(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    _finished(tmp_path)
+    (tmp_path / READS).write_text(json.dumps({**READS_FILE, "metadata_table": "no"}))
+    assert main(["differential", "writers", "tl-hudi-lazy-rollback-safe", "--run", str(tmp_path)]) == 2
+    assert "reads.json: field metadata_table = 'no' is not true or false" in capsys.readouterr().err
