@@ -12,7 +12,9 @@ that table the model is asked:
 - **Refusals.** An attempt the model refuses (its outcome in the run's plans): a deltacommit a pending
   clustering plan refuses must fail with ``HoodieClusteringUpdateException`` (fidelity NBC3), a clustering
   must fail with ``UnsupportedOperationException`` and leave its plan requested on the timeline (NBC1,
-  NBC2); such an attempt is not judged by NB4.
+  NBC2), a compaction the model refused for a killed executor's live heartbeat must fail with Hudi's
+  ``... due to heartbeat by concurrent writer/job`` (NB12); such an attempt is not judged by NB4 (a compaction
+  Hudi refused so that the model executed is a difference).
 - **File slices.** Per release, the model's transcription of ``HoodieFileGroup`` (:mod:`model.nbcc.filegroup`:
   1.2.0's, :attr:`~model.nbcc.slices.Rule.HUDI_1_2_0`; 1.2.1's, PR #19785's ``addLogFiles``,
   :attr:`~model.nbcc.slices.Rule.PR_19785`) builds every file group of the listed table: every slice (keyed
@@ -57,17 +59,18 @@ SLICE_ROWS = {
 NOT_INJECTED = frozenset({"forward", "bad-request", "upstream-failed"})
 COMMIT_ROWS = "NB4 (NBCC resolves no write conflict: every deltacommit commits)"
 # Hudi 1.2.0 refuses to execute a compaction while another executor's heartbeat of it lives (multi-writer:
-# BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat 1477-1485); the model's service has none
+# BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat 1477-1485); so does the model (NB12)
 COMPACTION_HEARTBEAT = "due to heartbeat by concurrent writer/job"
-COMPACTION_HEARTBEAT_ROW = ("not modelled: a compaction's execution is heartbeat-guarded under multi-writer "
-                            "(BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat 1477-1485), "
-                            "so a killed executor's plan is not resumed until its heartbeat expires")
+COMPACTION_HEARTBEAT_ROW = ("NB12 (a compaction's execution is refused while another executor's heartbeat of "
+                            "it lives: BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat "
+                            "1477-1485)")
 # the model's refusals: its outcome in a run's plan -> the exception Hudi must fail with, the fidelity rows
 REFUSALS = {
     "rejected": ("HoodieClusteringUpdateException",
                  "NBC3 (a pending clustering plan refuses every update of its file groups)"),
     "refused": ("UnsupportedOperationException",
                 "NBC1, NBC2 (a clustering of an NBCC table is planned, its execution refused)"),
+    "heartbeat-refused": (COMPACTION_HEARTBEAT, COMPACTION_HEARTBEAT_ROW),
 }
 Slice = tuple[str, str | None, tuple[str, ...]]  # base instant, base file, log file names (sorted)
 
@@ -205,7 +208,8 @@ def judge_failures(attempts: Sequence[Mapping[str, Any]],
     """NB4's differences among ``attempts`` (a deltacommit that failed or never ended) and notes: under
     storage faults the proxy injected (``faulted``), a failure other than a write conflict is the fault's, as
     the model's writer fails a batch on a fault, not a conflict NB4 rules out. A compaction Hudi refused for
-    another executor's live heartbeat is a difference whatever the faults (:data:`COMPACTION_HEARTBEAT`)."""
+    another executor's live heartbeat the model did not refuse (:func:`judge_refusals` takes those it did) is
+    a difference whatever the faults (:data:`COMPACTION_HEARTBEAT`)."""
     differences: list[dict[str, Any]] = []
     notes: list[str] = []
     for a in attempts:
@@ -242,7 +246,7 @@ def judge_refusals(attempts: Sequence[Mapping[str, Any]], plans: Mapping[str, Se
             continue
         exception, rows = REFUSALS[model["outcome"]]
         refused += model["outcome"] == "refused"
-        if a["outcome"] == "fail" and exception in str(a.get("error")):
+        if a["outcome"] == "fail" and exception in f"{a.get('error')} {a.get('message')}":
             notes.append(f"{a['process']} batch {a['batch']} failed with {exception}, as the model ({rows})")
         else:
             differences.append({"kind": "refusal", "process": a["process"], "batch": a["batch"],

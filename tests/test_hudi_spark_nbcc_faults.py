@@ -16,6 +16,7 @@ import pytest
 from writer_faults import exchange, sleeper
 
 from analyses.nbcc_writers_differential import (
+    COMPACTION_HEARTBEAT,
     COMPACTION_HEARTBEAT_ROW,
     REFUSALS,
     judge_deltacommits,
@@ -68,18 +69,22 @@ def test_the_clustering_entry_plans_its_clustering_between_the_models_deltacommi
         load_plan(tmp_path / "p.json")
 
 
-def test_a_failed_compaction_kills_the_compactor_and_its_restart_executes_the_pending_plan() -> None:
+def test_a_failed_compaction_kills_the_compactor_and_its_restart_is_refused_the_pending_plan() -> None:
     plans = _plans("nbcc-storage-faults")
     w4 = plans.batches["w4"]
-    # the model's first execution of 20260101000004996 fails after its .inflight (injected, no base file),
-    # its service resumes the pending plan at the next slot, then plans and completes 20260101000007034
+    # the model's first execution of 20260101000004996 fails after its .inflight (injected, no base file: its
+    # executor killed); at the next slot its service's resume is refused, the killed executor's heartbeat
+    # still living (NB12), and the slot plans nothing (the groups are in the pending compaction)
     assert [(b["op"], b["model"]["instant"], b["model"]["outcome"], b.get("pending")) for b in w4] == [
-        ("compact", "20260101000004996", "failed", None), ("compact", "20260101000004996", "ok", True),
-        ("compact", "20260101000007034", "ok", None)]
+        ("compact", "20260101000004996", "failed", None),
+        ("compact", "20260101000004996", "heartbeat-refused", True)]
     assert w4[0]["model"]["killed_at"] == "its .compaction.inflight PUT"
     assert w4[1]["after_info"] == {"process": "w4", "f": "kill"}
-    # killed at its first .compaction.inflight PUT inside that batch, restarted from the next
+    # killed at its first .compaction.inflight PUT inside that batch, restarted from the next; the refused
+    # execution is Hudi's to refuse: no kill in it
     assert ("kill", COMPACTION_INFLIGHT_PUT, "PUT", 1, 0, "invoke", 1, 5.0) in _faults(plans, "w4")
+    assert not [f for f in _faults(plans, "w4") if f[4] == 1]
+    assert any("a run_compaction Hudi must refuse too" in u for u in plans.untranslated)
 
 
 def test_crashes_and_pauses_land_on_a_request_the_model_and_hudi_share() -> None:
@@ -105,13 +110,13 @@ def test_crashes_and_pauses_land_on_a_request_the_model_and_hudi_share() -> None
 
 
 def test_a_fault_after_a_nodes_translated_operations_is_listed_not_injected() -> None:
-    # w3 crashes at 25 s, when the model's w3 holds the lock; with one operation per node translated the
+    # w3 crashes at 31.8 s, when the model's w3 holds the lock; with one operation per node translated the
     # crash comes after them all: listed, not refused and not injected
     entry = catalogue.load("nbcc-storage-faults",
-                           ["faults.crashes[0].node=w3", "faults.crashes[0].at_ms=25000"])
+                           ["faults.crashes[0].node=w3", "faults.crashes[0].at_ms=31800"])
     one = nbcc_entry_plans(entry.name, entry.config, max_ops=1)
     assert not _faults(one, "w3")
-    assert "faults.crashes[0] (w3 at 25000 ms): after its translated operations" in one.untranslated
+    assert "faults.crashes[0] (w3 at 31800 ms): after its translated operations" in one.untranslated
     with pytest.raises(ConfigError, match="w3 holds the table lock"):  # translated with every operation
         nbcc_entry_plans(entry.name, entry.config, max_ops=10)
 
@@ -209,9 +214,10 @@ def test_the_differential_judges_the_models_refusals_and_leaves_the_rest_to_nb4(
         ("refusal", REFUSALS["rejected"][1]), ("clustering-plan", REFUSALS["refused"][1])]
 
 
-def test_a_compaction_refused_for_a_live_heartbeat_is_a_difference_even_under_storage_faults() -> None:
+def test_a_compaction_refused_for_a_live_heartbeat_the_model_executed_is_a_difference_under_faults() -> None:
     # Hudi 1.2.0 on nbcc-storage-faults: the compactor killed in its execution left the compaction's heartbeat
-    # and its restart could not execute the pending plan (the model's service resumes it at once)
+    # and its restart could not execute the pending plan; an execution the model did not refuse
+    # (judge_refusals passes it on) is a difference whatever the storage faults
     message = "Cannot execute instant 20261129094456996 due to heartbeat by concurrent writer/job"
     error = {"class": "org.apache.hudi.exception.HoodieLockException", "message": message,
              "root_class": "org.apache.hudi.exception.HoodieLockException", "root_message": message}
@@ -225,3 +231,21 @@ def test_a_compaction_refused_for_a_live_heartbeat_is_a_difference_even_under_st
     assert [(d["kind"], d["process"], d["fidelity"]) for d in diffs] == [
         ("compaction-failed", "w4", COMPACTION_HEARTBEAT_ROW)]
     assert len(notes) == 1 and notes[0].startswith("w1 batch 0 failed under the run's storage faults")
+
+
+def test_a_compaction_the_model_refused_for_a_live_heartbeat_must_be_refused_by_hudi(tmp_path: Path) -> None:
+    # NB12: the model's resume of a killed executor's plan is refused; Hudi's run_compaction must throw
+    # validateHeartBeat's HoodieLockException, and executing it is a difference
+    message = "Cannot execute instant 20261129094456996 due to heartbeat by concurrent writer/job"
+    plans = {"w4": [{"model": {"outcome": "failed"}}, {"model": {"outcome": "heartbeat-refused"}}]}
+    refused = {"process": "w4", "batch": 1, "outcome": "fail",
+               "error": "org.apache.hudi.exception.HoodieLockException", "message": message}
+    (tmp_path / ".hoodie" / "timeline").mkdir(parents=True)
+    rest, diffs, notes = judge_refusals([refused], plans, tmp_path)
+    assert rest == [] and diffs == [] and notes == [
+        f"w4 batch 1 failed with {COMPACTION_HEARTBEAT}, as the model ({COMPACTION_HEARTBEAT_ROW})"]
+    # another HoodieLockException (a lock not acquired) is not the refusal, nor a commit
+    for hudi in ({**refused, "message": "Unable to acquire lock"}, {**refused, "outcome": "commit"}):
+        rest, diffs, _ = judge_refusals([hudi], plans, tmp_path)
+        assert [(d["kind"], d["expected"], d["fidelity"]) for d in diffs] == [
+            ("refusal", COMPACTION_HEARTBEAT, COMPACTION_HEARTBEAT_ROW)]

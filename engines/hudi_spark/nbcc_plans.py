@@ -34,8 +34,13 @@ deltacommit each:
   compactor's crash) is the compactor killed inside that batch, after its first base file PUT when the model
   wrote one, else after its ``.compaction.inflight`` PUT, and restarted from its next batch; a later execution
   of the plan the model's service resumed is ``run_compaction``'s ``execute`` of the pending plans (Hudi's
-  ``compact`` rolls the killed inflight back and runs it again). An execution failing for a storage fault is
-  the proxy's to fail (not a kill).
+  ``compact`` rolls the killed inflight back and runs it again). An execution the model refused because the
+  killed executor's heartbeat still lives (Hudi's variants, NB12: its restart's resume, or a plan scheduled
+  in the same slot behind it) is that ``run_compaction`` with no kill, which Hudi must refuse with
+  ``HoodieLockException`` ("... due to heartbeat by concurrent writer/job"); the hudi world's heartbeat
+  (6 min x misses) outlasts a run, and an entry whose heartbeat expires within its simulated run is refused,
+  so a model execution after the heartbeat expired is never translated. An execution failing for a storage
+  fault is the proxy's to fail (not a kill).
 - **Clusterings.** Each clustering the compaction service planned (``nbcc.clustering_at_ms``) is Hudi's
   ``run_clustering`` on the compactor, once the table has as many deltacommits past their ``.inflight`` as
   the model's plan found (``after_instants``: those commit, NBC4), and each deltacommit the model began after
@@ -74,7 +79,7 @@ from model.nbcc.config import NbccScenario
 from model.nbcc.sim_clustering import UPDATE_REJECTED
 from model.nbcc.sim_layout import bucket_of as model_bucket_of
 from model.nbcc.sim_plan import TablePlan
-from model.nbcc.sim_table import run_table
+from model.nbcc.sim_table import HEARTBEAT_REFUSED, run_table
 from scenarios import catalogue
 from scenarios.catalogue import Entry
 
@@ -119,12 +124,15 @@ def simulated_attempts(plan: TablePlan, seed: int) -> Outline:
 
 def _outcome(a: SimAttempt) -> str:
     """The model's outcome of an operation: ``ok``, ``failed`` (part-way: its process killed on Hudi),
-    ``rejected`` (a deltacommit a pending clustering plan refused, NBC3) or ``refused`` (a clustering whose
-    plan was written and whose execution was refused, NBC1, NBC2)."""
+    ``rejected`` (a deltacommit a pending clustering plan refused, NBC3), ``refused`` (a clustering whose
+    plan was written and whose execution was refused, NBC1, NBC2) or ``heartbeat-refused`` (a compaction
+    execution a killed executor's live heartbeat refused, or a plan scheduled behind it, NB12: no kill)."""
     if a.ok_ms is not None:
         return "ok"
     if a.op == "cluster":
         return "refused"
+    if a.reason == HEARTBEAT_REFUSED:
+        return "heartbeat-refused"
     return "rejected" if a.reason == UPDATE_REJECTED else "failed"
 
 
@@ -183,8 +191,10 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
                           f"({ol.last_ms} ms): a clean rolling failed writes back mid-run is not translated")
     per: dict[str, list[SimAttempt]] = {}
     for a in ol.attempts:
-        # a compaction failing for a storage fault is the proxy's to fail (it runs again when resumed)
-        if a.op == "compact" and a.ok_ms is None and a.reason not in TRANSLATED_FAILURES:
+        # a compaction failing for a storage fault is the proxy's to fail (it runs again when resumed); one a
+        # live heartbeat refused is a run_compaction Hudi refuses too
+        if a.op == "compact" and a.ok_ms is None and a.reason not in (*TRANSLATED_FAILURES,
+                                                                      HEARTBEAT_REFUSED):
             continue
         per.setdefault(a.writer, [])
         if len(per[a.writer]) < max_ops:
@@ -256,7 +266,11 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
             f"{plan.compactor_node}, each planned by Hudi when the simulation planned it (the table's "
             "commits then), hoodie.compact.inline.max.delta.commits = 1; an execution the model fails "
             "part-way is the compactor killed after its .compaction.inflight or first base file PUT, and a "
-            "later execution of the pending plan run_compaction's execute; one failing for a storage fault "
+            "later execution of the pending plan run_compaction's execute; one the model refused for the "
+            "killed executor's live heartbeat (Hudi's variants, NB12) a run_compaction Hudi must refuse too "
+            "(its heartbeat, 6 min x misses, outlasts a run; a model execution after the heartbeat expired "
+            "is never translated, as an entry whose heartbeat expires within its simulated run is refused); "
+            "one failing for a storage fault "
             f"is the proxy's to fail; {ol.unfinished} planned and never executed to the end not run")
     if plan.clusterings:
         untranslated.append(

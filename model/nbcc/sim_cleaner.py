@@ -165,6 +165,13 @@ def stop_heartbeat(base: str, hb: Heartbeat, delete: bool) -> Gen:
         yield Delete(heartbeat_key(base, hb.instant))
 
 
+def heartbeat_expired(base: str, instant: int, now_ms: int, expiry_ms: int) -> Gen:
+    """``isHeartbeatExpired`` of another client's instant: its heartbeat file read from storage (none:
+    expired)."""
+    body = yield from read_until_answered(heartbeat_key(base, instant))
+    return is_expired(now_ms, int(body) if body else None, expiry_ms)
+
+
 def expired_own(hb: Heartbeat, expiry_ms: int) -> Gen:
     """``HeartbeatUtils#abortIfHeartbeatExpired`` for the writer's own instant (its in-memory time)."""
     now: int = yield Now()
@@ -229,9 +236,7 @@ class Cleaner:
         expired = []
         _over = sorted(pending, reverse=True)
         for _at, instant in enumerate(_over):  # getReverseOrderedInstants  # the loop's position
-            body = yield from read_until_answered(heartbeat_key(self.base, instant))
-            last = int(body) if body else None
-            if is_expired(now, last, self.expiry_ms):
+            if (yield from heartbeat_expired(self.base, instant, now, self.expiry_ms)):
                 expired.append(instant)
         if expired:  # only those still pending after listing the timeline again
             again = yield from self.loader.load()

@@ -52,8 +52,9 @@ class WriterPlan:
 @dataclass(frozen=True)
 class CompactionSlot:
     """The compaction service schedules a compaction at ``at_ms`` (true ms since the run started).
-    ``fail_after``: the execution fails after writing that many base files (the plan stays pending
-    and is finished at the next slot).  ``work_ms``: time between the base files and the commit."""
+    ``fail_after``: the executor is killed after writing that many base files (the plan stays pending and is
+    finished at a later slot: under Hudi's variants once its heartbeat, left to age, expired).  ``work_ms``:
+    time between the base files and the commit."""
 
     at_ms: int
     fail_after: int | None = None

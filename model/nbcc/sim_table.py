@@ -31,6 +31,16 @@ policy, :mod:`model.nbcc.sim_cleaner`).  Until then a failed attempt's logs stay
 that crashes and restarts resumes from the timeline (a writer skips the batches whose deltacommit
 completed; the compaction service finishes a pending compaction before scheduling a new one).
 
+Under Hudi's variants (``NbccVariant.compaction_heartbeat``) a compaction's execution is heartbeat-guarded
+as ``BaseHoodieTableServiceClient#compact`` is under multi-writer (1.2.0, 324-362): in one lock hold it
+checks the instant's heartbeat (``validateHeartBeat``, 1477-1485) and starts its own; a live one refuses the
+execution (:data:`HEARTBEAT_REFUSED`; the plan stays pending and, as ``run_compaction`` executes the pending
+plans oldest first and stops at the first that throws, a plan the same slot schedules is left requested
+too).  The heartbeat stops and its file is deleted when the execution completes (``completeCompaction``,
+427-431) or throws (``compact``'s catch, 357-361); an executor killed inside it (a crash, or
+``CompactionSlot.fail_after``) leaves the file to age, so its plan is executed again only after
+``interval x tolerable misses``.
+
 The compaction planner builds file groups as the run's variant does (``TablePlan.variant``,
 :mod:`model.nbcc.variants`), from the metadata table's listing or storage's
 (``TablePlan.metadata_table``): Hudi's ``BaseHoodieCompactionPlanGenerator#generateCompactionPlan``
@@ -63,7 +73,14 @@ from typing import Any
 from model.config import Scenario
 from model.explorable import Keyer
 from model.lock.provider import StorageLockProvider
-from model.nbcc.sim_cleaner import Cleaner, Heartbeat, expired_own, start_heartbeat, stop_heartbeat
+from model.nbcc.sim_cleaner import (
+    Cleaner,
+    Heartbeat,
+    expired_own,
+    heartbeat_expired,
+    start_heartbeat,
+    stop_heartbeat,
+)
 from model.nbcc.sim_clustering import (
     UNSUPPORTED_LAYOUT,
     UPDATE_REJECTED,
@@ -144,9 +161,10 @@ from model.timeline.metadata import partition_metadata_text, properties_text
 from model.workloads.lock import LockWorkload
 
 __all__ = [
-    "BatchPlan", "CompactionService", "CompactionSlot", "CrashSpec", "NbccWriter", "SimRun", "TablePlan",
-    "TableSettings", "WriterPlan", "create_resolved", "describe_plan", "ensure_exists", "list_until_answered",
-    "nbcc_workload", "plan_group", "random_plan", "read_until_answered", "run_table", "writer_factory",
+    "HEARTBEAT_REFUSED", "BatchPlan", "CompactionService", "CompactionSlot", "CrashSpec", "NbccWriter",
+    "SimRun", "TablePlan", "TableSettings", "WriterPlan", "create_resolved", "describe_plan", "ensure_exists",
+    "list_until_answered", "nbcc_workload", "plan_group", "random_plan", "read_until_answered", "run_table",
+    "writer_factory",
 ]
 
 
@@ -385,6 +403,10 @@ class NbccWriter:
 
 # ---- the compaction service ------------------------------------------------------------------
 
+# validateHeartBeat's HoodieLockException: "Cannot execute instant <t> due to heartbeat by concurrent
+# writer/job"
+HEARTBEAT_REFUSED = "heartbeat by concurrent writer/job"
+
 
 class CompactionService:
     """Schedules compactions at the plan's slots while writers are in flight, and executes them."""
@@ -401,6 +423,7 @@ class CompactionService:
         self.rule = plan.nbcc_variant.slicing
         self.txn_log = txn_log  # the transaction records (module docstring); None: none kept
         self.txn: dict[str, Any] | None = None  # the record of the compaction under way
+        self.heartbeat: Heartbeat | None = None  # the heartbeat of the compaction it executes
 
     def _txn_end(self, outcome: str, reason: str | None = None) -> None:
         txn, self.txn = self.txn, None
@@ -417,8 +440,10 @@ class CompactionService:
     }
 
     def __explore_state__(self, k: Keyer) -> Hashable:
-        """Its plan (a constant of the run), its incarnation, its time generator and table view."""
-        return (k.value(self.plan), k.value(self.ctx), k.value(self.times), k.value(self.loader))
+        """Its plan (a constant of the run), its incarnation, its time generator, table view and the heartbeat
+        of the compaction it executes."""
+        return (k.value(self.plan), k.value(self.ctx), k.value(self.times), k.value(self.loader),
+                k.value(self.heartbeat))
 
     def run(self) -> Gen:
         """Visit every slot (after a restart: finish what is pending, then the slots still ahead)."""
@@ -440,19 +465,22 @@ class CompactionService:
                 if isinstance(slot, ClusteringSlot):
                     yield from self._cluster()
                     continue
-                yield from self._finish_pending()
-                yield from self._schedule_and_run(slot)
+                refused = yield from self._finish_pending()
+                yield from self._schedule_and_run(slot, refused)
             except Interrupted:
                 yield Record("compaction", "fail", {"reason": "lock lost"})
                 self._txn_end("info", "lock lost")  # its completed file may or may not exist
                 yield from self.times.end()
+                yield from self._stop_heartbeat(delete=True)  # compact's catch stops it (1.2.0, 357-361)
         yield Record("compactor-done", "info", {})
 
     def _finish_pending(self) -> Gen:
+        """Execute the pending plans oldest first, as ``run_compaction`` does; the instant of the first whose
+        execution a live heartbeat refused (the procedure throws there, leaving the rest), else None."""
         table: HudiTable | None = yield from self.loader.load()
         if table is None:
             yield Record("compaction-resume", "fail", {"reason": "timeline not read"})
-            return
+            return None
         _over = table.timeline.pending()
         for _at, inst in enumerate(_over):  # the loop's position
             if inst.requested_action != "compaction":
@@ -460,9 +488,13 @@ class CompactionService:
             key = requested_key(self.base, inst.requested, "compaction")
             body = yield from read_until_answered(key)
             yield Record("compaction-resume", "info", {"instant": format_instant(inst.requested)})
-            yield from self._execute(inst.requested, parse_plan(body or b"", key), None, 0)
+            if (yield from self._execute(inst.requested, parse_plan(body or b"", key), None, 0)):
+                return format_instant(inst.requested)
+        return None
 
-    def _schedule_and_run(self, slot: CompactionSlot) -> Gen:
+    def _schedule_and_run(self, slot: CompactionSlot, refused: str | None = None) -> Gen:
+        """Plan a compaction and execute it; after ``refused`` (a pending plan's execution this slot refused)
+        the plan is left requested, as ``run_compaction``'s throw at the older plan leaves it."""
         yield from self.times.begin()
         t_c = yield from self.times.next("instant")
         table: HudiTable | None = yield from self.loader.load()
@@ -503,6 +535,10 @@ class CompactionService:
             "ok",
             {"instant": format_instant(t_c), "operations": {op.file_id: list(op.logs) for op in ops}},
         )
+        if refused is not None:
+            yield Record("compaction", "fail",
+                         {"instant": format_instant(t_c), "reason": HEARTBEAT_REFUSED, "refused_at": refused})
+            return
         yield from self._execute(t_c, ops, slot.fail_after, slot.work_ms)
 
     def _cluster(self) -> Gen:
@@ -539,9 +575,33 @@ class CompactionService:
     def _clustering_failed(self, t: int, reason: str) -> Gen:
         yield Record("clustering-plan", "fail", {"instant": format_instant(t), "reason": reason})
 
+    def _claim(self, t_c: int) -> Gen:
+        """``compact``'s multi-writer prologue in one lock hold (1.2.0, 328-341): ``validateHeartBeat``, then
+        ``heartbeatClient.start``; why the execution may not go on, or None."""
+        yield from self.times.begin()
+        now: int = yield Now()
+        if not (yield from heartbeat_expired(self.base, t_c, now, self.plan.heartbeat_expiry_ms)):
+            yield from self.times.end()
+            return HEARTBEAT_REFUSED
+        self.heartbeat = yield from start_heartbeat(self.base, t_c, self.plan.heartbeat_interval_ms)
+        yield from self.times.end()
+        return None if self.heartbeat is not None else "heartbeat not started"
+
+    def _stop_heartbeat(self, delete: bool) -> Gen:
+        """``heartbeatClient.stop`` (``delete``), or the executor's death: the timer ends, the file stays."""
+        if self.heartbeat is not None:
+            yield from stop_heartbeat(self.base, self.heartbeat, delete)
+            self.heartbeat = None
+
     def _execute(self, t_c: int, ops: list[PlanOp], fail_after: int | None, work_ms: int) -> Gen:
-        """Write the plan's base files and complete it; on a failed request the plan stays pending."""
+        """Write the plan's base files and complete it; on a failed request the plan stays pending.  True when
+        a live heartbeat refused the execution (Hudi's variants, :meth:`_claim`)."""
         instant = format_instant(t_c)
+        if self.plan.nbcc_variant.compaction_heartbeat:
+            refusal = yield from self._claim(t_c)
+            if refusal is not None:
+                yield Record("compaction", "fail", {"instant": instant, "reason": refusal})
+                return refusal == HEARTBEAT_REFUSED
         if self.txn_log is not None:
             self.txn = {"process": self.ctx.node, "kind": "compaction", "instant": instant, "reads": {},
                         "outcome": None, "reason": None}
@@ -550,7 +610,8 @@ class CompactionService:
         if not res.ok:
             yield Record("compaction", "fail", {"instant": instant, "reason": f"inflight {res.outcome.name}"})
             self._txn_end("fail", f"inflight {res.outcome.name}")
-            return
+            yield from self._stop_heartbeat(delete=True)
+            return False
         written: list[tuple[PlanOp, str]] = []
         for i, op in enumerate(ops):
             if fail_after is not None and i >= fail_after:
@@ -564,7 +625,8 @@ class CompactionService:
                         "compaction", "fail", {"instant": instant, "reason": f"read {r.outcome.name}"}
                     )
                     self._txn_end("fail", f"read {r.outcome.name}")
-                    return
+                    yield from self._stop_heartbeat(delete=True)
+                    return False
                 rows = merge_rows(decode_rows(r.body or b""), rows)
             if self.txn is not None:  # key -> [ordering value, record id, deltacommit instant]
                 self.txn["reads"].update({k: [r.ts, r.rid, format_instant(r.commit)]
@@ -577,7 +639,8 @@ class CompactionService:
                     "compaction", "fail", {"instant": instant, "reason": f"base write {res.outcome.name}"}
                 )
                 self._txn_end("fail", f"base write {res.outcome.name}")
-                return
+                yield from self._stop_heartbeat(delete=True)
+                return False
             written.append((op, bf.name))
         if fail_after is not None:
             yield Record(
@@ -586,7 +649,8 @@ class CompactionService:
                 {"instant": instant, "reason": "injected", "bases_written": len(written)},
             )
             self._txn_end("fail", "injected")
-            return
+            yield from self._stop_heartbeat(delete=False)  # its executor killed: the file stays and ages
+            return False
         yield Sleep(work_ms)
         yield from self.times.begin()
         tc = yield from self.times.next("completion")
@@ -595,10 +659,12 @@ class CompactionService:
             completed_key(self.base, t_c, tc, "commit"), compaction_commit_body(self.plan.spec, written)
         )
         yield from self.times.end()
+        yield from self._stop_heartbeat(delete=True)  # completeCompaction's finally (1.2.0, 427-431)
         yield Record(
             "compaction", "ok" if done else "fail", {"instant": instant, "completion": format_instant(tc)}
         )
         self._txn_end("ok" if done else "fail", None if done else "completed file not created")
+        return False
 
 
 

@@ -2,8 +2,10 @@
 
 The writers, the compaction service, the cleaner and the readers (``model/nbcc/sim_*.py``) are one
 piece of code; a variant switches its branches: how file groups are sliced (by readers and by the
-compaction planner, which both build Hudi's ``HoodieFileGroup``) and the default of
-``hoodie.client.heartbeat.tolerable.misses``.  ``docs/fidelity.md`` (NBCC section) cites the Java of
+compaction planner, which both build Hudi's ``HoodieFileGroup``), the default of
+``hoodie.client.heartbeat.tolerable.misses`` and whether a compaction's execution is heartbeat-guarded
+(Hudi 1.2.x under multi-writer; the two hypothetical variants keep the harness's earlier service, which
+has no compaction heartbeat, as they were specified).  ``docs/fidelity.md`` (NBCC section) cites the Java of
 every branch.
 
 * ``hudi`` follows Hudi's newest release, **1.2.1**: heartbeat tolerable misses 2 -> 10 (PR #18904)
@@ -38,6 +40,9 @@ class NbccVariant:
     # hoodie.client.heartbeat.tolerable.misses: 2 up to 1.2.0, 10 from 1.2.1 (PR #18904)
     heartbeat_tolerable_misses: int = 10
     hypothetical: bool = False
+    # a compaction's execution checks and starts the instant's heartbeat under the lock, refusing while
+    # another executor's lives (BaseHoodieTableServiceClient#compact, multi-writer; 1.2.0 and 1.2.1)
+    compaction_heartbeat: bool = True
 
     @property
     def short(self) -> str:
@@ -72,6 +77,7 @@ _VARIANTS = (
         "harness read it, not its code)",
         Rule.COMPLETION_TIME,
         hypothetical=True,
+        compaction_heartbeat=False,
     ),
     NbccVariant(
         "v6-instant-time",
@@ -79,6 +85,7 @@ _VARIANTS = (
         "NBCC on version 6)",
         Rule.INSTANT_TIME,
         hypothetical=True,
+        compaction_heartbeat=False,
     ),
 )
 
