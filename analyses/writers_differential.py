@@ -4,7 +4,8 @@ A run of Hudi's writers (:mod:`engines.hudi_spark.run`) cannot be made to interl
 does: JVM timing decides which commits overlap. So the model is asked about the schedule Hudi actually
 ran, as ShardStore checks its model against its implementation on the implementation's own histories:
 
-- **Conflicts.** For each write attempt that committed or aborted with ``HoodieWriteConflictException``,
+- **Conflicts.** For each write attempt that committed (its call's failure after its instant completed
+  too, :func:`engines.hudi_spark.check.outcome`) or aborted with ``HoodieWriteConflictException``,
   the model's conflict check (:mod:`model.timeline.conflicts`, fidelity rows O3, O5-O8) is run on the
   instants Hudi left in ``.hoodie/timeline``: the reference points at the attempt's instant time (the
   last completed commit and the pending instants then), the candidates completed before its check (its
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engines.hudi_spark.check import REJECTED
+from engines.hudi_spark.check import REJECTED, commit_marks, outcome, with_failed_instants
 from model.nbcc.slices import FileSlice, Rule
 from model.nbcc.timeline_reader import HudiTable, ReadBytes
 from model.timeline.conflicts import Operation, candidate_instants, first_conflict, last_completed
@@ -213,6 +214,7 @@ def judge(events: Sequence[Mapping[str, Any]], instants: Sequence[Instant],
     refused (a difference)."""
     out: list[Attempt] = []
     invoked: dict[str, float] = {}
+    completed = {f"{i.requested}_{i.completed}" for i in instants if i.is_completed}
     for e in events:
         if e.get("f") == "write" and e.get("type") == "invoke":
             invoked[e["process"]] = e["time"]
@@ -220,7 +222,7 @@ def judge(events: Sequence[Mapping[str, Any]], instants: Sequence[Instant],
             continue
         hudi_with = None
         batch, op_kind = int(e["value"]["batch"]), e["value"].get("op", "upsert")
-        if e["type"] == "ok":
+        if e["type"] == "ok" or outcome(e, completed) == "committed":  # a call failed after its commit too
             own = int(str(e["instant"]).partition("_")[0]) if e.get("instant") else None
             hudi = "commit"
         elif e["error"]["class"] == CONFLICT:
@@ -306,15 +308,16 @@ def slice_rows(table: HudiTable, read: ReadBytes,
 
 def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool = True) -> dict[str, Any]:
     """The differences between Hudi's run in ``run_dir`` and the model's judgement of it (see the module)."""
-    events = load_writers_history(run_dir)
-    names = [p.name for p in (run_dir / "table" / ".hoodie" / "timeline").iterdir() if p.is_file()]
+    timeline_dir = run_dir / "table" / ".hoodie" / "timeline"
+    events = with_failed_instants(load_writers_history(run_dir), commit_marks(timeline_dir))
+    names = [p.name for p in timeline_dir.iterdir() if p.is_file()]
     instants = timeline_instants(names)
     prefix = _table_prefix(run_dir)
     mutated = mutated_by_instant((run_dir / "proxy.log").read_text().splitlines(), prefix)
-    replaces = Replaces.read(run_dir / "table" / ".hoodie" / "timeline")
+    replaces = Replaces.read(timeline_dir)
     attempts = judge(events, instants, mutated, strategy, replaces)
     differences: list[dict[str, Any]] = []
-    notes: list[str] = []
+    notes = committed_failed_notes(events, instants)
     for a in attempts:
         if not a.agrees:
             rows = CONFLICT_ROWS + ("; " + REPLACE_ROWS if replaces.replaced or replaces.plans else "")
@@ -327,6 +330,16 @@ def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool
     return {"attempts": [a.__dict__ | {"agrees": a.agrees} for a in attempts], "notes": notes + row_notes,
             **read_rows, "differences": differences + row_differences,
             "agree": not differences and not row_differences}
+
+
+def committed_failed_notes(events: Sequence[Mapping[str, Any]], instants: Sequence[Instant]) -> list[str]:
+    """A note for each write whose call failed after its instant completed (check.outcome ``committed``):
+    the writer's job reported failure while its data is visible, and the model counts it as committed."""
+    completed = {f"{i.requested}_{i.completed}" for i in instants if i.is_completed}
+    return [f"{e['process']} batch {e['value']['batch']}: committed as {e['instant']}, yet its call failed "
+            f"({e['error']['class']} <- {e['error'].get('root_class')}): counted as a commit"
+            for e in events if e.get("f") == "write" and e.get("type") == "fail"
+            and outcome(e, completed) == "committed"]
 
 
 Row = tuple[str, str, int]

@@ -7,28 +7,55 @@ completed commit), ``duplicate-key`` (the final read returns a record key more t
 value, a key that write deleted, or no row where it upserted one; an ``insert_overwrite`` deletes every
 other key of its rows' partitions, a ``delete_partition`` every key of them, Hudi replacing their file
 groups: a key whose last write completed before it; a clustering writes no key),
-``aborted-write-visible`` (that value is one a failed write wrote). The final read is judged against the
-writes acknowledged before it was invoked (one acknowledged while it ran may or may not be in it).
+``aborted-write-visible`` (that value is one an aborted write wrote), ``abort-committed`` (a write Hudi
+failed with an exception thrown before its commit, yet its instant completed). The final read is judged
+against the writes acknowledged before it was invoked (one acknowledged while it ran may or may not be in
+it) and the failed ones that committed.
 Commits are ``commit``s (copy-on-write), ``replacecommit``s (clustering, insert_overwrite,
 delete_partition) or ``deltacommit``s (merge-on-read, NBCC); the final read is Hudi's snapshot read,
 which merges a merge-on-read table's logs. Notes (do not fail it): ``commit-without-ack`` (a completed
 commit no writer acknowledged, e.g. a writer killed after its commit), ``fault`` (a writer the harness
 paused, resumed or killed: the history's ``info`` lines), ``pending-instant`` (an instant left requested
-or inflight, e.g. by a killed writer).
+or inflight, e.g. by a killed writer), ``committed-call-failed`` (a write whose call failed after its
+instant completed: the writer's job reports failure while its data is visible; it counts as committed),
+``indeterminate-write-visible`` (a value of a failed write whose outcome the run does not tell).
+
+A failed write's outcome (:func:`outcome`), as Jepsen treats a failed call: ``committed`` when the run
+ties it to a completed instant (the ``instant`` its writer recorded from its commit metadata's marks, or
+:func:`with_failed_instants` from the table's), ``aborted`` when the run tells that none completed or
+Hudi's exception is one thrown before the attempt's instant completes (:data:`DEFINITE_ABORTS`), else
+``indeterminate``. ``python -m engines.hudi_spark.check RUN_DIR`` judges a run folder again.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import statistics
+import sys
 from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from engines.hudi_spark.writer import NOTHING_TO_CLUSTER
+from engines.hudi_spark.writer import MARK, NOTHING_TO_CLUSTER
+from model.timeline.layout import parse_instant_name
+from model.timeline.metadata import decode_instant_metadata
 
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
 # SparkRejectUpdateStrategy's refusal of an update of a file group in a pending clustering plan
 REJECTED = "org.apache.hudi.exception.HoodieClusteringUpdateException"
 REPLACE_OPS = ("cluster", "insert_overwrite", "delete_partition")  # Hudi commits them as replacecommits
+# Hudi 1.2.0's exceptions that end a write before its instant completes, so its call's abort is definite:
+# HoodieWriteConflictException from the conflict check, BaseHoodieWriteClient#preCommit ->
+# resolveWriteConflict (BaseHoodieWriteClient.java:427-431, called in commitStats at 270, inside the
+# commit's transaction and before commit() writes the completed instant at 274); the refusal of
+# SparkRejectUpdateStrategy#handleUpdate while the write's records are tagged and partitioned, before any
+# file is written. Any other exception may come after the instant completed: commitStats runs the
+# failed-writes clean and archival after it (mayBeCleanAndArchive, 289; autoCleanOnCommit, 715-728),
+# whose exceptions reach the caller (hoodie.write.can.ignore.post.commit.failures, false by default).
+DEFINITE_ABORTS = (CONFLICT, REJECTED)
+OUTCOMES = ("committed", "aborted", "indeterminate")
 
 
 ORDERINGS = ("completion", "event-time")
@@ -51,13 +78,23 @@ def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]],
     writes_fail = [e for e in events if e.get("f") == "write" and e["type"] == "fail"]
     anomalies: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
+    by_outcome: dict[str, list[dict[str, Any]]] = {o: [] for o in OUTCOMES}
+    for e in writes_fail:
+        by_outcome[outcome(e, completed)].append(e)
+        what = {"process": e["process"], "batch": e["value"]["batch"], "instant": e.get("instant"),
+                "class": e["error"]["class"]}
+        if e["error"]["class"] in DEFINITE_ABORTS and e.get("instant") in completed:
+            anomalies.append({"kind": "abort-committed", **what})
+        elif e in by_outcome["committed"]:
+            notes.append({"kind": "committed-call-failed", **what,
+                          "root_class": e["error"].get("root_class")})
     for e in writes_ok:
         if e.get("result") == NOTHING_TO_CLUSTER:  # a clustering Hudi planned nothing for: no instant
             continue
         if e.get("instant") not in completed:
             anomalies.append({"kind": "ack-not-on-timeline", "process": e["process"],
                               "batch": e["value"]["batch"], "instant": e.get("instant")})
-    acked = {e.get("instant") for e in writes_ok}
+    acked = {e.get("instant") for e in writes_ok + by_outcome["committed"]}
     notes += [{"kind": "commit-without-ack", "instant": c} for c in sorted(completed - acked)]
     notes += [{"kind": "fault", "f": e["f"], "process": e["process"],
                "key": (e.get("value") or {}).get("key")} for e in events if e["type"] == "info"]
@@ -68,7 +105,10 @@ def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]],
         invoked = max((e["time"] for e in events if e.get("f") == "read" and e["type"] == "invoke"
                        and e["process"] == final["process"] and e["time"] <= final["time"]),
                       default=final["time"])
-        anomalies += _check_rows(final, [e for e in writes_ok if e["time"] < invoked], writes_fail, ordering)
+        done = [e for e in writes_ok + by_outcome["committed"] if e["time"] < invoked]
+        rows_out = _check_rows(final, done, by_outcome["aborted"], by_outcome["indeterminate"], ordering)
+        anomalies += [r for r in rows_out if r["kind"] != "indeterminate-write-visible"]
+        notes += [r for r in rows_out if r["kind"] == "indeterminate-write-visible"]
     conflicts = [{"process": e["process"], "batch": e["value"]["batch"], "class": e["error"]["class"],
                   "message": e["error"]["message"][:300]}
                  for e in writes_fail if e["error"]["class"] == CONFLICT]
@@ -81,10 +121,55 @@ def check_run(events: list[dict[str, Any]], timeline: list[dict[str, str]],
                "commit_s_mean": round(statistics.mean(elapsed), 3) if elapsed else None,
                "commit_s_median": round(statistics.median(elapsed), 3) if elapsed else None,
                "commit_s_max": max(elapsed) if elapsed else None}
-    return {"valid": not anomalies, "commits": len(writes_ok), "aborted": len(writes_fail),
+    return {"valid": not anomalies, "commits": len(writes_ok),
+            "aborted": len(writes_fail) - len(by_outcome["committed"]),
             "replacecommits": replaces, "rejected": rejected, "conflicts": conflicts,
             "failures": failures, "anomalies": anomalies, "notes": notes,
             "final_read": final["value"] if final else None, "metrics": metrics}
+
+
+def outcome(fail: Mapping[str, Any], completed: set[str]) -> str:
+    """A failed write's outcome: ``committed`` when the ``instant`` recorded on its line is one of the
+    ``completed`` instants (and its exception is not one of :data:`DEFINITE_ABORTS`, which is an
+    ``abort-committed`` anomaly), ``aborted`` when its line records that none completed (``instant`` null)
+    or its exception is one of them, else ``indeterminate`` (no record: its write may be visible)."""
+    if fail["error"]["class"] in DEFINITE_ABORTS:
+        return "aborted"
+    if "instant" in fail:
+        return "committed" if fail["instant"] in completed else "aborted"
+    return "indeterminate"
+
+
+def commit_marks(timeline_dir: Path) -> dict[str, tuple[str, str]]:
+    """Each completed instant (``<requested>_<completion>``) of a table's ``.hoodie/timeline`` folder whose
+    commit metadata carries a writer's marks (:data:`engines.hudi_spark.writer.MARK`): (writer, batch)."""
+    out: dict[str, tuple[str, str]] = {}
+    for f in sorted(timeline_dir.iterdir()):
+        i = parse_instant_name(f.name, "v8") if f.is_file() else None
+        if i is None or not i.is_completed or i.action not in ("commit", "deltacommit", "replacecommit"):
+            continue
+        extra = decode_instant_metadata(f.read_bytes(), str(f)).get("extraMetadata") or {}
+        if f"{MARK}writer" in extra:
+            out[f.name.split(".")[0]] = (str(extra[f"{MARK}writer"]), str(extra.get(f"{MARK}batch")))
+    return out
+
+
+def with_failed_instants(events: list[dict[str, Any]],
+                         marks: Mapping[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    """``events`` with the ``instant`` of each failed write (not a clustering or compaction, which carry no
+    marks) whose line records none, from the table's ``marks`` (:func:`commit_marks`): the completed
+    instant carrying its writer and batch that no ok line acknowledged, or null when none completed (a
+    history of a writer that did not record it)."""
+    acked = {e.get("instant") for e in events if e.get("f") == "write" and e["type"] == "ok"}
+    out = []
+    for e in events:
+        if (e.get("f") == "write" and e["type"] == "fail" and "instant" not in e
+                and e["value"].get("op") not in ("cluster", "compact")):
+            mine = sorted(i for i, m in marks.items() if m == (e["process"], str(e["value"]["batch"]))
+                          and i not in acked)
+            e = {**e, "instant": mine[-1] if mine else None}
+        out.append(e)
+    return out
 
 
 def _pending(timeline: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -99,8 +184,8 @@ def _pending(timeline: list[dict[str, str]]) -> list[dict[str, Any]]:
             for (r, a), s in sorted(state.items())]
 
 
-def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]],
-                fails: list[dict[str, Any]], ordering: str) -> list[dict[str, Any]]:
+def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]], aborted: list[dict[str, Any]],
+                unknown: list[dict[str, Any]], ordering: str) -> list[dict[str, Any]]:
     rows = final["value"]
     out: list[dict[str, Any]] = []
     counts = Counter((r[1], r[0]) for r in rows)
@@ -134,12 +219,14 @@ def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]],
             for (part, key), at in sorted(completed.items()):
                 if part in parts and (part, key) not in own and at < done:
                     last[(part, key)] = (done, None)
-    failed_values = {(r[1], r[0], r[2]) for e in fails for r in e["value"]["rows"]}
+    aborted_values = {(r[1], r[0], r[2]) for e in aborted for r in e["value"]["rows"]}
+    unknown_values = {(r[1], r[0], r[2]) for e in unknown for r in e["value"]["rows"]}
     for key, part, value, commit, _file in rows:
         want = last.get((part, key))
         if want is None or want[1] == value:
             continue
-        kind = "aborted-write-visible" if (part, key, value) in failed_values else "lost-update"
+        kind = ("aborted-write-visible" if (part, key, value) in aborted_values
+                else "indeterminate-write-visible" if (part, key, value) in unknown_values else "lost-update")
         out.append({"kind": kind, "partition": part, "key": key, "value": value, "commit": commit,
                     "expected": want[1]})
     present = {(r[1], r[0]) for r in rows}
@@ -148,3 +235,28 @@ def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]],
             for (part, key), (_done, value) in sorted(last.items())
             if value is not None and (part, key) not in present]
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m engines.hudi_spark.check RUN_DIR``: judge a hudi-writers run folder again (its history,
+    ``timeline.json`` and, for failed writes whose lines record no instant, the commit metadata in
+    ``table/.hoodie/timeline``); print the checks as JSON; exit 0 (valid) or 1."""
+    from reports.load import load_writers_history
+
+    ap = argparse.ArgumentParser(prog="python -m engines.hudi_spark.check")
+    ap.add_argument("run_dir", type=Path)
+    ap.add_argument("--ordering", choices=ORDERINGS, default="completion")
+    args = ap.parse_args(argv)
+    events = load_writers_history(args.run_dir)
+    timeline_dir = args.run_dir / "table" / ".hoodie" / "timeline"
+    if timeline_dir.is_dir():
+        events = with_failed_instants(events, commit_marks(timeline_dir))
+    timeline = json.loads((args.run_dir / "timeline.json").read_text())
+    checks = check_run(events, timeline, args.ordering)
+    json.dump(checks, sys.stdout, indent=2, sort_keys=True)
+    print()
+    return 0 if checks["valid"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

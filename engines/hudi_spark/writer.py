@@ -10,7 +10,8 @@ their keys) or ``{"op": "cluster", "partition": P}``, a clustering of partition 
 ``{"op": "compact"}``, a compaction of the merge-on-read table's file groups (:func:`compact`). Each batch
 is one Hudi commit. Before it, an ``invoke`` line goes to the history file (JSON lines, flushed and
 fsynced per line, so a crash keeps what was written); after it an ``ok`` line with the instant Hudi
-committed, or a ``fail`` line with Hudi's exception: its class and message (the root of the chain too).
+committed, or a ``fail`` line with Hudi's exception: its class and message (the root of the chain too),
+and the instant if Hudi completed it all the same (:func:`failed_instant`).
 The plan's ``protocol`` (``occ``, the default, or ``nbcc``) picks Hudi's write options (:func:`hudi_options`).
 A batch may wait for the table's ``after_commits`` completed commits, for ``after_instants``
 (``{"<action>.<state>": n}``: n instants of that action in that state or a later one, e.g.
@@ -254,6 +255,19 @@ def own_instant(spark: Any, base_path: str, writer: str, batch: int) -> str | No
     return None
 
 
+def failed_instant(spark: Any, plan: dict[str, Any], batch: int, op: str) -> dict[str, str | None]:
+    """What a failed batch's line records of its instant: ``{"instant": I}``, the completed instant carrying
+    its marks (:func:`own_instant`: Hudi completed it and the call failed after, e.g. in the failed-writes
+    clean that ``commitStats`` runs after the commit), or ``{"instant": None}`` when none did; nothing for
+    a clustering or compaction (no marks) or when the timeline cannot be read (the outcome stays unknown)."""
+    if op in ("cluster", "compact"):
+        return {}
+    try:
+        return {"instant": own_instant(spark, plan["base_path"], plan["writer"], batch)}
+    except Exception:  # no table yet, or storage failing: the history does not tell
+        return {}
+
+
 def cluster(spark: Any, plan: dict[str, Any], opts: dict[str, str], partition: str) -> str | None:
     """A clustering of ``partition``'s file groups by Hudi's ``run_clustering`` procedure (Spark SQL
     ``CALL``: the write client schedules the plan, ``scheduleClusteringAtInstant``, and executes it,
@@ -361,7 +375,7 @@ def run(plan: dict[str, Any]) -> int:
                     failed += 1
                     _line(out, {"process": plan["writer"], "type": "fail", "f": "write", "value": value,
                                 "time": time.time(), "elapsed_s": round(time.time() - start, 3),
-                                "error": java_error(e)})
+                                "error": java_error(e), **failed_instant(spark, plan, i, batch["op"])})
                     continue
                 _line(out, {"process": plan["writer"], "type": "ok", "f": "write", "value": value,
                             "time": time.time(), "elapsed_s": round(time.time() - start, 3),
