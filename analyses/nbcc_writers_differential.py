@@ -13,7 +13,7 @@ that table the model is asked:
   clustering plan refuses must fail with ``HoodieClusteringUpdateException`` (fidelity NBC3), a clustering
   must fail with ``UnsupportedOperationException`` and leave its plan requested on the timeline (NBC1,
   NBC2), a compaction the model refused for a killed executor's live heartbeat must fail with Hudi's
-  ``... due to heartbeat by concurrent writer/job`` (NB12); such an attempt is not judged by NB4 (a compaction
+  ``... due to heartbeat by concurrent writer/job`` (NB34); such an attempt is not judged by NB4 (a compaction
   Hudi refused so that the model executed is a difference).
 - **File slices.** Per release, the model's transcription of ``HoodieFileGroup`` (:mod:`model.nbcc.filegroup`:
   1.2.0's, :attr:`~model.nbcc.slices.Rule.HUDI_1_2_0`; 1.2.1's, PR #19785's ``addLogFiles``,
@@ -59,9 +59,9 @@ SLICE_ROWS = {
 NOT_INJECTED = frozenset({"forward", "bad-request", "upstream-failed"})
 COMMIT_ROWS = "NB4 (NBCC resolves no write conflict: every deltacommit commits)"
 # Hudi 1.2.0 refuses to execute a compaction while another executor's heartbeat of it lives (multi-writer:
-# BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat 1477-1485); so does the model (NB12)
+# BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat 1477-1485); so does the model (NB34)
 COMPACTION_HEARTBEAT = "due to heartbeat by concurrent writer/job"
-COMPACTION_HEARTBEAT_ROW = ("NB12 (a compaction's execution is refused while another executor's heartbeat of "
+COMPACTION_HEARTBEAT_ROW = ("NB34 (a compaction's execution is refused while another executor's heartbeat of "
                             "it lives: BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat "
                             "1477-1485)")
 # the model's refusals: its outcome in a run's plan -> the exception Hudi must fail with, the fidelity rows

@@ -74,7 +74,7 @@ def test_a_failed_compaction_kills_the_compactor_and_its_restart_is_refused_the_
     w4 = plans.batches["w4"]
     # the model's first execution of 20260101000004996 fails after its .inflight (injected, no base file: its
     # executor killed); at the next slot its service's resume is refused, the killed executor's heartbeat
-    # still living (NB12), and the slot plans nothing (the groups are in the pending compaction)
+    # still living (NB34), and the slot plans nothing (the groups are in the pending compaction)
     assert [(b["op"], b["model"]["instant"], b["model"]["outcome"], b.get("pending")) for b in w4] == [
         ("compact", "20260101000004996", "failed", None),
         ("compact", "20260101000004996", "heartbeat-refused", True)]
@@ -234,7 +234,7 @@ def test_a_compaction_refused_for_a_live_heartbeat_the_model_executed_is_a_diffe
 
 
 def test_a_compaction_the_model_refused_for_a_live_heartbeat_must_be_refused_by_hudi(tmp_path: Path) -> None:
-    # NB12: the model's resume of a killed executor's plan is refused; Hudi's run_compaction must throw
+    # NB34: the model's resume of a killed executor's plan is refused; Hudi's run_compaction must throw
     # validateHeartBeat's HoodieLockException, and executing it is a difference
     message = "Cannot execute instant 20261129094456996 due to heartbeat by concurrent writer/job"
     plans = {"w4": [{"model": {"outcome": "failed"}}, {"model": {"outcome": "heartbeat-refused"}}]}

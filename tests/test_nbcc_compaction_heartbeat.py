@@ -1,4 +1,4 @@
-"""The simulated compaction service's heartbeat (fidelity NB12): under Hudi's variants a compaction's
+"""The simulated compaction service's heartbeat (fidelity NB34): under Hudi's variants a compaction's
 execution checks the instant's heartbeat and starts its own in one lock hold, as Hudi 1.2.0's
 ``BaseHoodieTableServiceClient#compact`` does under multi-writer (324-362, ``validateHeartBeat`` 1477-1485),
 so a killed executor's plan is executed again only once its heartbeat expired (``HoodieHeartbeatClient``:

@@ -35,7 +35,7 @@ deltacommit each:
   wrote one, else after its ``.compaction.inflight`` PUT, and restarted from its next batch; a later execution
   of the plan the model's service resumed is ``run_compaction``'s ``execute`` of the pending plans (Hudi's
   ``compact`` rolls the killed inflight back and runs it again). An execution the model refused because the
-  killed executor's heartbeat still lives (Hudi's variants, NB12: its restart's resume, or a plan scheduled
+  killed executor's heartbeat still lives (Hudi's variants, NB34: its restart's resume, or a plan scheduled
   in the same slot behind it) is that ``run_compaction`` with no kill, which Hudi must refuse with
   ``HoodieLockException`` ("... due to heartbeat by concurrent writer/job"); the hudi world's heartbeat
   (6 min x misses) outlasts a run, and an entry whose heartbeat expires within its simulated run is refused,
@@ -126,7 +126,7 @@ def _outcome(a: SimAttempt) -> str:
     """The model's outcome of an operation: ``ok``, ``failed`` (part-way: its process killed on Hudi),
     ``rejected`` (a deltacommit a pending clustering plan refused, NBC3), ``refused`` (a clustering whose
     plan was written and whose execution was refused, NBC1, NBC2) or ``heartbeat-refused`` (a compaction
-    execution a killed executor's live heartbeat refused, or a plan scheduled behind it, NB12: no kill)."""
+    execution a killed executor's live heartbeat refused, or a plan scheduled behind it, NB34: no kill)."""
     if a.ok_ms is not None:
         return "ok"
     if a.op == "cluster":
@@ -267,7 +267,7 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
             "commits then), hoodie.compact.inline.max.delta.commits = 1; an execution the model fails "
             "part-way is the compactor killed after its .compaction.inflight or first base file PUT, and a "
             "later execution of the pending plan run_compaction's execute; one the model refused for the "
-            "killed executor's live heartbeat (Hudi's variants, NB12) a run_compaction Hudi must refuse too "
+            "killed executor's live heartbeat (Hudi's variants, NB34) a run_compaction Hudi must refuse too "
             "(its heartbeat, 6 min x misses, outlasts a run; a model execution after the heartbeat expired "
             "is never translated, as an entry whose heartbeat expires within its simulated run is refused); "
             "one failing for a storage fault "
