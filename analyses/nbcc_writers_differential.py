@@ -64,13 +64,15 @@ COMPACTION_HEARTBEAT = "due to heartbeat by concurrent writer/job"
 COMPACTION_HEARTBEAT_ROW = ("NB34 (a compaction's execution is refused while another executor's heartbeat of "
                             "it lives: BaseHoodieTableServiceClient#compact 334-339, #validateHeartBeat "
                             "1477-1485)")
+# what a refusal's exception message must also hold (a HoodieLockException is also a lock not acquired)
+REFUSAL_MESSAGES = {"heartbeat-refused": COMPACTION_HEARTBEAT}
 # the model's refusals: its outcome in a run's plan -> the exception Hudi must fail with, the fidelity rows
 REFUSALS = {
     "rejected": ("HoodieClusteringUpdateException",
                  "NBC3 (a pending clustering plan refuses every update of its file groups)"),
     "refused": ("UnsupportedOperationException",
                 "NBC1, NBC2 (a clustering of an NBCC table is planned, its execution refused)"),
-    "heartbeat-refused": (COMPACTION_HEARTBEAT, COMPACTION_HEARTBEAT_ROW),
+    "heartbeat-refused": ("HoodieLockException", COMPACTION_HEARTBEAT_ROW),
 }
 Slice = tuple[str, str | None, tuple[str, ...]]  # base instant, base file, log file names (sorted)
 
@@ -246,7 +248,8 @@ def judge_refusals(attempts: Sequence[Mapping[str, Any]], plans: Mapping[str, Se
             continue
         exception, rows = REFUSALS[model["outcome"]]
         refused += model["outcome"] == "refused"
-        if a["outcome"] == "fail" and exception in f"{a.get('error')} {a.get('message')}":
+        if (a["outcome"] == "fail" and exception in str(a.get("error"))
+                and REFUSAL_MESSAGES.get(model["outcome"], "") in str(a.get("message"))):
             notes.append(f"{a['process']} batch {a['batch']} failed with {exception}, as the model ({rows})")
         else:
             differences.append({"kind": "refusal", "process": a["process"], "batch": a["batch"],
