@@ -168,12 +168,17 @@ def _table(root: Path, *, overwrite_deletes: bool = True) -> None:
     commit("107_108.replacecommit", "fo", base("fo_0-1-1_107.parquet", {"k3": 3001, **kept}), None, ["fc"])
 
 
-def _run_dir(tmp_path: Path, final: list[list[Any]]) -> Path:
+def _run_dir(tmp_path: Path, final: list[list[Any]], overwrite_failed: str | None = None) -> Path:
+    """``overwrite_failed``: the insert_overwrite's line is a fail with that exception class, recording its
+    completed instant (the call failed after its replacecommit completed)."""
     _table(tmp_path / "table")
+    overwrite = _w("w3", "107_108", "insert_overwrite", [["k3", "p0", 3001]], 4)
+    if overwrite_failed:
+        overwrite |= {"type": "fail", "error": {"class": overwrite_failed, "message": "m"}}
     events = [_w("w1", "101_102", "upsert", [["k1", "p0", 0], ["k3", "p0", 0]], 1),
               _w("w1", "103_104", "upsert", [["k1", "p0", 1001]], 2),
               _w("w3", "105_106", "cluster", [], 3),
-              _w("w3", "107_108", "insert_overwrite", [["k3", "p0", 3001]], 4),
+              overwrite,
               {"process": "w1", "f": "read", "type": "invoke", "time": 5, "value": None},
               {**_read(final), "time": 6}]
     (tmp_path / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
@@ -189,6 +194,16 @@ def test_elle_reads_a_clustering_as_a_read_of_what_it_moved_an_overwrite_as_dele
                                                             ("w", "k3", 3001), ("w", "k1", "del:3001")]
     assert isolation(run, RunWriter(run, "occ", HUDI_WRITERS).write_text)["valid"] is True
     assert (run / RECORDS_VIEW).read_text() == view(run).jsonl()  # the view Elle checked, kept beside it
+
+
+@pytest.mark.parametrize(("failure", "valid"), [("org.apache.hudi.exception.HoodieRollbackException", True),
+                                                (CONFLICT, False)])
+def test_elle_reads_a_call_that_failed_after_its_commit_as_a_commit(tmp_path: Path, failure: str,
+                                                                    valid: bool) -> None:
+    run = _run_dir(tmp_path, [["k3", "p0", 3001, "107", "fo"]], overwrite_failed=failure)
+    assert view(run).history.txns[3].type == ("ok" if valid else "fail")
+    # a conflict is thrown before the commit (check.DEFINITE_ABORTS): its value read is an aborted read
+    assert isolation(run, RunWriter(run, "occ", HUDI_WRITERS).write_text)["valid"] is valid
 
 
 def test_elle_finds_a_key_read_after_the_overwrite_that_deleted_it(tmp_path: Path) -> None:

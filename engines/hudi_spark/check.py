@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 from engines.hudi_spark.writer import MARK, NOTHING_TO_CLUSTER
-from model.timeline.layout import parse_instant_name
 from model.timeline.metadata import decode_instant_metadata
 
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
@@ -142,11 +141,11 @@ def outcome(fail: Mapping[str, Any], completed: set[str]) -> str:
 
 def commit_marks(timeline_dir: Path) -> dict[str, tuple[str, str]]:
     """Each completed instant (``<requested>_<completion>``) of a table's ``.hoodie/timeline`` folder whose
-    commit metadata carries a writer's marks (:data:`engines.hudi_spark.writer.MARK`): (writer, batch)."""
+    commit metadata carries a writer's marks (:data:`engines.hudi_spark.writer.MARK`): (writer, batch); none
+    when there is no such folder (no table was written)."""
     out: dict[str, tuple[str, str]] = {}
-    for f in sorted(timeline_dir.iterdir()):
-        i = parse_instant_name(f.name, "v8") if f.is_file() else None
-        if i is None or not i.is_completed or i.action not in ("commit", "deltacommit", "replacecommit"):
+    for f in sorted(timeline_dir.glob("*_*.*")):  # a completed instant: <requested>_<completion>.<action>
+        if f.suffix.lstrip(".") not in ("commit", "deltacommit", "replacecommit"):
             continue
         extra = decode_instant_metadata(f.read_bytes(), str(f)).get("extraMetadata") or {}
         if f"{MARK}writer" in extra:
@@ -247,10 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("run_dir", type=Path)
     ap.add_argument("--ordering", choices=ORDERINGS, default="completion")
     args = ap.parse_args(argv)
-    events = load_writers_history(args.run_dir)
-    timeline_dir = args.run_dir / "table" / ".hoodie" / "timeline"
-    if timeline_dir.is_dir():
-        events = with_failed_instants(events, commit_marks(timeline_dir))
+    marks = commit_marks(args.run_dir / "table" / ".hoodie" / "timeline")
+    events = with_failed_instants(load_writers_history(args.run_dir), marks)
     timeline = json.loads((args.run_dir / "timeline.json").read_text())
     checks = check_run(events, timeline, args.ordering)
     json.dump(checks, sys.stdout, indent=2, sort_keys=True)

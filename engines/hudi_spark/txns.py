@@ -10,9 +10,11 @@ merged). A replacecommit's lineage goes through the file groups it replaced (the
 before it completed): a clustering reads every record of them and writes nothing (it moves values, it
 makes none); an insert_overwrite (a delete_partition) reads them too (the versions it supersedes) and
 writes its key (none) and a tombstone of every other key they held. An aborted attempt writes its key and
-reads nothing known (``fail``). The final snapshot read is one transaction reading every key it returned
-once; a key read twice (the duplicate-key checker's finding) and a key not returned are left out, with a
-note. Process order is each writer's history; real time is the history's wall-clock times.
+reads nothing known (``fail``); a failed attempt whose instant completed all the same is a commit, one the
+run does not tell about is ``info`` (:func:`engines.hudi_spark.check.outcome`). The final snapshot read is
+one transaction reading every key it returned once; a key read twice (the duplicate-key checker's
+finding) and a key not returned are left out, with a note. Process order is each writer's history; real
+time is the history's wall-clock times.
 
 Pure but for reading the run directory's files (the history through ``reports.load``, the table's).
 """
@@ -25,8 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engines.hudi_spark.check import commit_marks, outcome, with_failed_instants
 from model.checkers.txn_from_runs import RunView
-from model.checkers.txn_history import FAIL, OK, READ, RW_REGISTER, WRITE, Mop, Txn, TxnHistory
+from model.checkers.txn_history import FAIL, INFO, OK, READ, RW_REGISTER, WRITE, Mop, Txn, TxnHistory
 from model.hudi_files.errors import HudiFileError
 from model.hudi_files.records import read_data_file
 from model.timeline.metadata import decode_instant_metadata
@@ -84,8 +87,11 @@ class _Table:
 
 def view(run_dir: Path) -> RunView:
     """The records view of the run in ``run_dir`` (``history.jsonl`` and the table under ``table/``)."""
-    events = load_writers_history(run_dir)  # a killed writer's torn last line left out
     table = _Table(run_dir / "table")
+    timeline_dir = run_dir / "table" / ".hoodie" / "timeline"
+    # a killed writer's torn last line left out; a failed write tied to its instant where it completed
+    events = with_failed_instants(load_writers_history(run_dir), commit_marks(timeline_dir))
+    completed = {f"{r}_{c}" for r, c in table.completed.items()}
     notes: list[str] = []
     tombstones: dict[str, dict[str, str]] = {}  # base file path -> key -> tombstone in its lineage
     pending: dict[str, dict[str, Any]] = {}
@@ -105,8 +111,9 @@ def view(run_dir: Path) -> RunView:
         op = e["value"].get("op", "upsert")
         rows = [] if op == "delete_partition" else e["value"]["rows"]  # its rows name partitions only
         writes = [(WRITE, str(r[0]), _value(r, op)) for r in rows]
-        if e["type"] != "ok":
-            txns.append((start, e["time"], e["process"], FAIL, writes))
+        ended = e["type"] if e["type"] == "ok" else outcome(e, completed)
+        if ended in ("aborted", "indeterminate"):
+            txns.append((start, e["time"], e["process"], FAIL if ended == "aborted" else INFO, writes))
             continue
         requested = str(e.get("instant") or "").partition("_")[0]
         if op in REPLACES:
