@@ -198,6 +198,8 @@ def _print_occ(result: dict[str, Any], out: Path) -> None:
     print(f"final rows: Hudi's reader and the model's reader {rows} ({len(result['model_rows'])} rows)")
     rs = "differ" if any(d["kind"] == "final-rows-hudi-rs" for d in result["differences"]) else "the same"
     print(f"hudi-rs: {result['hudi_rs']}" + ("" if result["hudi_rs_rows"] is None else f": rows {rs}"))
+    for n in result["notes"]:  # a call that failed after its commit, ...
+        print(f"note: {n}")
     _print_reads(result)
     print(f"{len(result['differences'])} differences; written to {out / DIFFERENTIAL}")
 
