@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +23,7 @@ from model.explore.occ import OccBounds
 from model.explore.parked import Parking, RunFailed
 from model.explore.run import Run
 from model.explore.search import ExploreResult, Search, search_bounds
+from tests.test_local_jobs import _session
 
 LOST_REPLY: dict[str, Any] = {"faults": 1, "fault_kinds": ("lost-reply",)}
 # a copy at every decision while fewer than 3 are parked: resumes from a frame above (replaying the decisions
@@ -145,3 +150,30 @@ def test_hcc_explore_parked(capsys: pytest.CaptureFixture[str]) -> None:
         assert "--parked" in err and why in err
     assert main([*base, "--parked", "4", "--jobs", "2"]) == 2
     assert "parks no run" in capsys.readouterr().err
+
+
+def test_ctrl_c_on_a_parked_search_exits_130_and_leaves_no_process() -> None:
+    """A terminal's Ctrl-C (SIGINT to the command's process group) while runs are parked: the run processes
+    are in a group of their own, which the search ends as it exits."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.main", "explore", "--protocol", "nbcc", "--writers", "2", "--faults", "1",
+         "--metadata-table", "no", "--parked", "8"], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_session(proc.pid)) < 4:  # the search, the root process and two run processes or more
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "interrupted by SIGINT" in err and "Traceback" not in err
+    deadline = time.monotonic() + 10
+    while (left := _session(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == []
