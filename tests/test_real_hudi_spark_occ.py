@@ -85,6 +85,10 @@ def test_two_hudi_spark_writers_under_occ(tmp_path: Path) -> None:
     assert all(f["class"] == CONFLICT for f in verdict["failures"])
     assert (out / "table" / ".hoodie" / ".locks" / "table_lock.json").is_file()
     assert (out / "table" / ".hoodie" / "hoodie.properties").is_file()
-    metrics = load_writers_run(out).metrics
+    loaded = load_writers_run(out)
+    # each aborted write's line records that Hudi completed no instant of it (writer.failed_instant)
+    fails = [e for e in loaded.events if e.get("f") == "write" and e["type"] == "fail"]
+    assert fails and all("instant" in e and e["instant"] is None for e in fails), fails
+    metrics = loaded.metrics
     assert all(v == 0 or v == 1 for v in metrics["exit_codes"].values())
     assert max(metrics["peak_rss_mb"].values()) < 1536
