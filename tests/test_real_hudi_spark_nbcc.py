@@ -120,8 +120,11 @@ def test_fault_injector_pauses_then_resumes(tmp_path: Path) -> None:
     inj.add(w1)
     try:
         inj(exchange("w1", "t/p0/.f1_1.log.1_0"))
-        state = Path(f"/proc/{w1.proc.pid}/stat").read_text().split()[2]
-        assert state == "T"  # stopped
+        # stopped: SIGSTOP takes effect when the process is next scheduled (a loaded machine showed R here)
+        deadline = time.monotonic() + 0.4  # before the resume at 0.5 s
+        while Path(f"/proc/{w1.proc.pid}/stat").read_text().split()[2] != "T" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert Path(f"/proc/{w1.proc.pid}/stat").read_text().split()[2] == "T"
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and len(load_writers_history(tmp_path)) < 2:  # pause, then resume
             time.sleep(0.1)
