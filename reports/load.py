@@ -268,6 +268,12 @@ def load_writers_history(path: Path | str) -> list[dict[str, Any]]:
     return events
 
 
+def load_writers_timeline(path: Path | str) -> list[dict[str, Any]]:
+    """The ``timeline.json`` of a hudi-writers run directory, finished or not (each instant a
+    ``TimelineInstant``); RunDirError naming the file and the field otherwise."""
+    return list(_read_json(Path(path), TIMELINE, WRITERS_FILES[TIMELINE]))
+
+
 def load_writers_run(path: Path | str) -> WritersRunData:
     """Load a run directory of Hudi's own Spark writers; ``RunDirError`` says which file is missing or not
     as declared, and which field (a run of a harness world is refused: :func:`load_run` reads it)."""

@@ -21,8 +21,10 @@ ROLLBACK = "org.apache.hudi.exception.HoodieRollbackException"
 IO = "org.apache.hudi.exception.HoodieIOException"
 # the instants (17 digits, as Hudi's): w1's upsert of k2=1002, then w3's insert_overwrite of k2=3003
 W1, W1_DONE, W3, W3_DONE = "20261129100836651", "20261129100851619", "20261129101006922", "20261129101027007"
-TIMELINE = [{"requested": W1, "completed": W1_DONE, "state": "completed", "action": "commit"},
-            {"requested": W3, "completed": W3_DONE, "state": "completed", "action": "replacecommit"}]
+TIMELINE = [{"requested": W1, "completed": W1_DONE, "state": "completed", "action": "commit",
+             "file": f"{W1}_{W1_DONE}.commit"},
+            {"requested": W3, "completed": W3_DONE, "state": "completed", "action": "replacecommit",
+             "file": f"{W3}_{W3_DONE}.replacecommit"}]
 
 
 def _history(cls: str, **instant: Any) -> list[dict[str, Any]]:

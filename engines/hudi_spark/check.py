@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m engines.hudi_spark.check RUN_DIR``: judge a hudi-writers run folder again (its history,
     ``timeline.json`` and, for failed writes whose lines record no instant, the commit metadata in
     ``table/.hoodie/timeline``); print the checks as JSON; exit 0 (valid) or 1."""
-    from reports.load import load_writers_history
+    from reports.load import load_writers_history, load_writers_timeline
 
     ap = argparse.ArgumentParser(prog="python -m engines.hudi_spark.check")
     ap.add_argument("run_dir", type=Path)
@@ -248,8 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     marks = commit_marks(args.run_dir / "table" / ".hoodie" / "timeline")
     events = with_failed_instants(load_writers_history(args.run_dir), marks)
-    timeline = json.loads((args.run_dir / "timeline.json").read_text())
-    checks = check_run(events, timeline, args.ordering)
+    checks = check_run(events, load_writers_timeline(args.run_dir), args.ordering)
     json.dump(checks, sys.stdout, indent=2, sort_keys=True)
     print()
     return 0 if checks["valid"] else 1
