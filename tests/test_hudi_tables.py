@@ -404,7 +404,9 @@ def test_every_staged_zip_is_covered() -> None:
 
 # --- tables the simulation writes: the same checks, always ------------------------------------
 
-NBCC_SEEDS = (1, 2, 3, 6)  # seeds whose random plans complete compactions (seeds 5 and 9: none does in time)
+# seeds whose random plans complete compactions (5 and 9: none does in time; 6: its first plan's executor is
+# killed and the heartbeat it leaves outlasts the run, NB34)
+NBCC_SEEDS = (1, 2, 3, 8)
 # two file groups: timeline.partitions with Hudi's commit path (the OCC model's variants), else the
 # specification writer's timeline.file_groups
 _TWO_GROUPS = ("timeline.partitions=2" if "partitions" in {f.name for f in dataclasses.fields(TimelineConfig)}

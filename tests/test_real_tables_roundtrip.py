@@ -99,9 +99,9 @@ def test_v6_rollback_block_and_parquet_data_blocks_are_read() -> None:
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, Path]]:
-    """One NBCC and one OCC run: the simulation and its table written in Hudi's encoding."""
+    """Two NBCC runs and one OCC run: the simulation and its table written in Hudi's encoding."""
     out = {}
-    for name in ("nbcc-storage-faults", "tl-occ-put-if-absent"):
+    for name in ("nbcc-storage-faults", "nbcc-completion-time-safe-pr-19785", "tl-occ-put-if-absent"):
         entry = catalogue.load(name)
         sim = PROTOCOLS[entry.protocol].run(entry.config, entry.seed, None)
         objects, encoding = encode_table(entry.plugin.hudi_table, sim.objects, sim.table_prefix)
@@ -163,16 +163,20 @@ def test_hudi_rs_read_file_slice_without_options_loses_records_of_a_slice_with_l
     slices by path (``backends/hudi_rs.py``)."""
     from hudi import HudiTable
 
-    _, root = exported["nbcc-storage-faults"]
+    # an entry whose compactions complete (nbcc-storage-faults' killed plan now stays pending, NB34)
+    _, root = exported["nbcc-completion-time-safe-pr-19785"]
     t = HudiTable(str(root.resolve()))
     reader = t.create_file_group_reader_with_options()
-    by_slice = by_paths = 0
+    by_slice = by_paths = based = 0
     for fs in t.get_file_slices():
-        by_slice += reader.read_file_slice(fs).num_rows
         base = fs.base_file_relative_path() if fs.base_file_name else ""
-        by_paths += reader.read_file_slice_from_paths(base, list(fs.log_files_relative_paths())).num_rows
+        from_paths = reader.read_file_slice_from_paths(base, list(fs.log_files_relative_paths())).num_rows
+        by_paths += from_paths
+        if fs.base_file_name:  # read_file_slice fails on a slice of logs only (a pending compaction's)
+            by_slice += reader.read_file_slice(fs).num_rows
+            based += from_paths
     assert by_paths == sum(b.num_rows for b in t.read())
-    assert by_slice < by_paths
+    assert by_slice < based
 
 
 def test_hcc_slices_rows_reads_the_models_own_encoding(tmp_path: Path) -> None:
