@@ -37,7 +37,7 @@ checks the instant's heartbeat (``validateHeartBeat``, 1477-1485) and starts its
 execution (:data:`HEARTBEAT_REFUSED`; the plan stays pending and, as ``run_compaction`` executes the pending
 plans oldest first and stops at the first that throws, a plan the same slot schedules is left requested
 too).  The heartbeat stops and its file is deleted when the execution completes (``completeCompaction``,
-427-431) or throws (``compact``'s catch, 357-361); an executor killed inside it (a crash, or
+428-431) or throws (``compact``'s catch, 358-360); an executor killed inside it (a crash, or
 ``CompactionSlot.fail_after``) leaves the file to age, so its plan is executed again only after
 ``interval x tolerable misses``.
 
@@ -471,7 +471,7 @@ class CompactionService:
                 yield Record("compaction", "fail", {"reason": "lock lost"})
                 self._txn_end("info", "lock lost")  # its completed file may or may not exist
                 yield from self.times.end()
-                yield from self._stop_heartbeat(delete=True)  # compact's catch stops it (1.2.0, 357-361)
+                yield from self._stop_heartbeat(delete=True)  # compact's catch stops it (1.2.0, 358-360)
         yield Record("compactor-done", "info", {})
 
     def _finish_pending(self) -> Gen:
@@ -659,7 +659,7 @@ class CompactionService:
             completed_key(self.base, t_c, tc, "commit"), compaction_commit_body(self.plan.spec, written)
         )
         yield from self.times.end()
-        yield from self._stop_heartbeat(delete=True)  # completeCompaction's finally (1.2.0, 427-431)
+        yield from self._stop_heartbeat(delete=True)  # completeCompaction's finally (1.2.0, 428-431)
         yield Record(
             "compaction", "ok" if done else "fail", {"instant": instant, "completion": format_instant(tc)}
         )
