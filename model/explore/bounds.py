@@ -82,7 +82,7 @@ class ParkedRuns:
     (0: none, every run replays from the start), each ``spacing_ms`` or more of a run's true time past the
     one above it.  Not a reduction: the result is the same with it on or off.  The spacing is measured
     (``parked.py``): a copy at every decision cost an NBCC fault row more than its replays did; 500 ms apart
-    (20 of its 25 ms ticks), 1.6-1.8x less CPU than replaying.
+    (20 of its 25 ms ticks), 1.6-2.4x less CPU than replaying.
     """
 
     limit: int = 64

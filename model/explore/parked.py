@@ -30,7 +30,8 @@ time past the nearest parked one above it, and a frame's last option is taken by
 (no fork).  Measured on the NBCC K = 1 rows (their first 600 and 2,500 states, CPU seconds of the search and
 every run process together, on a loaded machine): a copy at every decision 20.7 s against 18.1 s replaying;
 every 500-1,000 ms, 10.1 s; 2,500 states with the metadata table, 65.1 s replaying, 39.9 s every 500 ms,
-47.3 s every 1,000 ms.  Where a run costs
+47.3 s every 1,000 ms; 3,500 states of the storage row, 145.5 s replaying (499 s on the clock), 60.8 s every
+500 ms (127 s).  Where a run costs
 about one fork (the lock's, OCC's) nothing is parked (``Bounds.parked_runs``).
 """
 
