@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from engines.hudi_spark.launch import ANY, WriterFault
 from engines.hudi_spark.nbcc import PARTITION
-from engines.hudi_spark.nbcc_sim import CRASH, TRANSLATED_FAILURES, Outline, SimAttempt
+from engines.hudi_spark.nbcc_sim import CRASH, Outline, SimAttempt, left_to_the_proxy
 from model.config import ConfigError, FaultPlan
 
 # a file of the data table (not a marker or the metadata table's, both under .hoodie/): a log, a base file
@@ -115,9 +115,9 @@ def map_faults(faults: FaultPlan, ol: Outline, kept: Mapping[str, Sequence[SimAt
 
 def _beyond(node: str, at_ms: int, ol: Outline, kept: Mapping[str, Sequence[SimAttempt]]) -> bool:
     """Whether ``node`` began an operation by ``at_ms`` that ``--max-ops`` left untranslated (a compaction
-    that failed for a storage fault is not translated either way: the proxy's to fail)."""
+    left to the proxy is not translated either way: :func:`left_to_the_proxy`)."""
     return any(a.writer == node and a.invoked_ms <= at_ms and a not in kept.get(node, ())
-               and not (a.op == "compact" and a.ok_ms is None and a.reason not in TRANSLATED_FAILURES)
+               and not left_to_the_proxy(a)
                for a in ol.attempts)
 
 

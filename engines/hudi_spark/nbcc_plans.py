@@ -70,7 +70,7 @@ from engines.hudi_spark.nbcc_faults import (
     LOG_PUT,
     map_faults,
 )
-from engines.hudi_spark.nbcc_sim import TRANSLATED_FAILURES, Outline, SimAttempt, outline
+from engines.hudi_spark.nbcc_sim import Outline, SimAttempt, left_to_the_proxy, outline
 from engines.hudi_spark.plans import MAX_OPS, EntryPlans, entry_plans, load_occ_entry
 from engines.hudi_spark.storage_faults import proxy_rules
 from engines.hudi_spark.storage_faults import untranslated as errors_untranslated
@@ -191,10 +191,7 @@ def nbcc_entry_plans(name: str, sc: NbccScenario, max_ops: int = MAX_OPS) -> Ent
                           f"({ol.last_ms} ms): a clean rolling failed writes back mid-run is not translated")
     per: dict[str, list[SimAttempt]] = {}
     for a in ol.attempts:
-        # a compaction failing for a storage fault is the proxy's to fail (it runs again when resumed); one a
-        # live heartbeat refused is a run_compaction Hudi refuses too
-        if a.op == "compact" and a.ok_ms is None and a.reason not in (*TRANSLATED_FAILURES,
-                                                                      HEARTBEAT_REFUSED):
+        if left_to_the_proxy(a):
             continue
         per.setdefault(a.writer, [])
         if len(per[a.writer]) < max_ops:

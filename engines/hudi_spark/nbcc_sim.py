@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from model.nbcc.sim_plan import TablePlan
+from model.nbcc.sim_table import HEARTBEAT_REFUSED
 from model.runtime.history import Event
 
 CRASH = "crash"  # the reason of an operation its node's crash cut
@@ -78,6 +79,14 @@ def outline(plan: TablePlan, events: Sequence[Event]) -> Outline:
 
 
 TRANSLATED_FAILURES = ("injected", CRASH)  # a compaction failing so is its compactor killed on Hudi
+
+
+def left_to_the_proxy(a: SimAttempt) -> bool:
+    """Whether ``a`` is a compaction the model failed for a storage fault, which is not translated (the
+    proxy's to fail; it runs again when resumed): one failed part-way is its compactor killed on Hudi, and
+    one a live heartbeat refused (NB34) is a ``run_compaction`` Hudi refuses too."""
+    return (a.op == "compact" and a.ok_ms is None
+            and a.reason not in (*TRANSLATED_FAILURES, HEARTBEAT_REFUSED))
 
 
 class _Reader:
