@@ -18,6 +18,7 @@ import pytest
 
 from cli.main import main
 from model.explore.bounds import NO_PARKING, Bounds, ParkedRuns
+from model.explore.deepen import deepen
 from model.explore.nbcc import NbccBounds
 from model.explore.occ import OccBounds
 from model.explore.parked import Parking, RunFailed
@@ -177,3 +178,11 @@ def test_ctrl_c_on_a_parked_search_exits_130_and_leaves_no_process() -> None:
     while (left := _session(proc.pid)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert left == []
+
+
+def test_iterative_deepening_parks_no_run_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level's runs end a few decisions in, where a replay costs less than a fork (``deepen``)."""
+    groups = _groups(monkeypatch)
+    assert deepen(SMALL, SMALL.reductions, below=2).levels
+    assert groups == []
+    assert deepen(SMALL, SMALL.reductions, below=1, parked=FEW).levels and len(groups) == 1

@@ -34,8 +34,8 @@ def explore(config: Bounds, reductions: Reductions | None = None, *, max_states:
     (``model.explore.level.InProcess``, or ``engines.explore_pool``'s processes or Spark); the same
     verdict, states and counterexample whatever the pool.  Iterative deepening stays depth-first.
 
-    ``parked``: how the depth-first searches park runs (``model.explore.parked``; None: the protocol's
-    ``Bounds.parked_runs``); the same result either way, only the time differs.
+    ``parked``: how the depth-first searches park runs (``model.explore.parked``; None: the search as the
+    protocol's ``Bounds.parked_runs`` says, the deepening not at all); the same result either way.
     """
     red = config.reductions if reductions is None else reductions
     budget = config.max_seconds if max_seconds is None else max_seconds
