@@ -91,11 +91,13 @@ class Recorder:
         """A step begins: record what it touches."""
         self.step += 1
         self.recording = True
+        _reading(True)
         self.reads, self.writes, self.seen = set(), set(), {}
 
     def end(self) -> Footprint:
         """The step is over: its footprint."""
         self.recording = False
+        _reading(False)
         # a field whose value (a container: its content) is at the end what it was when the step first touched
         # it was only read, whatever the step did with it meanwhile (nothing else ran in between)
         for access, (obj, name, before) in self.seen.items():
@@ -109,6 +111,7 @@ class Recorder:
     def pause(self) -> None:
         """Stop recording without a footprint (the step was cut short)."""
         self.recording = False
+        _reading(False)
 
     # ---- called by the installed hooks ----------------------------------------------------------
 
@@ -194,6 +197,16 @@ def declaration(kind: type) -> dict[str, str]:
 
 
 _INSTALLED: set[type] = set()
+_READS: dict[type, Callable[[Any, str], Any]] = {}  # each installed class's reading hook
+
+
+def _reading(on: bool) -> None:
+    """Hook the installed classes' reads while a step records (a replayed step pays no hook on a read)."""
+    for kind, hook in _READS.items():
+        if on:
+            kind.__getattribute__ = hook  # type: ignore[method-assign,assignment]
+        elif "__getattribute__" in vars(kind):
+            del kind.__getattribute__
 
 
 def install(kinds: tuple[type, ...]) -> None:
@@ -240,5 +253,5 @@ def _install(kind: type) -> None:
                     rec.private(self, name)
         put(self, name, value)
 
-    kind.__getattribute__ = __getattribute__  # type: ignore[method-assign,assignment]
+    _READS[kind] = __getattribute__
     kind.__setattr__ = __setattr__  # type: ignore[method-assign,assignment]
