@@ -296,7 +296,8 @@ class WriterEvent(TypedDict):
     pid: NotRequired[int]  # start
     jvm_start_s: NotRequired[float]  # ready
     elapsed_s: NotRequired[float]  # a write's ok or fail
-    instant: NotRequired[str | None]  # a write's ok: requested_completed; a fail: the completed instant carrying its marks, or null
+    # a write's ok: requested_completed; a fail: the completed instant carrying its marks, or null
+    instant: NotRequired[str | None]
     result: NotRequired[str]  # an ok clustering or compaction Hudi planned nothing for
     error: NotRequired[dict[str, Any]]  # fail: Hudi's exception (class, message, root_class, ...)
     ended: NotRequired[str]  # a kill or spared line of a ``then`` fault
