@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,11 +37,12 @@ from typing import Any, TypeVar
 from engines.hudi_spark.check import REJECTED, commit_marks, outcome, with_failed_instants
 from model.nbcc.slices import FileSlice, Rule
 from model.nbcc.timeline_reader import HudiTable, ReadBytes
+from model.run_format import PROXY_LOG
 from model.timeline.conflicts import Operation, candidate_instants, first_conflict, last_completed
 from model.timeline.layout import Instant, State, is_base_file_name, parse_base_file_name, parse_instant_name
 from model.timeline.metadata import decode_instant_metadata, plan_file_groups
 from model.timeline.modeldata import replaced_file_groups
-from reports.load import load_writers_history
+from reports.load import RunDirError, load_writers_file, load_writers_history, load_writers_plan
 
 CONFLICT = "org.apache.hudi.exception.HoodieWriteConflictException"
 # SparkRejectUpdateStrategy#handleUpdate's refusal (check.REJECTED) names the HoodieFileGroupId; the
@@ -313,7 +313,11 @@ def compare_run(run_dir: Path, *, strategy: str = "simple", metadata_table: bool
     names = [p.name for p in timeline_dir.iterdir() if p.is_file()]
     instants = timeline_instants(names)
     prefix = _table_prefix(run_dir)
-    mutated = mutated_by_instant((run_dir / "proxy.log").read_text().splitlines(), prefix)
+    proxy_log = load_writers_file(run_dir, PROXY_LOG)
+    if proxy_log is None:
+        raise RunDirError(run_dir, f"missing {PROXY_LOG} (the fault proxy's log: which base files each "
+                                   "attempt wrote)")
+    mutated = mutated_by_instant(proxy_log.splitlines(), prefix)
     replaces = Replaces.read(timeline_dir)
     attempts = judge(events, instants, mutated, strategy, replaces)
     differences: list[dict[str, Any]] = []
@@ -430,5 +434,4 @@ def hudi_rs_rows(table_dir: Path) -> tuple[list[tuple[str, str, int]] | None, st
 
 def _table_prefix(run_dir: Path) -> str:
     """The object-key prefix of the run's table, from a writer's plan (``s3a://bucket/<prefix>``)."""
-    plan = json.loads(next(run_dir.glob("plan-*.json")).read_text())
-    return str(plan["base_path"]).split("/", 3)[3].rstrip("/") + "/"
+    return str(load_writers_plan(run_dir)["base_path"]).split("/", 3)[3].rstrip("/") + "/"

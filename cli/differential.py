@@ -40,7 +40,7 @@ from backends.launchers.process import LaunchError, Unavailable
 from cli.options import add_backend, add_json, add_out
 from engines.rundir import RunWriter, prepare_out, write_atomic
 from model.config import ConfigError
-from model.run_format import DIFFERENTIAL, READS
+from model.run_format import DIFFERENTIAL, PROXY_LOG, READS
 
 
 def register(subparsers: Any) -> None:
@@ -153,7 +153,7 @@ def _run_writers(args: argparse.Namespace) -> int:
     from analyses.nbcc_writers_differential import judge_run
     from engines.hudi_spark.nbcc_plans import hudi_plans, load_entry
     from engines.hudi_spark.reads import ensure_reads
-    from reports.load import RunDirError, load_writers_file, load_writers_run
+    from reports.load import RunDirError, load_writers_file, load_writers_plan, load_writers_run
 
     if not args.entry:
         raise ConfigError("entry", None, "differential writers needs an OCC or NBCC catalogue entry")
@@ -163,11 +163,13 @@ def _run_writers(args: argparse.Namespace) -> int:
         try:
             ran = _run_entry(load_writers_run(out).scenario)
             load_writers_file(out, READS)  # Hudi's reads an earlier judgement added, if any, as declared
+            load_writers_plan(out)  # the writers' plans, whose table the judgement reads, as declared
+            proxy_log = load_writers_file(out, PROXY_LOG)
         except RunDirError as e:
             raise ConfigError("--run", args.run, f"not a run of Hudi's Spark writers as declared (model/"
                                                  f"run_format.py): {e.reason}") from None
-        if not (out / "proxy.log").is_file():
-            raise ConfigError("--run", args.run, "a run of Hudi's Spark writers without its proxy.log")
+        if proxy_log is None:
+            raise ConfigError("--run", args.run, f"a run of Hudi's Spark writers without its {PROXY_LOG}")
         if ran is not None and ran != entry.config.name:
             raise ConfigError("--run", args.run, f"a run of {ran}, not of {entry.config.name}")
     else:

@@ -49,9 +49,13 @@ from model.run_format import (
     HISTORY,
     HUDI_WRITERS,
     METRICS,
+    PLAN,
+    PROXY_LOG,
     SCENARIO,
     TABLE,
     VERDICT,
+    WRITER_LOG,
+    WRITERS_LINES,
     AuditSummary,
     EventLine,
     FormatError,
@@ -61,7 +65,10 @@ from model.run_format import (
     ViolationEntry,
     check,
     files_of,
+    per_process,
+    process_file,
     verdict_file,
+    writers_json_type,
 )
 from model.runtime.history import Event
 from reports.isolation import anomaly_counts, write_isolation
@@ -305,8 +312,10 @@ class RunWriter:
     ``scenario.toml`` as TOML, the store under ``table/`` (:meth:`table`) and the report.
 
     ``kind`` ``hudi-writers``: the run directory of Hudi's own Spark writers (``engines/hudi_spark/run.py``),
-    whose files the format declares apart (``model.run_format.WRITERS_FILES``) and whose processes append
-    to the history themselves (:meth:`shared_history`).
+    whose files the format declares apart (``model.run_format.WRITERS_FILES``, ``WRITERS_LINES``,
+    ``WRITERS_PER_PROCESS``): its processes append to the history themselves (:meth:`shared_history`), each
+    writer process reads its plan (:meth:`writer_plan`), and they and the fault proxy write their own logs
+    where :meth:`log_path` says.
 
     A finished run directory is given the files its format adds after the run (``model.run_format.AFTER_RUN``:
     a hudi-writers run's ``reads.json``, ``reads.log`` and ``differential.json``) by a writer opened on it
@@ -361,10 +370,14 @@ class RunWriter:
         except FormatError as e:
             raise RunFileError(self.out, name, e, where) from None
 
+    def _json_type(self, name: str) -> Any | None:
+        """The declared type of JSON file ``name`` of this run directory (None: not a declared JSON file)."""
+        return writers_json_type(name) if self.kind == HUDI_WRITERS else self.declared.get(name)
+
     def write_json(self, path: Path | str, data: Any) -> None:
         """Write pretty, key-sorted JSON atomically, checked first when the format declares the file."""
         name = self._name(path)
-        declared = self.declared.get(name)
+        declared = self._json_type(name)
         if declared is not None:
             self._check(name, json.loads(json.dumps(data)), declared)  # as a reader will see it
         write_json(self.out / name, data)
@@ -380,13 +393,38 @@ class RunWriter:
                 tomllib.loads(text.decode() if isinstance(text, bytes) else text)
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
                 raise RunFileError(self.out, name, f"not valid TOML ({e})") from None
-        elif name in self.declared:
+        elif (declared := self._json_type(name)) is not None:
             try:
                 value = json.loads(text)
             except ValueError as e:
                 raise RunFileError(self.out, name, f"not valid JSON ({e})") from None
-            self._check(name, value, self.declared[name])
+            self._check(name, value, declared)
+        elif self.kind == HUDI_WRITERS and name in WRITERS_LINES:  # JSON lines, each of the declared type
+            lines = text.decode() if isinstance(text, bytes) else text
+            for n, line in enumerate(lines.splitlines(), start=1):
+                try:
+                    value = json.loads(line)
+                except ValueError as e:
+                    raise RunFileError(self.out, name, f"not valid JSON ({e})", f"line {n}") from None
+                self._check(name, value, WRITERS_LINES[name], f"line {n}")
         write_atomic(self.out / name, text)
+
+    def writer_plan(self, process: str, plan: Mapping[str, Any]) -> Path:
+        """``plan-<process>.json`` of a hudi-writers run (``model.run_format.SparkWriterPlan``, checked),
+        written as the writer process ``process`` will read it; its path, for that process."""
+        name = process_file(PLAN, process)
+        self.write_text(name, json.dumps(plan, indent=1))
+        return self.out / name
+
+    def log_path(self, name: str) -> Path:
+        """The path of a log of a hudi-writers run that its own process writes as the run goes (the fault
+        proxy's ``proxy.log``, a writer process's ``writer-<process>.log``): declared as text, not checked,
+        never written by this writer."""
+        of = per_process(name)
+        if self.kind != HUDI_WRITERS or (name != PROXY_LOG and (of is None or of[0] != WRITER_LOG)):
+            raise ValueError(f"{name}: not a log a {self.kind} run's own processes write (the fault proxy's "
+                             f"{PROXY_LOG}, a writer process's {WRITER_LOG})")
+        return self.out / self._name(name)
 
     def scenario(self, text: str) -> None:
         """``scenario.toml``: the resolved scenario."""

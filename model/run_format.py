@@ -24,9 +24,14 @@ Hudi's own Spark writers (``engines/hudi_spark/run.py``) leave a run directory o
 the jars' checksums), ``metrics.json`` :class:`WritersMetrics` (wall time, JVMs, the proxy's actions),
 ``history.jsonl`` one :class:`WriterEvent` per line (appended by the writer processes themselves),
 ``timeline.json`` the instants Hudi left (:class:`TimelineInstant`), ``fsview.json`` each release's file
-slices, and ``scenario.toml``, ``table/``; after the run (:data:`AFTER_RUN`, ``RunWriter.after_run``)
-``reads.json`` (:class:`ReadsFile`: Hudi's Spark reader's time-travel and incremental reads of the finished
-table, ``engines/hudi_spark/reads.py``) with that process's ``reads.log``, and ``differential.json``
+slices, ``isolation-records.jsonl`` the records view of its commits Elle checked (one :class:`TxnLine` per
+line), and ``scenario.toml``, ``table/``; beside them the files of the run's own processes
+(:data:`WRITERS_PER_PROCESS`: each writer process's ``plan-<process>.json``, a :class:`SparkWriterPlan`,
+and its ``writer-<process>.log``) and the fault proxy's ``proxy.log`` (text, one line a request; the proxy
+writes it as it goes, ``RunWriter.log_path`` gives it the path); after the run (:data:`AFTER_RUN`,
+``RunWriter.after_run``) ``reads.json`` (:class:`ReadsFile`: Hudi's Spark reader's time-travel and
+incremental reads of the finished table, ``engines/hudi_spark/reads.py``) with that process's ``reads.log``,
+and ``differential.json``
 (:class:`WritersDifferential`: the model's judgement, ``hcc differential writers``).  Its own types, not
 :class:`VerdictFile` with extra fields: its history is several processes' appends, with no event index for
 a violation to cite, and its verdict is Hudi's behaviour judged, not a model run's verdict against a seed
@@ -44,6 +49,7 @@ an error) unless listed in :data:`OPEN`; optional fields are ``NotRequired``.
 from __future__ import annotations
 
 import json
+import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,6 +79,14 @@ FSVIEW = "fsview.json"  # a hudi-writers run: the file slices of Hudi's releases
 READS = "reads.json"
 READS_LOG = "reads.log"
 DIFFERENTIAL = "differential.json"
+# a hudi-writers run's files written by others than the harness as the run goes: the fault proxy's log (one
+# text line a request: ``ms node method 'key' action status``, backends/fault_proxy.py), and each writer
+# process's plan (read by that process) and log (its stdout and stderr), named after the process
+PROXY_LOG = "proxy.log"
+PLAN = "plan-{writer}.json"
+WRITER_LOG = "writer-{writer}.log"
+# a hudi-writers run's records view of its commits as ``hcc check-history`` reads it (hudi_spark/txns.py)
+ISOLATION_RECORDS = "isolation-records.jsonl"
 
 # the kinds of run directory: the harness's worlds', and Hudi's own Spark writers' (engines/hudi_spark/run.py)
 HARNESS = "harness"
@@ -303,6 +317,69 @@ class WriterEvent(TypedDict):
     ended: NotRequired[str]  # a kill or spared line of a ``then`` fault
 
 
+class PlanRow(TypedDict):
+    """A row a writer's batch writes (or, in a delete, the key and partition it deletes)."""
+
+    key: str
+    partition: str
+    value: int
+
+
+class WriterBatch(TypedDict):
+    """One batch of a writer's plan, one Hudi commit (``engines/hudi_spark/writer.py``: ``load_plan`` and
+    ``main``): its operation, rows, what it waits for first, a clustering's partition, whether a compaction
+    executes the pending plans, and the model's account of it (``engines/hudi_spark/nbcc_plans.py``; the
+    writer does not read it)."""
+
+    op: Literal["upsert", "insert", "delete", "insert_overwrite", "delete_partition", "cluster", "compact"]
+    rows: NotRequired[list[PlanRow]]  # none (or empty) for a cluster or compact batch
+    after_commits: NotRequired[int]  # wait for this many completed commits
+    after_instants: NotRequired[dict[str, int]]  # "<action>.<state>" -> instants in that state or later
+    after_info: NotRequired[dict[str, str]]  # wait for the history's info line with these fields
+    partition: NotRequired[str]  # cluster
+    pending: NotRequired[bool]  # compact: execute the pending plans instead of scheduling one
+    model: NotRequired[dict[str, Any]]
+
+
+class SparkWriterPlan(TypedDict):
+    """``plan-<writer>.json`` of a hudi-writers run: what one writer process runs (``python -m
+    engines.hudi_spark.writer PLAN``, which reads these fields): its name, the table and the proxy's endpoint
+    it writes through, the classpath, the history it appends to, Hudi's options, its batches; a writer
+    restarted after a kill starts at ``first_batch``."""
+
+    writer: str
+    base_path: str  # s3a://bucket/<prefix>/table
+    table: str
+    endpoint: str
+    classpath: list[str]
+    history: str
+    batches: list[WriterBatch]
+    access_key: NotRequired[str]
+    secret_key: NotRequired[str]
+    region: NotRequired[str]
+    protocol: NotRequired[Literal["occ", "nbcc"]]  # runs before the field: occ
+    options: NotRequired[dict[str, str]]  # Hudi's write options over the protocol's
+    hadoop: NotRequired[dict[str, str]]  # s3a / Hadoop settings
+    read_at_end: NotRequired[bool]
+    read_metadata_table: NotRequired[bool]  # the final read lists through the metadata table
+    first_batch: NotRequired[int]
+    buckets: NotRequired[int]  # nbcc: the simple bucket index's buckets (4 when absent)
+    driver_memory: NotRequired[str]
+    s3a_attempts: NotRequired[int]
+
+
+class TxnLine(TypedDict):
+    """One line of ``isolation-records.jsonl``: a transaction's invoke or completion
+    (``model.checkers.txn_from_runs.RunView.jsonl``) with its micro-operations ``[f, key, value]`` (``r``:
+    a read, its value None in an invoke; ``w``: a write; a value is a write's number, a tombstone
+    ``del:<n>``, or None)."""
+
+    process: str
+    type: Literal["invoke", "ok", "fail", "info"]
+    value: list[tuple[Literal["r", "w"], str, int | str | None]]
+    time: float
+
+
 class TimelineInstant(TypedDict):
     """One file of ``.hoodie/timeline`` (``timeline.json``: ``engines/hudi_spark/run.timeline_of``)."""
 
@@ -490,6 +567,48 @@ WRITERS_FILES: Mapping[str, Any] = {VERDICT: WritersVerdict, METRICS: WritersMet
 # the files a finished run directory may be given after its run (RunWriter.after_run), by kind
 AFTER_RUN: Mapping[str, frozenset[str]] = {HARNESS: frozenset(),
                                            HUDI_WRITERS: frozenset({READS, READS_LOG, DIFFERENTIAL})}
+# a hudi-writers run's JSON-lines files written whole, each line's type (history.jsonl: appended by the
+# writer processes, WriterEvent)
+WRITERS_LINES: Mapping[str, Any] = {ISOLATION_RECORDS: TxnLine}
+# its files one per writer process, by name pattern: a JSON file's type, or None for a text file
+WRITERS_PER_PROCESS: Mapping[str, Any] = {PLAN: SparkWriterPlan, WRITER_LOG: None}
+# its text files (logs), beside the writer processes' own
+WRITERS_TEXT = frozenset({PROXY_LOG, READS_LOG})
+_PROCESS = re.compile(r"[A-Za-z0-9_.-]+")  # a writer process's name (w1, w1-2 for its restart)
+
+
+def process_file(pattern: str, process: str) -> str:
+    """The name of writer process ``process``'s file of ``pattern`` (:data:`WRITERS_PER_PROCESS`:
+    ``plan-<process>.json``, ``writer-<process>.log``); ValueError naming a process name that is not one."""
+    if pattern not in WRITERS_PER_PROCESS:
+        raise ValueError(f"pattern={pattern!r}: one of {', '.join(WRITERS_PER_PROCESS)}")
+    if not _PROCESS.fullmatch(process) or process.strip(".") == "":
+        raise ValueError(f"writer={process!r}: a writer process's name is letters, digits, '_', '.' and '-'")
+    return pattern.format(writer=process)
+
+
+def _process_regex(pattern: str) -> str:
+    head, _, tail = pattern.partition("{writer}")
+    return f"^{re.escape(head)}({_PROCESS.pattern}){re.escape(tail)}$"
+
+
+def per_process(name: str) -> tuple[str, str] | None:
+    """The pattern of :data:`WRITERS_PER_PROCESS` and the writer process a file name is of, None when it is
+    no writer process's file."""
+    for pattern in WRITERS_PER_PROCESS:
+        m = re.match(_process_regex(pattern), name)
+        if m and m[1].strip("."):
+            return pattern, m[1]
+    return None
+
+
+def writers_json_type(name: str) -> Any | None:
+    """The declared type of a hudi-writers run's JSON file ``name`` (:data:`WRITERS_FILES`, a writer's
+    plan), None when it is not one."""
+    if name in WRITERS_FILES:
+        return WRITERS_FILES[name]
+    of = per_process(name)
+    return None if of is None else WRITERS_PER_PROCESS[of[0]]
 
 
 # TypedDicts that allow undeclared fields
@@ -563,6 +682,8 @@ def json_schema() -> dict[str, Any]:
     declared |= {f"{name} {f}": tp for name in NAMES for f, tp in files_of(name).items() if f != VERDICT}
     declared |= {f"{HUDI_WRITERS} {f}": tp for f, tp in WRITERS_FILES.items()}
     declared[f"{HUDI_WRITERS} {HISTORY}"] = WriterEvent
+    declared |= {f"{HUDI_WRITERS} {f}": tp for f, tp in WRITERS_LINES.items()}
+    declared |= {f"{HUDI_WRITERS} {f}": tp for f, tp in WRITERS_PER_PROCESS.items() if tp is not None}
     schemas, defs = typed.json_schema(declared)
     by_protocol = [{
         "if": {"properties": {VERDICT: {"properties": {"protocol": {"const": name}}}}},
@@ -577,16 +698,24 @@ def json_schema() -> dict[str, Any]:
     writers = {"title": HUDI_WRITERS,
                "description": "a run of Hudi's own Spark writers (engines/hudi_spark/run.py)",
                "properties": {**{f: schemas[f"{HUDI_WRITERS} {f}"] for f in WRITERS_FILES},
-                              HISTORY: {"type": "array", "items": schemas[f"{HUDI_WRITERS} {HISTORY}"]},
-                              READS_LOG: {"type": "string", "description": "the reads' Spark process's log"}},
+                              **{f: {"type": "array", "items": schemas[f"{HUDI_WRITERS} {f}"]}
+                                 for f in (HISTORY, *WRITERS_LINES)},
+                              READS_LOG: {"type": "string", "description": "the reads' Spark process's log"},
+                              PROXY_LOG: {"type": "string",
+                                          "description": "the fault proxy's log, one line a request: ms node "
+                                                         "method 'key' action status"}},
+               "patternProperties": {
+                   _process_regex(PLAN): schemas[f"{HUDI_WRITERS} {PLAN}"],
+                   _process_regex(WRITER_LOG): {"type": "string",
+                                                "description": "a writer process's stdout and stderr"}},
                # scenario.toml: none in runs before 2026-11-29 03:15 (adcf61a)
                "required": sorted([METRICS, HISTORY, TIMELINE])}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "hcc run directory",
         "description": "A run directory of hudi-cc-harness read as one JSON object: each file's name -> "
-                       "its parsed content (history.jsonl: the list of its lines; scenario.toml, reads.log: "
-                       "their text). Generated from model/run_format.py (python3 -m model.run_format).",
+                       "its parsed content (a .jsonl file: the list of its lines; scenario.toml and the "
+                       "logs: their text). Generated from model/run_format.py (python3 -m model.run_format).",
         "type": "object",
         "properties": {SCENARIO: {"type": "string", "description": "the resolved scenario, TOML"}},
         "required": [VERDICT],

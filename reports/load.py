@@ -7,8 +7,9 @@ run's protocol, and the protocol (``model/protocols``) says which files it holds
 ``RunDirError`` naming the directory, the file and the field, before any report file is written; so
 does a run stopped by a signal (``"verdict": "interrupted"``) or one whose storage never started
 (``"not-started"``).  Hudi's own Spark writers' run directories (the format's kind ``hudi-writers``) are
-read by :func:`load_writers_run` and :func:`load_writers_history`, the files added to them after the run
-(``reads.json``, ``differential.json``) by :func:`load_writers_file`.
+read by :func:`load_writers_run` and :func:`load_writers_history`, their other files (those added after
+the run, ``reads.json`` and ``differential.json``; the writers' plans, the records view, the logs) by
+:func:`load_writers_file` (the first writer's plan: :func:`load_writers_plan`).
 
 :func:`find_runs` follows the store's ``latest`` links (``engines/rundir.py``): the store
 ``out/runs`` gives the newest run of each scenario, a scenario's folder its newest run.
@@ -33,10 +34,14 @@ from model.run_format import (
     ISOLATION,
     METRICS,
     ORACLE,
+    PLAN,
     SCENARIO,
     TIMELINE,
     VERDICT,
     WRITERS_FILES,
+    WRITERS_LINES,
+    WRITERS_PER_PROCESS,
+    WRITERS_TEXT,
     FormatError,
     HistoryHeader,
     IsolationFile,
@@ -46,6 +51,7 @@ from model.run_format import (
     WritersMetrics,
     WritersVerdict,
     check,
+    per_process,
 )
 from model.runtime.history import Event, loads
 
@@ -297,16 +303,54 @@ def load_writers_run(path: Path | str) -> WritersRunData:
 
 
 def load_writers_file(path: Path | str, name: str) -> Any | None:
-    """A JSON file added to a hudi-writers run directory after its run (``model.run_format.AFTER_RUN``:
-    ``reads.json``, ``differential.json``), checked against its declaration; None when the run has none
-    yet.  RunDirError when it is not as declared; ValueError for a file not added after the run."""
+    """A file of a hudi-writers run directory beyond what :func:`load_writers_run` reads, as declared
+    (``model/run_format.py``) and checked: a JSON file added after the run (``reads.json``,
+    ``differential.json``) or a writer process's plan (``plan-<process>.json``) parsed; a JSON-lines file
+    (``isolation-records.jsonl``) as the list of its lines; a log (``proxy.log``, ``reads.log``,
+    ``writer-<process>.log``) as its text.  None when the run has none (yet); RunDirError when it is not as
+    declared; ValueError for a name that is none of these."""
     path = Path(path)
-    if name not in AFTER_RUN[HUDI_WRITERS] or name not in WRITERS_FILES:
-        raise ValueError(f"{name} is not a JSON file added to a hudi-writers run after it (known: "
-                         f"{', '.join(sorted(AFTER_RUN[HUDI_WRITERS] & WRITERS_FILES.keys()))})")
+    of = per_process(name)
+    json_type = WRITERS_FILES[name] if name in AFTER_RUN[HUDI_WRITERS] and name in WRITERS_FILES else (
+        WRITERS_PER_PROCESS[of[0]] if of is not None else None)
+    text = name in WRITERS_TEXT or (of is not None and json_type is None)
+    if json_type is None and not text and name not in WRITERS_LINES:
+        known = [*sorted(AFTER_RUN[HUDI_WRITERS] | WRITERS_TEXT | WRITERS_LINES.keys()), *WRITERS_PER_PROCESS]
+        raise ValueError(f"{name} is not a file of a hudi-writers run read apart from load_writers_run "
+                         f"(known: {', '.join(known)})")
     if not (path / name).is_file():
         return None
-    return _read_json(path, name, WRITERS_FILES[name])
+    if json_type is not None:
+        return _read_json(path, name, json_type)
+    try:
+        content = (path / name).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise RunDirError(path, f"{name} cannot be read ({e})") from None
+    if text:
+        return content
+    lines = []
+    for n, line in enumerate(content.splitlines(), start=1):
+        try:
+            value = json.loads(line)
+            check(value, WRITERS_LINES[name])
+        except ValueError as e:  # FormatError is one
+            raise RunDirError(path, f"{name} line {n}: {e}") from None
+        lines.append(value)
+    return lines
+
+
+def load_writers_plan(path: Path | str) -> dict[str, Any]:
+    """The plan of a hudi-writers run's first writer process (``plan-<process>.json``, the first by name):
+    what every writer of the run shares (the table's ``base_path``, the ``classpath``, whether the final
+    read listed through the metadata table).  Every plan of the run is checked: RunDirError when the run
+    has none or one is not as declared."""
+    path = Path(path)
+    names = sorted(p.name for p in path.glob(PLAN.format(writer="*")) if per_process(p.name))
+    if not names:
+        raise RunDirError(path, f"holds no writer's plan ({PLAN.format(writer='<process>')}): not a run of "
+                                "Hudi's own Spark writers")
+    plans = [_read_json(path, name, WRITERS_PER_PROCESS[PLAN]) for name in names]
+    return dict(plans[0])
 
 
 def load_finished(path: Path | str) -> tuple[str, str]:

@@ -4,11 +4,14 @@ loader (``reports.load.load_writers_run``), each file checked against its declar
 writer processes append themselves is kept line by line when a run is killed; a verdict or a history line
 that breaks the format is refused naming the file, the line and the field.  The files added to a finished
 run (Hudi's Spark reads, their log, the model's judgement) go through a writer opened on it
-(``RunWriter.after_run``), which writes nothing else, and are read by ``reports.load.load_writers_file``."""
+(``RunWriter.after_run``), which writes nothing else, and are read by ``reports.load.load_writers_file``, as
+are each writer process's plan (``RunWriter.writer_plan``), the records view of the commits and the logs the
+run's own processes write (``RunWriter.log_path``: the fault proxy's, each writer process's)."""
 
 from __future__ import annotations
 
 import json
+import typing
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from engines.hudi_spark import reads
+from engines.hudi_spark import reads, writer
 from engines.hudi_spark.check import check_run
 from engines.rundir import RunFileError, RunWriter
 from model.run_format import (
@@ -24,15 +27,27 @@ from model.run_format import (
     FSVIEW,
     HISTORY,
     HUDI_WRITERS,
+    ISOLATION_RECORDS,
     METRICS,
+    PROXY_LOG,
     READS,
     READS_LOG,
     TIMELINE,
     VERDICT,
+    WRITER_LOG,
     ReadPoint,
+    WriterBatch,
     json_schema,
+    process_file,
 )
-from reports.load import RunDirError, load_run, load_writers_file, load_writers_history, load_writers_run
+from reports.load import (
+    RunDirError,
+    load_run,
+    load_writers_file,
+    load_writers_history,
+    load_writers_plan,
+    load_writers_run,
+)
 
 TIMELINE_ROWS = [{"requested": "1", "completed": "2", "state": "completed", "file": "1_2.commit",
                   "action": "commit"},
@@ -218,7 +233,7 @@ def test_only_a_finished_run_is_given_files_after_it(tmp_path: Path,
     (tmp_path / "table" / ".hoodie" / "timeline").mkdir(parents=True)
     assert reads.main([str(tmp_path)]) == 2  # refused before Spark starts
     assert "missing verdict.json" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="not a JSON file added to a hudi-writers run after it"):
+    with pytest.raises(ValueError, match="not a file of a hudi-writers run read apart from load_writers_run"):
         load_writers_file(tmp_path, VERDICT)
 
 
@@ -230,3 +245,90 @@ def test_hcc_differential_writers_refuses_a_run_whose_reads_break_the_format(
     (tmp_path / READS).write_text(json.dumps({**READS_FILE, "metadata_table": "no"}))
     assert main(["differential", "writers", "tl-hudi-lazy-rollback-safe", "--run", str(tmp_path)]) == 2
     assert "reads.json: field metadata_table = 'no' is not true or false" in capsys.readouterr().err
+
+
+# a writer process's plan as engines/hudi_spark/run.py gives it (plan_of), and a restarted writer's
+PLAN = {"writer": "w1", "base_path": "s3a://hcc/runs/r1/table", "table": "hcc_t", "endpoint": "http://x/w1",
+        "access_key": "any", "secret_key": "any", "region": "us-east-1", "classpath": ["/jars/a.jar"],
+        "history": "/runs/r1/history.jsonl", "read_at_end": True, "options": {}, "protocol": "occ",
+        "hadoop": {}, "read_metadata_table": False,
+        "batches": [{"op": "upsert", "rows": [{"key": "k0", "partition": "p0", "value": 1001}]},
+                    {"op": "cluster", "partition": "p0", "rows": [], "after_commits": 1,
+                     "after_info": {"process": "w2", "f": "kill"}}]}
+# the records view as engines/hudi_spark/txns.py writes it (RunView.jsonl)
+RECORDS = "".join(json.dumps({"process": "w1", "time": t, "type": typ,
+                              "value": [["r", "k0", None], ["w", "k0", 1001]]}) + "\n"
+                  for t, typ in ((12.0, "invoke"), (13.0, "ok")))
+
+
+def test_writer_plans_the_records_view_and_the_logs_are_declared_files_of_the_run(tmp_path: Path) -> None:
+    run = _write_run(tmp_path, _lines())
+    path = run.writer_plan("w1", PLAN)
+    run.writer_plan("w1-2", {**PLAN, "first_batch": 1})
+    assert path == tmp_path / "plan-w1.json" and json.loads(path.read_text()) == PLAN  # what it reads
+    assert writer.load_plan(path) == PLAN  # and the writer process takes it
+    run.write_text(ISOLATION_RECORDS, RECORDS)
+    proxy_log = run.log_path(PROXY_LOG)
+    proxy_log.write_text("12 w1 PUT 'runs/r1/table/p0/f0_0-1-1_1.parquet' forward 200\n")  # the proxy's own
+    run.log_path(process_file(WRITER_LOG, "w1")).write_text("JVM started\n")
+    run.finish(*_verdict(_lines()), report=False)
+    # read through the loader: the first writer's plan (by name: w1-2's comes first), the lines, the texts
+    assert load_writers_plan(tmp_path) == {**PLAN, "first_batch": 1}
+    assert load_writers_file(tmp_path, "plan-w1.json") == PLAN
+    assert load_writers_file(tmp_path, ISOLATION_RECORDS) == [json.loads(x) for x in RECORDS.splitlines()]
+    assert load_writers_file(tmp_path, PROXY_LOG) == proxy_log.read_text()
+    assert load_writers_file(tmp_path, "writer-w1.log") == "JVM started\n"
+    assert load_writers_file(tmp_path, "writer-w9.log") is None
+    # the whole folder is of the published kind; a plan or a records line that breaks it is not
+    whole = {name: json.loads((tmp_path / name).read_text()) for name in (VERDICT, METRICS, TIMELINE, FSVIEW)}
+    whole |= {HISTORY: _lines(), "plan-w1.json": PLAN, "plan-w1-2.json": {**PLAN, "first_batch": 1},
+              ISOLATION_RECORDS: load_writers_file(tmp_path, ISOLATION_RECORDS),
+              PROXY_LOG: proxy_log.read_text(), "writer-w1.log": "JVM started\n"}
+    jsonschema.validate(whole, json_schema())
+    for bad in ({"plan-w1.json": {**PLAN, "batches": [{"op": "merge"}]}},
+                {ISOLATION_RECORDS: [{"process": "w1", "time": 1.0, "type": "ok",
+                                      "value": [["x", "k0", 1]]}]},
+                {"writer-w1.log": 7}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**whole, **bad}, json_schema())
+
+
+@pytest.mark.parametrize(("name", "text", "named"), [
+    ("plan-w1.json", json.dumps({**PLAN, "batches": [{"op": "merge", "rows": []}]}),
+     r"plan-w1.json: field batches\[0\]\.op = 'merge' is not one of upsert, insert"),
+    ("plan-w1.json", json.dumps({k: v for k, v in PLAN.items() if k != "base_path"}),
+     r"plan-w1.json: field base_path is missing"),
+    ("plan-w1.json", json.dumps({**PLAN, "read_at_end": "yes"}),
+     r"plan-w1.json: field read_at_end = 'yes' is not true or false"),
+    (ISOLATION_RECORDS, RECORDS + '{"process": "w1", "time": 14.0, "type": "ok", "value": [["r", "k0"]]}\n',
+     r"isolation-records.jsonl: line 3: field value\[0\]"),
+    (ISOLATION_RECORDS, RECORDS + "{not json\n", r"isolation-records.jsonl: line 3: not valid JSON"),
+])
+def test_a_plan_or_records_line_that_breaks_the_format_is_refused_by_the_writer_and_the_loader(
+        tmp_path: Path, name: str, text: str, named: str) -> None:
+    run = _write_run(tmp_path, _lines())
+    with pytest.raises(RunFileError, match=named):
+        run.write_text(name, text)
+    assert not (tmp_path / name).exists()
+    (tmp_path / name).write_text(text)  # a file written around the writer
+    with pytest.raises(RunDirError, match=named.split(":")[0].replace(".", r"\.")):
+        load_writers_file(tmp_path, name)
+    if name.startswith("plan-"):  # the first writer's plan is read only when every plan is as declared
+        run.writer_plan("w0", PLAN)
+        with pytest.raises(RunDirError, match=named.split(":")[0].replace(".", r"\.")):
+            load_writers_plan(tmp_path)
+
+
+def test_only_the_run_s_own_logs_have_a_path_and_a_plan_names_its_process(tmp_path: Path) -> None:
+    run = _write_run(tmp_path, _lines())
+    for name in (VERDICT, "writer-.log", "plan-w1.json", "server.log"):
+        with pytest.raises(ValueError, match="not a log a hudi-writers run's own processes write"):
+            run.log_path(name)
+    with pytest.raises(ValueError, match="not a log a harness run's own processes write"):
+        RunWriter(tmp_path, "occ").log_path(PROXY_LOG)
+    with pytest.raises(ValueError, match=r"writer='\.\./w1': a writer process's name is"):
+        run.writer_plan("../w1", PLAN)
+    with pytest.raises(RunDirError, match="holds no writer's plan"):
+        load_writers_plan(tmp_path)
+    # the plan's operations are the writer's (engines/hudi_spark/writer.py checks them again)
+    assert typing.get_args(typing.get_type_hints(WriterBatch)["op"]) == writer.OPS

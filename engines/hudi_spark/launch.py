@@ -33,10 +33,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends.fault_proxy import Exchange
 from backends.launchers.process import rss_kb, spawn, watchdog
+from model.run_format import WRITER_LOG, process_file
+
+if TYPE_CHECKING:
+    from engines.rundir import RunWriter
 
 FAULTS = ("kill", "pause")
 APPLIED = ("forward", "lost-reply")  # the proxy's actions of a request the server handled
@@ -78,11 +82,12 @@ def _group_rss_kb(pid: int) -> int:
     return total
 
 
-def start_writer(name: str, plan: dict[str, Any], out: Path, *, python: str | None = None) -> WriterProcess:
-    """Write ``plan`` to ``out/plan-<name>.json`` and start its writer process (log ``writer-<name>.log``)."""
-    plan_path = out / f"plan-{name}.json"
-    plan_path.write_text(json.dumps(plan, indent=1))
-    log = out / f"writer-{name}.log"
+def start_writer(name: str, plan: dict[str, Any], run: RunWriter, *,
+                 python: str | None = None) -> WriterProcess:
+    """Write ``plan`` to the run directory's ``plan-<name>.json`` (through its writer ``run``, checked) and
+    start its writer process (log ``writer-<name>.log``)."""
+    plan_path = run.writer_plan(name, plan)
+    log = run.log_path(process_file(WRITER_LOG, name))
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYSPARK_PYTHON": python or sys.executable}
     with log.open("ab") as f:
         proc = spawn([python or sys.executable, "-m", "engines.hudi_spark.writer", str(plan_path)],

@@ -92,21 +92,13 @@ def _spark_read(spark: Any, base_path: str, listing: bool, p: ReadPoint) -> dict
     return {"rows": sorted([str(x[0]), str(x[1]), int(x[2]), str(x[3])] for x in got)}
 
 
-def _reader_plan(run_dir: Path) -> dict[str, Any]:
-    """The first writer's plan of the run (its classpath and whether its final read listed the metadata
-    table)."""
-    plans = sorted(run_dir.glob("plan-*.json"))
-    if not plans:
-        raise ValueError(f"run={str(run_dir)!r}: no plan-*.json (not a hudi run directory)")
-    return dict(json.loads(plans[0].read_text()))
-
-
 def read_run(run_dir: Path) -> dict[str, Any]:
     """Read ``run_dir``'s table at its read points in one Spark session (the hudi env); what
     ``reads.json`` holds (``model.run_format.ReadsFile``)."""
     from engines.hudi_spark.writer import spark_session
+    from reports.load import load_writers_plan
 
-    plan = _reader_plan(run_dir)
+    plan = load_writers_plan(run_dir)  # the first writer's: its classpath, whether its final read listed
     table = (run_dir / "table").resolve()
     points = read_points(table)
     listing = bool(plan.get("read_metadata_table", False))

@@ -50,7 +50,7 @@ from engines.hudi_spark.plans import EntryPlans
 from engines.hudi_spark.storage_faults import TABLE, proxy_keys
 from engines.hudi_spark.txns import isolation
 from engines.rundir import RunWriter
-from model.run_format import FSVIEW, HUDI_WRITERS, TIMELINE
+from model.run_format import FSVIEW, HUDI_WRITERS, PROXY_LOG, TIMELINE
 from reports.load import load_writers_history
 
 BUCKET = "hcc-hudi"
@@ -227,7 +227,7 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
     t0 = time.monotonic()
     procs: list[WriterProcess] = []
     with BACKENDS[backend](out / "server", bucket=BUCKET) as ep, \
-            fault_proxy(str(ep.url), names, dialect="s3", log_path=out / "proxy.log",
+            fault_proxy(str(ep.url), names, dialect="s3", log_path=writer.log_path(PROXY_LOG),
                         on_exchange=injector if faults else None, **storage) as proxy:
         def plan_of(w: str) -> dict[str, Any]:
             return {"writer": w, "base_path": base_path, "table": "hcc_t", "endpoint": proxy.url(w),
@@ -243,13 +243,13 @@ def run(out: Path, *, version: str = VERSION, writers: int = 2, rounds: int = 3,
         def restart(w: str, first_batch: int) -> WriterProcess:
             """``w`` started again from ``first_batch`` (after a kill), its plan and log file numbered."""
             n = sum(1 for p in procs if p.name.partition("-")[0] == w) + 1
-            procs.append(start_writer(f"{w}-{n}", {**plan_of(w), "first_batch": first_batch}, out,
+            procs.append(start_writer(f"{w}-{n}", {**plan_of(w), "first_batch": first_batch}, writer,
                                       python=python))
             return procs[-1]
 
         injector.restart = restart
         for w in names:
-            procs.append(start_writer(w, plan_of(w), out, python=python))
+            procs.append(start_writer(w, plan_of(w), writer, python=python))
             injector.add(procs[-1])
         codes = wait_all(procs, timeout_s)
         objects = list_table(ep, table_prefix)

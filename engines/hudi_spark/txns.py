@@ -32,11 +32,13 @@ from model.checkers.txn_from_runs import RunView
 from model.checkers.txn_history import FAIL, INFO, OK, READ, RW_REGISTER, WRITE, Mop, Txn, TxnHistory
 from model.hudi_files.errors import HudiFileError
 from model.hudi_files.records import read_data_file
+from model.run_format import ISOLATION_RECORDS
 from model.timeline.metadata import decode_instant_metadata
 from model.timeline.modeldata import replaced_file_groups
 from reports.load import load_writers_history
 
-RECORDS_VIEW = "isolation-records.jsonl"  # the records view's history, beside the run's verdict
+# the records view's history, beside the run's verdict (declared by the run directory's format)
+RECORDS_VIEW = ISOLATION_RECORDS
 
 
 def _value(row: list[Any], op: str) -> str | int:
