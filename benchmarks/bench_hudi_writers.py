@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_explore_lock import write_readme  # noqa: E402
 
 from analyses.nbcc_writers_differential import judge_run  # noqa: E402
+from engines.hudi_spark.check import check_again  # noqa: E402
 from engines.hudi_spark.nbcc_plans import hudi_plans  # noqa: E402
-from engines.hudi_spark.run import VERSION, run  # noqa: E402
+from engines.hudi_spark.run import SETUPS, VERSION, run  # noqa: E402
 from engines.hudi_spark.txns import isolation  # noqa: E402
 from engines.rundir import RunWriter  # noqa: E402
 from model.config import ConfigError  # noqa: E402
@@ -72,14 +73,16 @@ def one(name: str, max_ops: int, out: Path) -> dict[str, Any]:
 
 
 def judged(name: str, run_dir: Path, wall_s: int, writers: int, untranslated: list[str]) -> dict[str, Any]:
-    """The row of ``name``'s run in ``run_dir``: its verdict and the model's judgement of it."""
+    """The row of ``name``'s run in ``run_dir``: its checks (judged again by this code, so ``--rejudge``
+    applies a changed check to an earlier run) and the model's judgement of it."""
     entry = catalogue.load(name)
     ran = load_writers_run(run_dir)
     verdict, metrics = ran.verdict, ran.metrics
+    checks = check_again(run_dir, SETUPS[entry.protocol].ordering)
     diff = judge_run(entry, run_dir)
-    row = {"entry": name, "expect": entry.expect, "protocol": entry.protocol, "valid": verdict["valid"],
-           "kinds": sorted({a["kind"] for a in verdict["anomalies"]}), "commits": verdict["commits"],
-           "conflicts": len(verdict["conflicts"]), "attempts": len(diff["attempts"]),
+    row = {"entry": name, "expect": entry.expect, "protocol": entry.protocol, "valid": checks["valid"],
+           "kinds": sorted({a["kind"] for a in checks["anomalies"]}), "commits": checks["commits"],
+           "conflicts": len(checks["conflicts"]), "attempts": len(diff["attempts"]),
            "differences": diff["differences"], "hudi_rs": diff["hudi_rs"],
            "wall_s": wall_s, "commit_s_median": metrics["commit_s_median"],
            "peak_rss_mb": max(metrics["peak_rss_mb"].values()), "writers": writers,

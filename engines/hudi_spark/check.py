@@ -236,19 +236,25 @@ def _check_rows(final: dict[str, Any], oks: list[dict[str, Any]], aborted: list[
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m engines.hudi_spark.check RUN_DIR``: judge a hudi-writers run folder again (its history,
+def check_again(run_dir: Path, ordering: str) -> dict[str, Any]:
+    """The checks of a hudi-writers run folder, judged again from its files (its history,
     ``timeline.json`` and, for failed writes whose lines record no instant, the commit metadata in
-    ``table/.hoodie/timeline``); print the checks as JSON; exit 0 (valid) or 1."""
+    ``table/.hoodie/timeline``) by this code: :func:`check_run`'s result."""
     from reports.load import load_writers_history, load_writers_timeline
 
+    marks = commit_marks(run_dir / "table" / ".hoodie" / "timeline")
+    events = with_failed_instants(load_writers_history(run_dir), marks)
+    return check_run(events, load_writers_timeline(run_dir), ordering)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m engines.hudi_spark.check RUN_DIR``: judge a hudi-writers run folder again
+    (:func:`check_again`); print the checks as JSON; exit 0 (valid) or 1."""
     ap = argparse.ArgumentParser(prog="python -m engines.hudi_spark.check")
     ap.add_argument("run_dir", type=Path)
     ap.add_argument("--ordering", choices=ORDERINGS, default="completion")
     args = ap.parse_args(argv)
-    marks = commit_marks(args.run_dir / "table" / ".hoodie" / "timeline")
-    events = with_failed_instants(load_writers_history(args.run_dir), marks)
-    checks = check_run(events, load_writers_timeline(args.run_dir), args.ordering)
+    checks = check_again(args.run_dir, args.ordering)
     json.dump(checks, sys.stdout, indent=2, sort_keys=True)
     print()
     return 0 if checks["valid"] else 1
