@@ -26,6 +26,7 @@ from collections.abc import Generator, Mapping
 from typing import Any
 
 import pytest
+from test_explore_search_tasks import RACY
 
 from model.checkers.verdict import Verdict, Violation
 from model.config import Scenario
@@ -41,7 +42,6 @@ from model.runtime.kernel import Workload, WriterContext
 from model.runtime.objectstore import StoredObject
 from model.runtime.sim import SimWorld
 from model.workloads.lock import LockWorkload
-from tests.test_explore_search_tasks import RACY
 
 BRUTE = Reductions(hashing=True, symmetry=False, por=False)
 # the tree of runs: no state merged; roots stay taken up to a time shift, as in the reduced search, since

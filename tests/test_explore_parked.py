@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_local_jobs import _session
 
 from cli.main import main
 from model.explore.bounds import NO_PARKING, Bounds, ParkedRuns
@@ -24,7 +25,6 @@ from model.explore.occ import OccBounds
 from model.explore.parked import Parking, RunFailed
 from model.explore.run import Run
 from model.explore.search import ExploreResult, Search, search_bounds
-from tests.test_local_jobs import _session
 
 LOST_REPLY: dict[str, Any] = {"faults": 1, "fault_kinds": ("lost-reply",)}
 # a copy at every decision while fewer than 3 are parked: resumes from a frame above (replaying the decisions

@@ -48,14 +48,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import recv_handle, send_handle
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from backends.launchers.process import _child_setup, _libc, watchdog
 from model.explore.bounds import ParkedRuns, Plan, Reductions
-from model.explore.run import Run, StepInfo, Stop
+from model.explore.run import Run, RunOutcome, StepInfo, Stop
 
-if TYPE_CHECKING:
-    from model.explore.search import DepthFirst, Frame, Outcome
+
+class Frame(Protocol):
+    """A decision point of the search's stack (``search.Frame``), as parking reads it."""
+
+    prefix: tuple[int, ...]
+    todo: list[int]
+
+
+class Walk(Protocol):
+    """The depth-first walk that drives the runs (``search.DepthFirst``), as parking reads it (a protocol, so
+    that this module, which the search imports, imports nothing of the search)."""
+
+    @property
+    def stack(self) -> Sequence[Frame]: ...
+
+    def decide(self, run: Run, kind: str, options: int, steps: list[StepInfo]) -> int: ...
 
 _PR_SET_CHILD_SUBREAPER = 36
 # the calls a run makes of its driver besides ``decide`` (when the driver has them), and whether each answers
@@ -131,7 +145,7 @@ class Parking:
     """The search's side of the run processes (see the module doc), parking as ``settings`` say."""
 
     def __init__(self, plan: Plan, reductions: Reductions, settings: ParkedRuns,
-                 finish: Callable[[Plan, Run], Outcome | None], walk: DepthFirst[Any]) -> None:
+                 finish: Callable[[Plan, Run], RunOutcome | None], walk: Walk) -> None:
         settings.validate()
         self.limit, self.spacing_ms = settings.limit, settings.spacing_ms
         # id(frame) -> its frame, the process parked at it, and the run's time there
@@ -174,7 +188,7 @@ class Parking:
         if got is not None:
             got[1].close()
 
-    def _resume(self, walk: DepthFirst[Any], path: tuple[int, ...]) -> Connection:
+    def _resume(self, walk: Walk, path: tuple[int, ...]) -> Connection:
         """A run process on ``path``: forked from the deepest parked frame on it, else from the root; the top
         frame's parked process itself takes the frame's last option (the frame is done with it)."""
         base: tuple[int, ...] = ()
@@ -196,7 +210,7 @@ class Parking:
             self.stats.replayed += len(path) - len(base) - 1
         return _fork(conn, ("go", path[len(base):]))
 
-    def _worth(self, walk: DepthFirst[Any], now: int) -> bool:
+    def _worth(self, walk: Walk, now: int) -> bool:
         """Park here: below the limit, and ``spacing_ms`` or more of the run past the nearest parked frame."""
         if len(self.parked) >= self.limit:
             return False
@@ -206,7 +220,7 @@ class Parking:
                 return now - got[2] >= self.spacing_ms
         return now >= self.spacing_ms
 
-    def go(self, walk: DepthFirst[Any], path: tuple[int, ...]) -> Outcome | None:
+    def go(self, walk: Walk, path: tuple[int, ...]) -> RunOutcome | None:
         """Run ``path``, ``walk`` deciding past it (as ``walk._go`` does); the outcome, None when stopped."""
         conn = self._resume(walk, path)
         run = RemoteRun(conn, path)
@@ -265,7 +279,8 @@ def _child(conn: Connection) -> Connection:
 
 
 def _serve_root(conn: Connection, plan: Plan, reductions: Reductions,
-                finish: Callable[[Plan, Run], Outcome | None], parent: int, hooks: tuple[str, ...]) -> None:
+                finish: Callable[[Plan, Run], RunOutcome | None], parent: int,
+                hooks: tuple[str, ...]) -> None:
     """The root process: a new group, subreaper of the run processes; forks one for each fresh run."""
     try:
         _child_setup(parent)()  # killed with the search (as the harness's servers are)
@@ -290,7 +305,7 @@ def _serve_root(conn: Connection, plan: Plan, reductions: Reductions,
         os._exit(0)
 
 
-def _serve_run(driver: _Remote, run: Run, finish: Callable[[Plan, Run], Outcome | None]) -> None:
+def _serve_run(driver: _Remote, run: Run, finish: Callable[[Plan, Run], RunOutcome | None]) -> None:
     """Run to the end (or a stop), answering the search; then exit (a copy forked on the way answers on its
     own socket: ``driver.conn`` is this process's)."""
     try:

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import simpy
 
+from model.checkers.verdict import Violation
 from model.config import Crash, ErrorRule, FaultPlan, Pause, Scenario, client_settings
 from model.explore.bounds import (
     ALL_REDUCTIONS,
@@ -59,6 +60,11 @@ ADVANCE = ("advance",)
 __all__ = ["ADVANCE", "GLOBAL", "Decision", "Driver", "End", "Run", "StepInfo", "Stop", "Unbounded",
            "time_shift_breaks"]
 _PROGRESS = {("acquire", "ok"), ("release", "ok"), ("release", "fail")}
+
+
+# a run's end as the checkers judge it: the violation, the findings, when, and the end's time (None: the run
+# went past the time guard)
+RunOutcome = tuple[Violation | None, list[Violation], int, int | None]
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from model.checkers.verdict import Violation
 from model.config import Scenario
 from model.explore.bounds import ALL_REDUCTIONS, Bounds, ParkedRuns, Plan, Reductions
-from model.explore.run import ADVANCE, GLOBAL, Run, StepInfo, Stop, Unbounded
+from model.explore.run import ADVANCE, GLOBAL, Run, RunOutcome, StepInfo, Stop, Unbounded
 from model.explore.shared import Footprint
 from model.explore.statekey import fingerprint
 from model.runtime.history import Event
@@ -237,12 +237,7 @@ def judge(plan: Plan, events: list[Event], objects: Mapping[str, StoredObject], 
     return None, findings
 
 
-# a run's end as the checkers judge it: the violation, the findings, when, and the end's time (None: the run
-# went past the time guard)
-Outcome = tuple[Violation | None, list[Violation], int, int | None]
-
-
-def finish(plan: Plan, run: Run) -> Outcome | None:
+def finish(plan: Plan, run: Run) -> RunOutcome | None:
     """Run ``run`` to its end and judge it (``judge``); None when its driver stopped it."""
     try:
         end = run.go()
