@@ -77,7 +77,7 @@ def judged(name: str, run_dir: Path, wall_s: int, writers: int, untranslated: li
     applies a changed check to an earlier run) and the model's judgement of it."""
     entry = catalogue.load(name)
     ran = load_writers_run(run_dir)
-    verdict, metrics = ran.verdict, ran.metrics
+    metrics = ran.metrics
     checks = check_again(run_dir, SETUPS[entry.protocol].ordering)
     diff = judge_run(entry, run_dir)
     row = {"entry": name, "expect": entry.expect, "protocol": entry.protocol, "valid": checks["valid"],
@@ -91,9 +91,8 @@ def judged(name: str, run_dir: Path, wall_s: int, writers: int, untranslated: li
         return row | {"killed": sum(1 for a in diff["attempts"] if a["outcome"] == "killed"),
                       "hidden": diff["hidden"], "notes": diff["notes"],
                       "hudi_rs_reads_as": diff.get("hudi_rs_reads_as")}
-    # a run before Elle's check was in its verdict: checked now, its view written beside it
-    elle = verdict.get("isolation") or isolation(run_dir,
-                                                 RunWriter(run_dir, entry.protocol, HUDI_WRITERS).write_text)
+    # Elle judged again too (a changed records view applies to an earlier run), its view written beside it
+    elle = isolation(run_dir, RunWriter(run_dir, entry.protocol, HUDI_WRITERS).write_text)
     return row | {"isolation": elle.get("anomalies")}
 
 
@@ -106,8 +105,8 @@ def _verdict(r: dict[str, Any]) -> str:
 
 
 def _cost(r: dict[str, Any]) -> str:
-    return (f"{r['writers']} writers, {r['wall_s']} s, commit median {r['commit_s_median']} s, "
-            f"peak {r['peak_rss_mb']} MB")
+    median = "no commit" if r["commit_s_median"] is None else f"commit median {r['commit_s_median']} s"
+    return f"{r['writers']} writers, {r['wall_s']} s, {median}, peak {r['peak_rss_mb']} MB"
 
 
 def nbcc_table(rows: dict[str, dict[str, Any]]) -> str:
@@ -137,7 +136,8 @@ def nbcc_table(rows: dict[str, dict[str, Any]]) -> str:
                   f"rows missing, {len(rs_diff[0]['hudi_rs_only'])} more")
         else:
             rs = "" if ours or "not" in r["hudi_rs"] else ", and so does hudi-rs"
-        notes = "".join(f"; {n}" for n in r["notes"] if not n.startswith("hudi-rs"))
+        # a note's first line: a table row is one line (a failed reader's stack stays in differential.json)
+        notes = "".join(f"; {n.splitlines()[0]}" for n in r["notes"] if not n.startswith("hudi-rs"))
         lines.append(f"| `{name}` | {r['expect']} | {_verdict(r)}: {r['commits']} commits, "
                      f"{r['killed']} deltacommits killed mid-way; its file-system view (storage listing) "
                      f"{hid['1.2.0']} | {model}{rs}{notes} | its view {hid['1.2.1']}{fixed} | {_cost(r)} |")

@@ -51,7 +51,10 @@ def file_slices(table: Path, partitions: list[str], version: str, timeout_s: flo
                            str(table.resolve()), *partitions], capture_output=True, text=True,
                           timeout=timeout_s, check=False)
     if proc.returncode != 0:
-        raise RuntimeError(f"FsViewDump on Hudi {version} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+        # the first line is what a one-line note shows: the JVM's exception, its stack below
+        cause = next((ln for ln in proc.stderr.splitlines() if "Exception" in ln), "no exception printed")
+        raise RuntimeError(f"FsViewDump on Hudi {version} exited {proc.returncode}: {cause.strip()}\n"
+                           f"{proc.stderr[-3000:]}")
     view: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return {"version": version, **view}
 
