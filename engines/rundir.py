@@ -55,7 +55,6 @@ from model.run_format import (
     TABLE,
     VERDICT,
     WRITER_LOG,
-    WRITERS_LINES,
     AuditSummary,
     EventLine,
     FormatError,
@@ -65,6 +64,7 @@ from model.run_format import (
     ViolationEntry,
     check,
     files_of,
+    line_type,
     per_process,
     process_file,
     verdict_file,
@@ -312,7 +312,7 @@ class RunWriter:
     ``scenario.toml`` as TOML, the store under ``table/`` (:meth:`table`) and the report.
 
     ``kind`` ``hudi-writers``: the run directory of Hudi's own Spark writers (``engines/hudi_spark/run.py``),
-    whose files the format declares apart (``model.run_format.WRITERS_FILES``, ``WRITERS_LINES``,
+    whose files the format declares apart (``model.run_format.WRITERS_FILES``, ``line_type``,
     ``WRITERS_PER_PROCESS``): its processes append to the history themselves (:meth:`shared_history`), each
     writer process reads its plan (:meth:`writer_plan`), and they and the fault proxy write their own logs
     where :meth:`log_path` says.
@@ -399,14 +399,14 @@ class RunWriter:
             except ValueError as e:
                 raise RunFileError(self.out, name, f"not valid JSON ({e})") from None
             self._check(name, value, declared)
-        elif self.kind == HUDI_WRITERS and name in WRITERS_LINES:  # JSON lines, each of the declared type
+        elif (each := line_type(self.kind, name)) is not None:  # JSON lines, each of the declared type
             lines = text.decode() if isinstance(text, bytes) else text
             for n, line in enumerate(lines.splitlines(), start=1):
                 try:
                     value = json.loads(line)
                 except ValueError as e:
                     raise RunFileError(self.out, name, f"not valid JSON ({e})", f"line {n}") from None
-                self._check(name, value, WRITERS_LINES[name], f"line {n}")
+                self._check(name, value, each, f"line {n}")
         write_atomic(self.out / name, text)
 
     def writer_plan(self, process: str, plan: Mapping[str, Any]) -> Path:

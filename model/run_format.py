@@ -85,8 +85,10 @@ DIFFERENTIAL = "differential.json"
 PROXY_LOG = "proxy.log"
 PLAN = "plan-{writer}.json"
 WRITER_LOG = "writer-{writer}.log"
-# a hudi-writers run's records view of its commits as ``hcc check-history`` reads it (hudi_spark/txns.py)
-ISOLATION_RECORDS = "isolation-records.jsonl"
+# a transactions view's history as ``hcc check-history`` reads it, in either kind of run directory
+# (reports/isolation.py, hudi_spark/txns.py): one TxnLine a line
+ISOLATION_VIEW = "isolation-{view}.jsonl"
+ISOLATION_RECORDS = ISOLATION_VIEW.format(view="records")
 
 # the kinds of run directory: the harness's worlds', and Hudi's own Spark writers' (engines/hudi_spark/run.py)
 HARNESS = "harness"
@@ -587,6 +589,26 @@ def process_file(pattern: str, process: str) -> str:
     return pattern.format(writer=process)
 
 
+_VIEW = re.compile(r"[a-z0-9-]+")  # a transactions view's name (records, file-groups)
+_VIEW_FILE = re.compile("^" + re.escape(ISOLATION_VIEW).replace(re.escape("{view}"), f"({_VIEW.pattern})")
+                        + "$")
+
+
+def isolation_view_file(view: str) -> str:
+    """The file holding transactions view ``view``'s history (``isolation-<view>.jsonl``)."""
+    if not _VIEW.fullmatch(view):
+        raise ValueError(f"view = {view!r}: a view's name is lower-case letters, digits and '-'")
+    return ISOLATION_VIEW.format(view=view)
+
+
+def line_type(kind: str, name: str) -> Any | None:
+    """The type of each line of ``name``, a JSON-lines file written whole into a run directory of ``kind``
+    (a transactions view's history: :class:`TxnLine`, in either kind); None when ``name`` is not one."""
+    if _VIEW_FILE.match(name):
+        return TxnLine
+    return WRITERS_LINES.get(name) if kind == HUDI_WRITERS else None
+
+
 def _process_regex(pattern: str) -> str:
     head, _, tail = pattern.partition("{writer}")
     return f"^{re.escape(head)}({_PROCESS.pattern}){re.escape(tail)}$"
@@ -694,6 +716,8 @@ def json_schema() -> dict[str, Any]:
     harness = {"title": HARNESS, "description": "a run of the harness's worlds (engines/rundir.py)",
                "properties": {VERDICT: schemas[VERDICT],
                               HISTORY: {"type": "array", "items": schemas[HISTORY]}},
+               "patternProperties": {_VIEW_FILE.pattern: {
+                   "type": "array", "items": schemas[f"{HUDI_WRITERS} {ISOLATION_RECORDS}"]}},
                "required": [SCENARIO], "allOf": by_protocol}
     writers = {"title": HUDI_WRITERS,
                "description": "a run of Hudi's own Spark writers (engines/hudi_spark/run.py)",

@@ -24,7 +24,7 @@ from typing import Any
 from model.checkers.txn_anomalies import known_model
 from model.checkers.txn_from_runs import DEFAULT_MODELS, RunView, txn_records
 from model.protocols import plugin
-from model.run_format import ISOLATION
+from model.run_format import ISOLATION, isolation_view_file
 from model.runtime.history import Event
 from reports.document import Report, Section
 from reports.load import RunData
@@ -32,10 +32,6 @@ from reports.load import RunData
 # the models the section names, weakest first (Elle's names)
 MODELS_SHOWN = ("read-committed", "cursor-stability", "repeatable-read", "snapshot-isolation",
                 "serializable", "strong-snapshot-isolation", "strict-serializable")
-
-
-def _jsonl_name(view: str) -> str:
-    return f"isolation-{view}.jsonl"
 
 
 def models_table(not_models: Sequence[str], also_not: Sequence[str]) -> dict[str, bool]:
@@ -60,8 +56,8 @@ def view_summary(v: RunView, models: Sequence[str] = DEFAULT_MODELS) -> dict[str
         "not": verdict.not_models,
         "also_not": verdict.also_not,
         "ruled_out": models_table(verdict.not_models, verdict.also_not),
-        "history": _jsonl_name(v.view),
-        "recheck": (f"hcc check-history {_jsonl_name(v.view)} --model rw-register"
+        "history": isolation_view_file(v.view),
+        "recheck": (f"hcc check-history {isolation_view_file(v.view)} --model rw-register"
                     + (" --wfr-keys" if v.wfr_keys else "") + " --consistency-model " + " ".join(models)),
         "elle": verdict.to_json(v.history.locate),
         "text": verdict.text(v.history.locate),
@@ -83,7 +79,7 @@ def isolation_of_run(protocol: str, events: Sequence[Event]) -> tuple[dict[str, 
         "sees": transactions.sees,
         "views": [view_summary(v) for v in views],
     }
-    return summary, {_jsonl_name(v.view): v.jsonl() for v in views}
+    return summary, {isolation_view_file(v.view): v.jsonl() for v in views}
 
 
 def write_isolation(protocol: str, events: Sequence[Event],

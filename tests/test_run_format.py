@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from cli.main import main
+from engines.rundir import RunFileError, RunWriter
 from model.protocols import NAMES
 from model.run_format import (
     HISTORY,
@@ -28,6 +29,7 @@ from model.run_format import (
     VerdictFile,
     check,
     files_of,
+    isolation_view_file,
     json_schema,
     schema_text,
 )
@@ -50,8 +52,8 @@ def as_object(run: Path) -> dict[str, Any]:
     for p in sorted(run.iterdir()):
         if p.suffix == ".json" and not p.name.startswith("report"):
             out[p.name] = json.loads(p.read_text())
-    if (run / HISTORY).exists():
-        out[HISTORY] = [json.loads(line) for line in (run / HISTORY).read_text().splitlines() if line]
+    for p in sorted(run.glob("*.jsonl")):  # the history, and the transactions views' histories
+        out[p.name] = [json.loads(line) for line in p.read_text().splitlines() if line]
     out[SCENARIO] = (run / SCENARIO).read_text()
     return out
 
@@ -89,6 +91,19 @@ def test_every_protocols_run_directory_validates(runs: dict[str, Path]) -> None:
             if name in doc:
                 check(doc[name], declared)
     assert {json.loads((r / VERDICT).read_text())["protocol"] for r in runs.values()} == set(NAMES)
+
+
+def test_a_transactions_views_history_is_checked_line_by_line_as_it_is_written(runs: dict[str, Path],
+                                                                              tmp_path: Path) -> None:
+    views = sorted(p.name for p in runs["occ"].glob("isolation-*.jsonl"))
+    assert views == [isolation_view_file("file-groups"), isolation_view_file("records")]
+    good = (runs["occ"] / views[1]).read_text()
+    shutil.copytree(runs["occ"], tmp_path / "run")
+    writer = RunWriter(tmp_path / "run", "occ")
+    writer.write_text(views[1], good)  # as the run wrote it
+    line = json.loads(good.splitlines()[0])
+    with pytest.raises(RunFileError, match=r"isolation-records.jsonl.*line 2.*type"):
+        writer.write_text(views[1], good.splitlines()[0] + "\n" + json.dumps({**line, "type": "done"}) + "\n")
 
 
 def test_schema_and_check_refuse_the_same_broken_files(runs: dict[str, Path]) -> None:
