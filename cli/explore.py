@@ -153,7 +153,7 @@ def add_bound_options(p: argparse.ArgumentParser, lock_only: bool = False) -> No
     p.add_argument("--parked", default=None, metavar="N",
                    help="the depth-first search resumes runs from at most N forked copies parked at their "
                         "decisions instead of replaying them from the start (0: always replay; default: the "
-                        "protocol's, 64 for nbcc, 0 for lock and occ): the same result, in less time where "
+                        "protocol's: 64 for nbcc with a fault, else 0): the same result, in less time where "
                         "runs are long")
     p.add_argument("--first", action="store_true", help="stop at the first violation (not a shortest one)")
     p.add_argument("--shortest", action="store_true",

@@ -118,9 +118,6 @@ class Bounds:
     absolute_time: ClassVar[bool] = False
     # a scenario may give the lock, storage and workload (``base``, ``hcc explore --scenario``)
     takes_base: ClassVar[bool] = True
-    # how the depth-first search parks runs (``ParkedRuns``): none here, a lock run costs about one fork
-    parked_runs: ClassVar[ParkedRuns] = NO_PARKING
-
     variant: str = "hudi"
     writers: int = 2
     faults: int = 0
@@ -156,6 +153,12 @@ class Bounds:
     max_seconds: float | None = None  # stop (verdict incomplete) after this long
     # A scenario whose lock, storage and workload sections replace the fields above (variant included).
     base: Scenario | None = field(default=None, compare=False)
+
+    @property
+    def parked_runs(self) -> ParkedRuns:
+        """How the depth-first search parks runs (``ParkedRuns``): none here, a lock run costs about one
+        fork."""
+        return NO_PARKING
 
     # ---- what the protocol decides ------------------------------------------------------------
 
