@@ -78,8 +78,11 @@ Slice = tuple[str, str | None, tuple[str, ...]]  # base instant, base file, log 
 
 
 def _slice(s: FileSlice, pending: bool = True) -> Slice:
+    """A slice as FsViewDump prints it: ``HoodieFileGroup``'s slices hold its pending files too (a pending
+    compaction's base file, pending logs); a reader's slice (``pending`` False) shows neither."""
     logs = s.log_files + (s.pending_log_files if pending else ())
-    return (format_instant(s.base_instant), s.base_file.name if s.base_file else None,
+    base = s.base_file or (s.pending_base_file if pending else None)
+    return (format_instant(s.base_instant), base.name if base else None,
             tuple(sorted(lf.name for lf in logs)))
 
 

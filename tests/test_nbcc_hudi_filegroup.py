@@ -151,6 +151,22 @@ def test_pending_compaction_slice_merges_with_the_one_before() -> None:
     assert s is not None and s.base_file == base(5) and [lf.instant for lf in s.log_files] == [7, 9]
 
 
+def test_a_pending_compactions_base_file_is_in_the_groups_slice_and_no_readers() -> None:
+    # a compactor killed after its base file's PUT: HoodieFileGroup's slice at the compaction instant holds
+    # the base file (getAllFileSlicesIncludingInflight, getAllFileSlices: the compaction is on the write
+    # timeline), a reader drops it (filterUncommittedFiles) and merges the slice before
+    # (fetchMergedFileSlice)
+    group = FileGroupFiles("", FID, (base(5), base(8)), (log(7),), (8,), timeline=WriteTimeline((5, 7, 8)))
+    ct = lookup({5: 6, 7: 7})
+    built = build_group(group, ct, fix_19785=False)
+    at_8 = next(s for s in built.committed if s.base_instant == 8)
+    assert at_8.base_file is None and at_8.pending_base_file == base(8)
+    done = next(s for s in built.raw if s.base_instant == 5)
+    assert done.base_file == base(5) and done.pending_base_file is None
+    read = group_view(group, ct, Rule.HUDI_1_2_0, None, False)
+    assert read is not None and read.base_file == base(5) and read.pending_base_file is None
+
+
 def test_the_compaction_planner_leaves_out_a_group_hudi_1_2_0_hides() -> None:
     # getLatestFileSlicesStateless returns committed slices only: with 1.2.0's file group, a group
     # keyed on its pending first log has none, so generateCompactionPlan takes nothing of it

@@ -144,12 +144,14 @@ class HoodieFileGroupModel:
         )
         raw = []
         for k in self.keys:
-            shown_base = self.base_at.get(k) if ct(k) is not None else None  # filterUncommittedFiles
+            base = self.base_at.get(k)
+            shown_base = base if ct(k) is not None else None  # filterUncommittedFiles
             done: list[LogFile] = []
             waiting: list[LogFile] = []
             for lf in self.members[k]:
                 (waiting if ct(lf.instant) is None else done).append(lf)
-            raw.append(FileSlice(partition, file_id, k, shown_base, tuple(done), tuple(waiting)))
+            raw.append(FileSlice(partition, file_id, k, shown_base, tuple(done), tuple(waiting),
+                                 pending_base_file=None if shown_base else base))
         return HudiFileGroup(tuple(raw), committed)
 
 

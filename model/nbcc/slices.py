@@ -67,7 +67,9 @@ class FileGroupFiles:
 class FileSlice:
     """A base instant, its base file (None when the slice has only logs, or its compaction is
     still pending) and the completed logs that belong to it.  ``pending_log_files`` holds logs
-    that have not completed (attached to the latest slice, never shown by a query)."""
+    that have not completed (attached to the latest slice, never shown by a query), and
+    ``pending_base_file`` the base file a compaction still pending wrote (in ``HoodieFileGroup``'s
+    slice, never shown by a query)."""
 
     partition: str
     file_id: str
@@ -75,6 +77,7 @@ class FileSlice:
     base_file: BaseFile | None = None
     log_files: tuple[LogFile, ...] = ()
     pending_log_files: tuple[LogFile, ...] = ()
+    pending_base_file: BaseFile | None = None
 
     @property
     def group_id(self) -> FileGroupId:
