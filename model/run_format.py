@@ -589,9 +589,15 @@ def process_file(pattern: str, process: str) -> str:
     return pattern.format(writer=process)
 
 
+def _named_regex(pattern: str, field: str, name: re.Pattern[str]) -> str:
+    """A regex of the file names ``pattern`` makes: ``field`` (``{writer}``, ``{view}``) replaced by a
+    ``name`` (a group)."""
+    head, _, tail = pattern.partition(field)
+    return f"{re.escape(head)}({name.pattern}){re.escape(tail)}"
+
+
 _VIEW = re.compile(r"[a-z0-9-]+")  # a transactions view's name (records, file-groups)
-_VIEW_FILE = re.compile("^" + re.escape(ISOLATION_VIEW).replace(re.escape("{view}"), f"({_VIEW.pattern})")
-                        + "$")
+_VIEW_FILE = re.compile(f"^{_named_regex(ISOLATION_VIEW, '{view}', _VIEW)}$")
 
 
 def isolation_view_file(view: str) -> str:
@@ -610,8 +616,7 @@ def line_type(kind: str, name: str) -> Any | None:
 
 
 def _process_regex(pattern: str) -> str:
-    head, _, tail = pattern.partition("{writer}")
-    return f"^{re.escape(head)}({_PROCESS.pattern}){re.escape(tail)}$"
+    return f"^{_named_regex(pattern, '{writer}', _PROCESS)}$"
 
 
 def per_process(name: str) -> tuple[str, str] | None:
