@@ -145,11 +145,15 @@ def add_bound_options(p: argparse.ArgumentParser, lock_only: bool = False) -> No
                    help="search level by level (breadth-first by hashed states) in N worker processes "
                         "(1: this process) instead of depth-first: the same verdict, distinct states and "
                         "shortest counterexample for every N; needs hashing (with --no-por its states are "
-                        "the depth-first search's; with partial-order reduction they may differ)")
+                        "the depth-first search's with --no-por --no-dominance; with partial-order reduction "
+                        "they may differ)")
     p.add_argument("--master", default=None, metavar="URL",
                    help="the level-by-level search of --jobs on Spark: local[*], spark://host:7077, yarn, "
                         "k8s://... (one Spark job per level; the project's code is shipped as the sweeps do)")
     p.add_argument("--no-por", action="store_true", help="no partial-order reduction (ample and sleep sets)")
+    p.add_argument("--no-dominance", action="store_true",
+                   help="expand a state even when one with the same core and at least its fault budget was "
+                        "(the depth-first search; with --no-por the whole graph of states)")
     p.add_argument("--parked", default=None, metavar="N",
                    help="the depth-first search resumes runs from at most N forked copies parked at their "
                         "decisions instead of replaying them from the start (0: always replay; default: the "
@@ -411,7 +415,8 @@ def run_bounds(args: argparse.Namespace, protocol: str, command: str = "hcc expl
             raise ConfigError(opt, val, "the level-by-level search needs state hashing (drop --no-hashing)")
     except ConfigError as e:
         return _fail(str(e), command)
-    reductions = Reductions(hashing=not args.no_hashing, symmetry=not args.no_symmetry, por=not args.no_por)
+    reductions = Reductions(hashing=not args.no_hashing, symmetry=not args.no_symmetry, por=not args.no_por,
+                            dominance=not args.no_dominance)
     steps = Steps(command, quiet=args.quiet)
     searches = [0, -1]  # searches begun so far, the states of the last report (fewer: a new search)
 
@@ -459,7 +464,8 @@ def run_bounds(args: argparse.Namespace, protocol: str, command: str = "hcc expl
         return {"holds": 0, "violated": 1}.get(res.verdict, 3)
     print(bounds.describe(), f"checkers={','.join(bounds.decisive_checkers()) or 'all'}",
           f"reductions: hashing={'on' if reductions.hashing else 'off'} "
-          f"symmetry={'on' if reductions.symmetry else 'off'} por={'on' if reductions.por else 'off'}")
+          f"symmetry={'on' if reductions.symmetry else 'off'} por={'on' if reductions.por else 'off'} "
+          f"dominance={'on' if res.reductions.dominance else 'off'}")
     print(f"{res.verdict}: {res.states} distinct states, {res.points} decision points, {res.runs} runs, "
           f"depth {res.depth} decisions, runs reach {res.reached_ms} ms, {seconds:.1f} s")
     if res.deepening:

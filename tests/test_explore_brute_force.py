@@ -43,7 +43,7 @@ from model.runtime.objectstore import StoredObject
 from model.runtime.sim import SimWorld
 from model.workloads.lock import LockWorkload
 
-BRUTE = Reductions(hashing=True, symmetry=False, por=False)
+BRUTE = Reductions(hashing=True, symmetry=False, por=False, lost_read_is_timeout=False, dominance=False)
 # the tree of runs: no state merged; roots stay taken up to a time shift, as in the reduced search, since
 # that changes the number of root decisions (tests/test_explore_time_shift.py compares it with every root)
 TREE = dataclasses.replace(NO_REDUCTION, shifts=True)
@@ -96,6 +96,7 @@ def _agree(reduced: ExploreResult, brute: ExploreResult) -> None:
 TORN = TornListing()
 ANCHOR = dict(variant="hudi-1.2.0", writers=1, batches=2, buckets=2, failed_attempts=1)
 LOST_REPLY = dict(faults=1, fault_kinds=("lost-reply",))
+READ_FAULTS = dict(faults=2, fault_kinds=("lost-reply", "timeout", "412"))
 # (bounds, whether the tree of runs with every reduction off is small enough to search too)
 CASES = [
     pytest.param(TORN, True, id="toy-listing-sees-a-concurrent-write"),
@@ -104,6 +105,11 @@ CASES = [
     pytest.param(Bounds(variant="hudi", writers=2, faults=1, fault_kinds=("pause",)), False,
                  id="lock-hudi-pause"),
     pytest.param(Bounds(variant="hudi", writers=1, **LOST_REPLY), True, id="lock-1-writer-lost-reply"),
+    # a read's lost reply taken as its timeout, and states dominated by one with more faults left
+    pytest.param(Bounds(variant="hudi", writers=1, **READ_FAULTS), True,
+                 id="lock-1-writer-2-faults-of-reads"),
+    pytest.param(Bounds(variant="hudi", writers=2, faults=1, fault_kinds=("lost-reply", "timeout"),
+                        phases=False), False, id="lock-2-writers-lost-reply-or-timeout"),
     pytest.param(OccBounds(variant="hudi", writers=1), False, id="occ-hudi-metadata-table"),
     pytest.param(OccBounds(variant="hudi", writers=1, metadata_table=False), False,
                  id="occ-hudi-storage-listing"),
@@ -123,6 +129,9 @@ CASES = [
     pytest.param(OccBounds(variant="vanlightly-v5", writers=2, cc="pessimistic", file_groups=2,
                            pk_check=False), False, id="occ-v5-pessimistic", marks=pytest.mark.slow),
     pytest.param(OccBounds(variant="hudi", writers=1), True, id="occ-hudi-tree", marks=pytest.mark.slow),
+    pytest.param(NbccBounds(variant="hudi", writers=1, metadata_table=False, faults=1,
+                            fault_kinds=("lost-reply", "timeout")), False,
+                 id="nbcc-storage-listing-lost-reply-or-timeout", marks=pytest.mark.slow),
 ]
 
 

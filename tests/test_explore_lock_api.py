@@ -26,7 +26,8 @@ def test_config_from_a_table() -> None:
     assert cfg == Bounds(variant="hudi", writers=2, faults=1, fault_kinds=("pause",), pause_ms=(5_000,),
                          steps_per_hold=1,
                          phases=False, checkers=("stale-write", "lost-update"), skew_ms=250,
-                         reductions=Reductions(hashing=True, symmetry=False, por=True, shifts=False))
+                         reductions=Reductions(hashing=True, symmetry=False, por=True, shifts=False,
+                                               lost_read_is_timeout=False, dominance=False))
     assert config_from_dict({"reductions": {"symmetry": False}}).reductions == Reductions(symmetry=False)
     assert config_from_dict({}).reductions == ALL_REDUCTIONS
     assert config_from_dict({}).audit is False  # Hudi's lock audit is off while exploring, by default

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from cli.main import main as hcc
-from model.explore import NO_REDUCTION, Bounds, Reductions, explore
+from model.explore import NO_REDUCTION, WHOLE_GRAPH, Bounds, Reductions, explore
 from model.explore.counterexample import replay, replays_exactly, scenario_of
 from model.explore.deepen import deepen
 from model.explore.search import Search, search_bounds
@@ -34,7 +34,7 @@ GRID = [
 def test_hashing_and_symmetry_keep_the_least_violating_depth_of_the_plain_tree(bounds: Bounds) -> None:
     reduced = deepen(bounds, Reductions())  # partial-order reduction is switched off by deepen itself
     brute = deepen(bounds, TREE)  # every run up to each depth, no state merged
-    assert reduced.reductions == Reductions(por=False) and brute.reductions == TREE
+    assert reduced.reductions == WHOLE_GRAPH and brute.reductions == TREE
     for d in (reduced, brute):
         assert d.found is not None and d.found.found is not None
         # every level below the one that found it finished with nothing found
@@ -73,7 +73,7 @@ def test_partial_order_reduction_lengthens_a_counterexample_and_deepening_proves
     assert res.found is not None and res.found.violation.kind == "liveness" and res.replays_exactly
     assert [lv["depth"] for lv in res.deepening] == list(range(7))
     # without partial-order reduction the complete search's Dijkstra path is the proof itself
-    plain = explore(LOST_REPLY, Reductions(por=False))
+    plain = explore(LOST_REPLY, WHOLE_GRAPH)
     assert plain.shortest_proved and plain.lower_bound == plain.counterexample_length == 6
     assert plain.deepening == []
 

@@ -12,13 +12,13 @@ import pytest
 from cli.main import main
 from engines.explore_pool import ProcessPool, joined, split
 from model.explore import Bounds, ExploreResult, explore
-from model.explore.bounds import Reductions
+from model.explore.bounds import WHOLE_GRAPH, Reductions
 from model.explore.level import Expanded, FrontierNode, InProcess, Pool, search_levels
 from model.explore.nbcc import NbccBounds
 from model.explore.occ import OccBounds
 from model.explore.search import search_bounds
 
-NO_POR = Reductions(por=False)
+NO_POR = WHOLE_GRAPH
 # small configurations: the lock's fenced variant (holds), Hudi's provider with one pause (violated: a writer
 # paused while it holds the lock loses it and writes anyway), OCC of one writer, NBCC of two (both hold)
 FENCED = Bounds(variant="fenced", writers=2, faults=0)

@@ -31,7 +31,7 @@ from model.runtime.objectstore import StoredObject
 from model.runtime.sim import SimWorld
 from model.workloads.lock import LockWorkload
 
-BRUTE = Reductions(hashing=True, symmetry=False, por=False)
+BRUTE = Reductions(hashing=True, symmetry=False, por=False, lost_read_is_timeout=False, dominance=False)
 
 
 class ToyProvider:

@@ -70,10 +70,19 @@ class Reductions:
     por: bool = True  # sleep sets: an order of two independent steps is explored once
     # root decisions up to a uniform shift of every start and of every clock (``run.time_shift_breaks``)
     shifts: bool = True
+    # a read whose reply is lost is a read that timed out (a read changes nothing, and both answer TIMEOUT
+    # at sent + timeout): offer one of the two (``Run.read_fault_options``)
+    lost_read_is_timeout: bool = True
+    # a state is not expanded when one with the same core, as many faults left or more, no later end of the
+    # faults' effects and its options explored was (``search.Search._dominated``); depth-first only
+    dominance: bool = True
 
 
-NO_REDUCTION = Reductions(hashing=False, symmetry=False, por=False, shifts=False)
+NO_REDUCTION = Reductions(hashing=False, symmetry=False, por=False, shifts=False, lost_read_is_timeout=False,
+                          dominance=False)
 ALL_REDUCTIONS = Reductions()
+# every state and step of the graph (hashing and symmetry keep its distances): its Dijkstra path is a shortest
+WHOLE_GRAPH = Reductions(por=False, dominance=False)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,10 @@ Which reductions keep the least violating depth:
   decides where a fault decision is.  A sleep set may prune exactly the order with
   fewer decisions.  (A full search with partial-order reduction finds a shortest path
   of the reduced graph, which is not a proof either: see ``search_bounds``.)
+- dominance does not, so the bounded search runs without it: a state is left unexpanded
+  when one with the same core and more faults left was expanded, at any depth.
+- a lost reply on a read taken as its timeout does: the two runs take the same
+  decisions, but for the lost reply's arrival at the store, which only adds one.
 
 ``tests/test_explore_lock_deepen.py`` checks on a grid of small configurations that
 the least violating depth with hashing and symmetry equals the one of the plain tree
@@ -44,7 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.explore.bounds import NO_PARKING, Bounds, ParkedRuns, Reductions
+from model.explore.bounds import NO_PARKING, WHOLE_GRAPH, Bounds, ParkedRuns, Reductions
 from model.explore.search import ExploreResult, search_bounds
 
 
@@ -76,7 +80,7 @@ def deepen(bounds: Bounds, reductions: Reductions, *, below: int | None = None,
     default, as a level's runs end at its depth, a few decisions in, where a replay costs less than a fork
     (NBCC storage K = 1, 10 s of deepening on a loaded machine: depth 9 replaying, depth 5 parked).
     """
-    red = dataclasses.replace(reductions, por=False)
+    red = dataclasses.replace(reductions, por=WHOLE_GRAPH.por, dominance=WHOLE_GRAPH.dominance)
     parked = NO_PARKING if parked is None else parked
     deadline = None if max_seconds is None else time.perf_counter() + max_seconds
     out = Deepening(red)

@@ -407,12 +407,14 @@ def search_levels(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, pool:
     """Search every run within ``bounds`` level by level, the levels expanded by ``pool`` (this process when
     None); the result as ``search_bounds`` gives it (the same options but ``max_depth``).
 
-    Needs state hashing (levels are of hashed states).
+    Needs state hashing (levels are of hashed states).  Dominance is the depth-first search's alone: the
+    result says it was off.
     """
     bounds.validate()
     if not reductions.hashing:
         raise ValueError("the level-by-level search needs state hashing (reductions.hashing=False given)")
     started = time.perf_counter()
+    reductions = dataclasses.replace(reductions, dominance=False)  # the depth-first search's alone
     task = SearchJob(bounds, reductions, exact)
     search = LevelSearch(task, pool or InProcess(), max_states=max_states, max_seconds=max_seconds,
                          first=first, exact=exact, progress=progress)

@@ -200,6 +200,15 @@ class Run:
                     if k in self.kinds and (write or k not in CONDITIONAL_ONLY)]
             + [(k, d) for k in WINDOW_FAULTS if k in self.kinds for d in self.durations]
             for write in (False, True)}
+        if reductions.lost_read_is_timeout and self._lost_read_is_timeout():
+            self.fault_options[False] = [o for o in self.fault_options[False] if o[0] != "lost-reply"]
+
+    def _lost_read_is_timeout(self) -> bool:
+        """Whether a lost reply on a read is the same run as a timeout on it: yes when both kinds are
+        offered, since a request's two hops never outlast the client timeout (``Bounds.validate``): a lost
+        reply then answers TIMEOUT at sent + timeout, as a timeout does, and the read it applied changed
+        nothing.  The two differ only while the request is out (its ``result`` is in the key)."""
+        return "timeout" in self.kinds and "lost-reply" in self.kinds
 
     # ---- decisions ---------------------------------------------------------------------------
 
@@ -634,6 +643,26 @@ class Run:
             elif what == "crash":
                 crashes.append(spec)
         return FaultPlan(pauses=tuple(pauses), errors=tuple(errors), crashes=tuple(crashes))
+
+
+# what a state key holds of the fault budget: faults left, the classes of request already sent at this instant
+# (a fault goes on the first of each), and how long until the faults' effects end (liveness counts from there)
+Budget = tuple[int, tuple[Hashable, ...], int]
+
+
+def split_budget(key: Hashable) -> tuple[Hashable, Budget]:
+    """A state key of ``Run.key`` as its core (everything but the fault budget) and its budget."""
+    parts: tuple[Any, ...] = key  # type: ignore[assignment]
+    left, windows, sent, quiet = parts[3]
+    return (*parts[:3], windows, *parts[4:]), (left, sent, quiet)
+
+
+def covers(theirs: Budget, mine: Budget) -> bool:
+    """Whether a state with budget ``theirs`` can do all that one with ``mine`` and the same core can: as many
+    faults left or more, none of the classes it already sent that ``mine`` has not (or ``mine`` has no fault
+    left to place), and its faults' effects ending no later (a liveness gap counts from that end)."""
+    (left, sent, quiet), (my_left, my_sent, my_quiet) = theirs, mine
+    return left >= my_left and quiet <= my_quiet and (my_left == 0 or set(sent) <= set(my_sent))
 
 
 def _rule_key(cls: str, key: str) -> str:

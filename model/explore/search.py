@@ -57,7 +57,18 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from model.checkers.verdict import Violation
 from model.config import Scenario
 from model.explore.bounds import ALL_REDUCTIONS, Bounds, ParkedRuns, Plan, Reductions
-from model.explore.run import ADVANCE, GLOBAL, Run, RunOutcome, StepInfo, Stop, Unbounded
+from model.explore.run import (
+    ADVANCE,
+    GLOBAL,
+    Budget,
+    Run,
+    RunOutcome,
+    StepInfo,
+    Stop,
+    Unbounded,
+    covers,
+    split_budget,
+)
 from model.explore.shared import Footprint
 from model.explore.statekey import fingerprint
 from model.runtime.history import Event
@@ -403,6 +414,10 @@ class Search(DepthFirst[_Frame]):
         self.trail: list[Choice] = []
         self.asleep: frozenset[StepInfo] = frozenset()
         self.seen: dict[Hashable, set[StepInfo]] = {}
+        # dominance: a state's core (its key but the fault budget) -> the budgets it was expanded with, each
+        # with its key (``_dominated``)
+        self.budgets: dict[Hashable, list[tuple[Budget, Hashable]]] = {}
+        self.dominated = 0  # states left unexpanded by dominance
         self.max_depth = max_depth
         self.cut = False  # the depth bound ended a path that had more to explore
         self.seen_at: dict[Hashable, int] = {}  # with max_depth: the least depth a state was expanded at
@@ -489,6 +504,13 @@ class Search(DepthFirst[_Frame]):
             if hashed:
                 explored = self.seen.get(key)
                 if explored is None:
+                    if red.dominance and self.max_depth is None:
+                        core, budget = split_budget(full)
+                        core = core if self.exact else fingerprint(core)
+                        if self._dominated(core, budget, {canon[i] for i in todo}):
+                            self.dominated += 1
+                            raise Stop()
+                        self.budgets.setdefault(core, []).append((budget, key))
                     if self.max_states is not None and len(self.seen) >= self.max_states:
                         self.halt = "incomplete"
                         raise Stop()
@@ -511,6 +533,14 @@ class Search(DepthFirst[_Frame]):
         frame = _Frame(prefix, len(self.trail), kind, todo, steps, canon, self.asleep, [], names, key)
         self.stack.append(frame)
         return self._take(frame)
+
+    def _dominated(self, core: Hashable, budget: Budget, todo: set[StepInfo]) -> bool:
+        """Whether a state expanded before covers this one: the same core, a budget at least as large
+        (``covers``), and every option this state would explore explored there.  Everything this state can
+        do, that one can (taking "no fault" where this one has none left), and a violation or finding
+        below this one is one below that one."""
+        return any(covers(theirs, budget) and todo <= self.seen[key]
+                   for theirs, key in self.budgets.get(core, ()))
 
     # ---- the loop ------------------------------------------------------------------------------
 
@@ -606,7 +636,7 @@ def search_bounds(bounds: Bounds, reductions: Reductions = ALL_REDUCTIONS, *, ma
     # a complete search's Dijkstra path is a shortest of the graph it searched: the whole graph of states
     # unless partial-order reduction pruned orders of steps, which can change the number of decisions
     complete = not search.halt
-    proved = found is not None and complete and not reductions.por and not first
+    proved = found is not None and complete and not reductions.por and not reductions.dominance and not first
     lower = len(found.path) if proved and found is not None else None
     return ExploreResult(verdict, states, search.points, search.runs, search.transitions, search.depth,
                          search.reached, time.perf_counter() - started, bounds, reductions, found, findings,
