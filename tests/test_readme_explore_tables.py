@@ -58,3 +58,30 @@ def test_each_rows_command_parses_to_the_rows_bounds(protocol: str) -> None:
         args = build_parser().parse_args(argv[1:])
         bounds = parse_bounds(args, args.protocol)
         assert cells_of({"bounds": bounds}) == cells, command
+
+
+def _reach() -> ModuleType:
+    """``benchmarks/bench_explore_reach.py``: the reach table's rows (goal, bounds, budget)."""
+    spec = importlib.util.spec_from_file_location("bench_explore_reach",
+                                                  ROOT / "benchmarks" / "bench_explore_reach.py")
+    assert spec and spec.loader
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_each_reach_rows_command_parses_to_its_goals_bounds_and_budget() -> None:
+    table = README.split("<!-- explore-reach-table -->", 1)[1].split("<!-- /explore-reach-table -->", 1)[0]
+    goals = {goal: (bounds, budget) for _group, bounds, budget, goal in _reach().rows()}
+    lines = [ln for ln in table.splitlines() if ln.startswith("| ") and not ln.startswith("| goal")]
+    assert lines
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        bounds, budget = goals[cells[0]]
+        command = re.fullmatch(r"`(hcc explore .*)`", cells[-1])
+        assert command, line
+        argv = shlex.split(command.group(1))
+        args = build_parser().parse_args(argv[1:])
+        assert parse_bounds(args, args.protocol) == bounds, line
+        assert float(args.max_seconds) == budget, line

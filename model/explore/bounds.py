@@ -71,7 +71,7 @@ class Reductions:
     # root decisions up to a uniform shift of every start and of every clock (``run.time_shift_breaks``)
     shifts: bool = True
     # a read whose reply is lost is a read that timed out (a read changes nothing, and both answer TIMEOUT
-    # at sent + timeout): offer one of the two (``Run.read_fault_options``)
+    # at sent + timeout): offer the timeout alone (``Run._lost_read_is_timeout``)
     lost_read_is_timeout: bool = True
     # a state is not expanded when one with the same core, as many faults left or more, no later end of the
     # faults' effects and its options explored was (``search.Search._dominated``); depth-first only
