@@ -18,7 +18,6 @@ from model.explore.nbcc import NbccBounds
 from model.explore.occ import OccBounds
 from model.explore.search import search_bounds
 
-NO_POR = WHOLE_GRAPH
 # small configurations: the lock's fenced variant (holds), Hudi's provider with one pause (violated: a writer
 # paused while it holds the lock loses it and writes anyway), OCC of one writer, NBCC of two (both hold)
 FENCED = Bounds(variant="fenced", writers=2, faults=0)
@@ -51,7 +50,7 @@ def test_jobs_1_and_2_agree_and_the_verdict_is_the_depth_first_searchs(bounds: B
 def test_without_partial_order_reduction_the_states_and_shortest_path_are_the_depth_first_searchs(
         bounds: Bounds) -> None:
     # both search the whole graph of hashed states: the same set, and Dijkstra over it proves one shortest
-    level, dfs = search_levels(bounds, NO_POR), search_bounds(bounds, NO_POR)
+    level, dfs = search_levels(bounds, WHOLE_GRAPH), search_bounds(bounds, WHOLE_GRAPH)
     assert (level.verdict, level.states, level.counterexample_length, level.shortest_proved) == \
         (dfs.verdict, dfs.states, dfs.counterexample_length, dfs.shortest_proved)
     if dfs.found is not None:
@@ -64,16 +63,16 @@ def test_hudis_provider_with_one_fault_is_violated_at_the_proved_shortest_6_deci
     # proves 6 itself (7 with every root: one root decision is gone up to a time shift), and its path
     # replays (counterexample.replay) into the same history in simulation
     with ProcessPool(2) as pool:
-        res = explore(Bounds(variant="hudi", writers=2, faults=1), NO_POR, pool=pool)
+        res = explore(Bounds(variant="hudi", writers=2, faults=1), WHOLE_GRAPH, pool=pool)
     assert res.verdict == "violated" and res.complete and res.shortest_proved
     assert res.counterexample_length == 6 and res.lower_bound == 6
     assert res.replays_exactly is True and res.counterexample
 
 
 def test_a_budget_stops_it_at_the_same_state_for_any_pool() -> None:
-    one = search_levels(FENCED, NO_POR, max_states=100)  # of 498
+    one = search_levels(FENCED, WHOLE_GRAPH, max_states=100)  # of 498
     with ProcessPool(2, min_nodes=1) as two:
-        cut = search_levels(FENCED, NO_POR, two, max_states=100)
+        cut = search_levels(FENCED, WHOLE_GRAPH, two, max_states=100)
     assert one.verdict == cut.verdict == "incomplete" and not one.complete
     assert one.states == cut.states == 100
 

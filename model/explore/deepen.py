@@ -48,7 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from model.explore.bounds import NO_PARKING, WHOLE_GRAPH, Bounds, ParkedRuns, Reductions
+from model.explore.bounds import NO_PARKING, Bounds, ParkedRuns, Reductions
 from model.explore.search import ExploreResult, search_bounds
 
 
@@ -80,7 +80,7 @@ def deepen(bounds: Bounds, reductions: Reductions, *, below: int | None = None,
     default, as a level's runs end at its depth, a few decisions in, where a replay costs less than a fork
     (NBCC storage K = 1, 10 s of deepening on a loaded machine: depth 9 replaying, depth 5 parked).
     """
-    red = dataclasses.replace(reductions, por=WHOLE_GRAPH.por, dominance=WHOLE_GRAPH.dominance)
+    red = dataclasses.replace(reductions, por=False, dominance=False)  # WHOLE_GRAPH's two switches
     parked = NO_PARKING if parked is None else parked
     deadline = None if max_seconds is None else time.perf_counter() + max_seconds
     out = Deepening(red)

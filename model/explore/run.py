@@ -600,6 +600,8 @@ class Run:
             # which classes of request were sent at this instant matters only while a fault may still
             # be placed (a fault plan names the first request of a class at an instant)
             sent = fs.seen if fs.seen_at == now and fs.left > 0 else ()
+            # the fault budget (left, sent, quiet) and the open windows, fourth in the key: ``split_budget``
+            # takes them apart in this layout
             faults = (fs.left, tuple(sorted((e.value(wk), st, end - now)
                                             for wk, (st, end) in fs.windows.items() if end > now)),
                       tuple(sorted((e.value(s) for s in sent), key=repr)), max(fs.quiet_from - now, 0))
